@@ -1,0 +1,144 @@
+/*
+ * diskmon.h - the types every part of diskmon shares.
+ *
+ * Data flows one way: a source (live ETW, live Linux perf, or .etl replay)
+ * decodes kernel records into struct dm_event, hands each one to a sink
+ * (filter, then the ring buffer), and the printer thread formats what comes
+ * out of the ring. Nothing here depends on the operating system.
+ */
+#ifndef DISKMON_H
+#define DISKMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DM_VERSION "1.0.0"
+
+/*
+ * Error codes. Functions return 0 or a negative dm_err; dm_strerror() gives
+ * the message. The X-macro keeps the enum, the names and the messages in one
+ * table (as libuv's UV_ERRNO_MAP does).
+ */
+#define DM_ERR_MAP(X)                                                     \
+    X(USAGE, "invalid usage")                                             \
+    X(NOMEM, "out of memory")                                             \
+    X(IO, "input/output error")                                           \
+    X(OPEN, "cannot open file")                                           \
+    X(CORRUPT, "corrupt trace file")                                      \
+    X(TRUNCATED, "truncated trace file")                                  \
+    X(UNSUPPORTED, "not supported on this platform")                      \
+    X(ACCESS, "permission denied")                                        \
+    X(EXISTS, "already exists")                                           \
+    X(NOTFOUND, "not found")                                              \
+    X(OS, "system call failed")                                           \
+    X(STOPPED, "stopped")
+
+enum dm_err {
+    DM_OK = 0,
+#define DM_ERR_ENUM(name, msg) DM_E##name,
+    DM__ERR_FIRST = -100,
+    DM_ERR_MAP(DM_ERR_ENUM)
+#undef DM_ERR_ENUM
+};
+
+const char *dm_strerror(int err);
+const char *dm_err_name(int err);
+
+/* The request a disk I/O carried. Values index dm_request_names. */
+enum dm_request {
+    DM_REQ_READ = 0,
+    DM_REQ_WRITE,
+    DM_REQ_FLUSH,
+    DM_REQ_DISCARD,
+    DM_REQ_COUNT
+};
+
+/* Bit per request, for --op. */
+#define DM_OP_BIT(req) (1u << (req))
+
+extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
+
+/* dm_event.flags */
+#define DM_EV_HAS_PID 0x01u      /* pid (and tid) are known */
+#define DM_EV_HAS_TID 0x02u      /* tid is known */
+#define DM_EV_HAS_PROCESS 0x04u  /* process[] holds a name */
+#define DM_EV_HAS_FILE 0x08u     /* file[] holds a path */
+#define DM_EV_HAS_IRP_FLAGS 0x10u /* irp_flags is meaningful (Windows) */
+#define DM_EV_HAS_QUEUE 0x20u    /* queue_ns is meaningful (Linux --queue) */
+#define DM_EV_FILE_CUT 0x40u     /* file[] was too short for the path */
+
+#define DM_PROCESS_MAX 32  /* ImageFileName / comm, NUL-terminated UTF-8 */
+#define DM_DISK_NAME_MAX 32 /* "loop0", "nvme0n1p2"; empty = use disk */
+#define DM_FILE_MAX 264    /* MAX_PATH plus NUL, rounded; UTF-8 */
+
+/*
+ * One completed disk request. Fixed size, so the ring never allocates.
+ * Times are nanoseconds: time_ns is the completion time since the start of
+ * the capture (replay: since the trace header event, as PerfView counts),
+ * duration_ns the time from issue to completion.
+ */
+struct dm_event {
+    uint64_t time_ns;
+    uint64_t duration_ns;
+    uint64_t queue_ns;       /* Linux: insert to issue, with --queue */
+    uint64_t byte_offset;
+    uint64_t irp;            /* Windows IRP address, 0 when none */
+    uint32_t transfer_size;  /* bytes */
+    uint32_t disk;           /* Windows disk number; Linux dev_t (maj<<20|min) */
+    uint32_t irp_flags;
+    uint32_t pid;
+    uint32_t tid;
+    uint16_t flags;          /* DM_EV_* */
+    uint8_t request;         /* enum dm_request */
+    uint8_t reserved;
+    char disk_name[DM_DISK_NAME_MAX];
+    char process[DM_PROCESS_MAX];
+    char file[DM_FILE_MAX];
+};
+
+struct dm_options;
+struct dm_sink;
+
+/*
+ * A source of events: live ETW, live Linux perf, or .etl replay. One const
+ * table of operations per source, picked at run time by main.c.
+ *
+ * open  - main thread. Validates and acquires everything (sessions, files,
+ *         fds). On failure returns a negative dm_err and writes a message
+ *         that says what to do into src->errmsg.
+ * run   - source thread. Produces events into the sink until the input ends,
+ *         stop() is called, or dm_sink_emit() returns DM_ESTOPPED. Returns 0
+ *         or a negative dm_err (message in src->errmsg); events decoded
+ *         before a failure have already been emitted.
+ * stop  - any thread, including a console control handler: asks run() to
+ *         return soon. Must be safe to call more than once and before run().
+ * close - main thread, after run() returned (or open() failed): releases
+ *         everything, and for live sessions makes sure no session is left.
+ */
+struct dm_source;
+
+struct dm_source_ops {
+    const char *name;
+    int (*open)(struct dm_source *src, const struct dm_options *opt);
+    int (*run)(struct dm_source *src, struct dm_sink *sink);
+    void (*stop)(struct dm_source *src);
+    void (*close)(struct dm_source *src);
+};
+
+struct dm_source {
+    const struct dm_source_ops *ops;
+    void *impl;              /* the source's own state */
+    /* Set by the source; read by main after run() returned. */
+    uint64_t lost_events;    /* lost by the kernel or the trace itself */
+    uint64_t malformed;      /* records that failed size or sanity checks */
+    uint64_t start_wall_ns;  /* wall clock at time_ns == 0, ns since 1970 */
+    int is_live;             /* 1: drop when the ring is full; 0: wait */
+    int has_files;           /* can name files: text output gets a File column */
+    char errmsg[512];
+};
+
+/* The sources this build has. Live ones exist only on their own OS. */
+extern const struct dm_source_ops dm_replay_source;
+extern const struct dm_source_ops *const dm_live_source; /* NULL: none */
+
+#endif /* DISKMON_H */

@@ -1,0 +1,384 @@
+/*
+ * format.c - text, CSV and JSON lines. Column widths of the text format are
+ * in one table so the header and the rows cannot drift apart.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/format.h"
+
+#define NS_PER_US 1000u
+#define NS_PER_SEC 1000000000u
+#define SECTOR_BYTES 512u /* DiskMon's Sector and Length unit */
+
+/* Text column widths; a negative width is left-aligned (printf's rule). */
+enum {
+    W_SEQ = 7,
+    W_TIME = 12,
+    W_CLOCK = 15, /* HH:MM:SS.uuuuuu */
+    W_DURATION = 10,
+    W_DISK = -8,
+    W_REQUEST = -7,
+    W_SECTOR = 12,
+    W_LENGTH = 6,
+    W_PID = 7,
+    W_PROCESS = -16
+};
+
+/* An append-only view of the caller's buffer; never overruns it. */
+struct out {
+    char *buf;
+    size_t cap;
+    size_t len;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+    if (o->len + n >= o->cap)
+        n = o->cap - 1 - o->len;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    o->buf[o->len] = '\0';
+}
+
+static void puts_(struct out *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
+
+static void putf(struct out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void putf(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    o->len += (size_t)n < o->cap - o->len ? (size_t)n : o->cap - o->len - 1;
+}
+
+/* ns as seconds with 6 decimals, rounded to the nearest microsecond. */
+static void put_sec6(struct out *o, int width, uint64_t ns)
+{
+    uint64_t us = (ns + NS_PER_US / 2) / NS_PER_US;
+    char tmp[32];
+
+    snprintf(tmp, sizeof tmp, "%" PRIu64 ".%06" PRIu64, us / 1000000u, us % 1000000u);
+    putf(o, "%*s", width, tmp);
+}
+
+/* ns as seconds with 9 decimals: exact. */
+static void put_sec9(struct out *o, uint64_t ns)
+{
+    putf(o, "%" PRIu64 ".%09" PRIu64, ns / NS_PER_SEC, ns % NS_PER_SEC);
+}
+
+/* ns as milliseconds with 6 decimals: exact. */
+static void put_ms6(struct out *o, uint64_t ns)
+{
+    putf(o, "%" PRIu64 ".%06" PRIu64, ns / 1000000u, ns % 1000000u);
+}
+
+/* Wall-clock time of an event, local time. date_too adds YYYY-MM-DD. */
+static void put_clock(struct out *o, int width, const struct dm_format_opts *fo,
+                      const struct dm_event *ev, int date_too)
+{
+    uint64_t wall = fo->start_wall_ns + ev->time_ns;
+    uint64_t us = (wall % NS_PER_SEC + NS_PER_US / 2) / NS_PER_US;
+    time_t secs = (time_t)(wall / NS_PER_SEC);
+    struct tm *tm;
+    char tmp[64];
+
+    if (us == 1000000u) { /* rounding carried into the next second */
+        secs++;
+        us = 0;
+    }
+    /* localtime() is not reentrant, but only the printer thread formats. */
+    tm = localtime(&secs);
+    if (tm == NULL) {
+        putf(o, "%*s", width, "?");
+        return;
+    }
+    if (date_too)
+        snprintf(tmp, sizeof tmp, "%04d-%02d-%02d %02d:%02d:%02d.%06u",
+                 tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour,
+                 tm->tm_min, tm->tm_sec, (unsigned)us);
+    else
+        snprintf(tmp, sizeof tmp, "%02d:%02d:%02d.%06u", tm->tm_hour, tm->tm_min,
+                 tm->tm_sec, (unsigned)us);
+    putf(o, "%*s", width, tmp);
+}
+
+static uint64_t sector_of(const struct dm_event *ev)
+{
+    return ev->byte_offset / SECTOR_BYTES;
+}
+
+static uint64_t length_of(const struct dm_event *ev)
+{
+    return ((uint64_t)ev->transfer_size + SECTOR_BYTES - 1) / SECTOR_BYTES;
+}
+
+static void disk_text(const struct dm_event *ev, char *buf, size_t cap)
+{
+    if (ev->disk_name[0] != '\0')
+        snprintf(buf, cap, "%s", ev->disk_name);
+    else
+        snprintf(buf, cap, "%" PRIu32, ev->disk);
+}
+
+static const char *request_name(const struct dm_event *ev)
+{
+    return ev->request < DM_REQ_COUNT ? dm_request_names[ev->request] : "?";
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void text_header(struct out *o, const struct dm_format_opts *fo)
+{
+    putf(o, "%*s %*s %*s", W_SEQ, "#", fo->clock ? W_CLOCK : W_TIME, "Time",
+         W_DURATION, "Duration");
+    if (fo->queue)
+        putf(o, " %*s", W_DURATION, "Queue");
+    putf(o, " %*s %*s %*s %*s %*s ", W_DISK, "Disk", W_REQUEST, "Request",
+         W_SECTOR, "Sector", W_LENGTH, "Length", W_PID, "PID");
+    if (fo->show_file)
+        putf(o, "%*s File\n", W_PROCESS, "Process");
+    else
+        puts_(o, "Process\n");
+}
+
+static void text_event(struct out *o, const struct dm_format_opts *fo,
+                       uint64_t seq, const struct dm_event *ev)
+{
+    char disk[DM_DISK_NAME_MAX + 16], pid[16];
+    const char *process = (ev->flags & DM_EV_HAS_PROCESS) ? ev->process : "-";
+    int has_file = fo->show_file && (ev->flags & DM_EV_HAS_FILE);
+
+    putf(o, "%*" PRIu64 " ", W_SEQ, seq);
+    if (fo->clock)
+        put_clock(o, W_CLOCK, fo, ev, 0);
+    else
+        put_sec6(o, W_TIME, ev->time_ns);
+    puts_(o, " ");
+    put_sec6(o, W_DURATION, ev->duration_ns);
+    if (fo->queue) {
+        puts_(o, " ");
+        if (ev->flags & DM_EV_HAS_QUEUE)
+            put_sec6(o, W_DURATION, ev->queue_ns);
+        else
+            putf(o, "%*s", W_DURATION, "-");
+    }
+    disk_text(ev, disk, sizeof disk);
+    if (ev->flags & DM_EV_HAS_PID)
+        snprintf(pid, sizeof pid, "%" PRIu32, ev->pid);
+    else
+        snprintf(pid, sizeof pid, "-");
+    putf(o, " %*s %*s %*" PRIu64 " %*" PRIu64 " %*s ", W_DISK, disk, W_REQUEST,
+         request_name(ev), W_SECTOR, sector_of(ev), W_LENGTH, length_of(ev), W_PID,
+         pid);
+    if (has_file)
+        putf(o, "%*s %s%s\n", W_PROCESS, process,
+             (ev->flags & DM_EV_FILE_CUT) ? "..." : "", ev->file);
+    else
+        putf(o, "%s\n", process);
+}
+
+/* ---- csv (RFC 4180) ------------------------------------------------------ */
+
+static void csv_string(struct out *o, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        puts_(o, s);
+        return;
+    }
+    puts_(o, "\"");
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            puts_(o, "\"\"");
+        else
+            put(o, s, 1);
+    }
+    puts_(o, "\"");
+}
+
+static void csv_header(struct out *o, const struct dm_format_opts *fo)
+{
+    puts_(o, "seq,time,duration");
+    if (fo->queue)
+        puts_(o, ",queue");
+    puts_(o, ",disk,request,sector,length,pid,tid,process,file,offset,bytes\r\n");
+}
+
+static void csv_event(struct out *o, const struct dm_format_opts *fo,
+                      uint64_t seq, const struct dm_event *ev)
+{
+    char disk[DM_DISK_NAME_MAX + 16];
+
+    putf(o, "%" PRIu64 ",", seq);
+    if (fo->clock)
+        put_clock(o, 0, fo, ev, 1);
+    else
+        put_sec9(o, ev->time_ns);
+    puts_(o, ",");
+    put_sec9(o, ev->duration_ns);
+    if (fo->queue) {
+        puts_(o, ",");
+        if (ev->flags & DM_EV_HAS_QUEUE)
+            put_sec9(o, ev->queue_ns);
+    }
+    disk_text(ev, disk, sizeof disk);
+    puts_(o, ",");
+    csv_string(o, disk);
+    putf(o, ",%s,%" PRIu64 ",%" PRIu64 ",", request_name(ev), sector_of(ev),
+         length_of(ev));
+    if (ev->flags & DM_EV_HAS_PID)
+        putf(o, "%" PRIu32, ev->pid);
+    puts_(o, ",");
+    if (ev->flags & DM_EV_HAS_TID)
+        putf(o, "%" PRIu32, ev->tid);
+    puts_(o, ",");
+    if (ev->flags & DM_EV_HAS_PROCESS)
+        csv_string(o, ev->process);
+    puts_(o, ",");
+    if (ev->flags & DM_EV_HAS_FILE) {
+        char file[DM_FILE_MAX + 4];
+
+        snprintf(file, sizeof file, "%s%s",
+                 (ev->flags & DM_EV_FILE_CUT) ? "..." : "", ev->file);
+        csv_string(o, file);
+    }
+    putf(o, ",%" PRIu64 ",%" PRIu32 "\r\n", ev->byte_offset, ev->transfer_size);
+}
+
+/* ---- json (one object per line) ------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n;
+
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF)
+        n = 2;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+        n = 3;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* A JSON string (RFC 8259): quotes, backslashes and control characters
+ * escaped; a byte that is not valid UTF-8 becomes U+FFFD so the line stays
+ * valid JSON whatever a process named itself. */
+static void json_string(struct out *o, const char *prefix, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    puts_(o, "\"");
+    puts_(o, prefix);
+    while (*p != '\0') {
+        size_t n;
+
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            put(o, esc, 2);
+            p++;
+        } else if (*p < 0x20) {
+            putf(o, "\\u%04x", *p);
+            p++;
+        } else if ((n = utf8_len(p)) == 0) {
+            puts_(o, "\\ufffd");
+            p++;
+        } else {
+            put(o, (const char *)p, n);
+            p += n;
+        }
+    }
+    puts_(o, "\"");
+}
+
+static void json_event(struct out *o, const struct dm_format_opts *fo,
+                       uint64_t seq, const struct dm_event *ev)
+{
+    putf(o, "{\"seq\":%" PRIu64 ",\"time\":", seq);
+    put_sec9(o, ev->time_ns);
+    puts_(o, ",\"duration_ms\":");
+    put_ms6(o, ev->duration_ns);
+    if (fo->queue && (ev->flags & DM_EV_HAS_QUEUE)) {
+        puts_(o, ",\"queue_ms\":");
+        put_ms6(o, ev->queue_ns);
+    }
+    puts_(o, ",\"disk\":");
+    if (ev->disk_name[0] != '\0')
+        json_string(o, "", ev->disk_name);
+    else
+        putf(o, "%" PRIu32, ev->disk);
+    putf(o, ",\"request\":\"%s\",\"offset\":%" PRIu64 ",\"bytes\":%" PRIu32
+            ",\"sector\":%" PRIu64 ",\"length\":%" PRIu64,
+         request_name(ev), ev->byte_offset, ev->transfer_size, sector_of(ev),
+         length_of(ev));
+    if (ev->flags & DM_EV_HAS_PID)
+        putf(o, ",\"pid\":%" PRIu32, ev->pid);
+    if (ev->flags & DM_EV_HAS_TID)
+        putf(o, ",\"tid\":%" PRIu32, ev->tid);
+    if (ev->flags & DM_EV_HAS_PROCESS) {
+        puts_(o, ",\"process\":");
+        json_string(o, "", ev->process);
+    }
+    if (ev->flags & DM_EV_HAS_FILE) {
+        puts_(o, ",\"file\":");
+        json_string(o, (ev->flags & DM_EV_FILE_CUT) ? "..." : "", ev->file);
+    }
+    if (ev->flags & DM_EV_HAS_IRP_FLAGS)
+        putf(o, ",\"irp_flags\":%" PRIu32, ev->irp_flags);
+    puts_(o, "}\n");
+}
+
+size_t dm_format_header(char *buf, size_t cap, const struct dm_format_opts *fo)
+{
+    struct out o = {buf, cap, 0};
+
+    buf[0] = '\0';
+    if (fo->format == DM_FMT_TEXT)
+        text_header(&o, fo);
+    else if (fo->format == DM_FMT_CSV)
+        csv_header(&o, fo);
+    return o.len;
+}
+
+size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
+                       uint64_t seq, const struct dm_event *ev)
+{
+    struct out o = {buf, cap, 0};
+
+    buf[0] = '\0';
+    switch (fo->format) {
+    case DM_FMT_CSV:
+        csv_event(&o, fo, seq, ev);
+        break;
+    case DM_FMT_JSON:
+        json_event(&o, fo, seq, ev);
+        break;
+    default:
+        text_event(&o, fo, seq, ev);
+        break;
+    }
+    return o.len;
+}

@@ -1,0 +1,54 @@
+/*
+ * options.h - the command line, parsed once into struct dm_options.
+ */
+#ifndef DM_OPTIONS_H
+#define DM_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
+
+#define DM_MAX_DISK_FILTERS 16
+
+struct dm_options {
+    /* source */
+    const char *replay_path;      /* -r FILE: replay; NULL: live */
+    /* filters (applied by the source thread, see core/filter.h) */
+    const char *disks[DM_MAX_DISK_FILTERS]; /* -d, as typed: "0", "sda", "8:0" */
+    int n_disks;
+    unsigned op_mask;             /* --op: DM_OP_BIT set; default read|write|flush|discard */
+    int has_pid;
+    uint32_t pid;                 /* -p */
+    const char *comm;             /* -c, case-insensitive */
+    uint64_t min_latency_ns;      /* -m MS */
+    /* stop conditions */
+    uint64_t count;               /* -n; 0 = unlimited */
+    uint64_t duration_ns;         /* -t SEC; 0 = unlimited */
+    /* output */
+    enum dm_format format;        /* -f */
+    const char *output_path;      /* -o; NULL: stdout */
+    int clock;                    /* --clock: wall-clock time column */
+    int no_header;                /* --no-header */
+    int summary;                  /* -s */
+    int hist;                     /* --hist */
+    int queue;                    /* --queue (Linux live): queue-time column */
+    /* live session control (Windows) */
+    int force;                    /* --force: stop an existing NT Kernel Logger */
+    int cleanup;                  /* --cleanup: stop a leftover diskmon session */
+    /* set by parsing */
+    int show_help;
+    int show_version;
+};
+
+/*
+ * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
+ * writing one line (no trailing newline) into err that names the bad
+ * argument.
+ */
+int dm_options_parse(struct dm_options *opt, int argc, char **argv,
+                     char *err, size_t errlen);
+
+void dm_options_help(FILE *out);
+
+#endif /* DM_OPTIONS_H */

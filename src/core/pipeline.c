@@ -1,0 +1,225 @@
+/*
+ * pipeline.c - one capture from start to exit code.
+ *
+ * Threads: the source thread runs the source (the ETW ProcessTrace loop, the
+ * perf reader, or the .etl reader) and pushes into the ring; the printer
+ * thread drains it; this (main) thread waits, watches for Ctrl+C, -t and the
+ * progress line, and does the orderly stop: the source is always stopped
+ * before anything waits on the printer, so a printer blocked on a full pipe
+ * can never keep a kernel session alive.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/filter.h"
+#include "core/pipeline.h"
+#include "core/printer.h"
+#include "core/sink.h"
+#include "platform/platform.h"
+
+/* 32768 slots of ~400 bytes (13 MB): at 250k events/s a live source can run
+ * 130 ms ahead of a stalled printer before anything is dropped. */
+#define RING_SLOTS 32768u
+#define POLL_MS 20
+#define PROGRESS_EVERY_NS 250000000u
+/* How long to wait, after Ctrl+C, for a printer stuck writing to a pipe that
+ * nobody reads. The session is already stopped by then. */
+#define PRINTER_GRACE_MS 2000u
+
+struct source_thread {
+    struct dm_source *src;
+    struct dm_sink *sink;
+    int rc;
+    volatile int done;
+};
+
+static void source_main(void *arg)
+{
+    struct source_thread *st = arg;
+
+    st->rc = st->src->ops->run(st->src, st->sink);
+    dm_ring_close(st->sink->ring);
+    dm_atomic_store_int(&st->done, 1);
+}
+
+/* Everything the threads share, on the heap: if the printer has to be left
+ * behind (stuck on a pipe after Ctrl+C), what it points to stays valid until
+ * the process exits. */
+struct run {
+    volatile int stop;
+    struct dm_filter filter;
+    struct dm_sink sink;
+    struct dm_printer printer;
+    struct source_thread st;
+};
+
+static void progress_line(FILE *errf, const char *path, const struct dm_sink *sink,
+                          uint64_t start_ns, uint64_t events)
+{
+    uint64_t total = dm_atomic_load_acquire(&sink->progress_total);
+    uint64_t done = dm_atomic_load_acquire(&sink->progress_done);
+    double secs = (double)(dm_monotonic_ns() - start_ns) / 1e9;
+
+    if (total == 0)
+        return;
+    fprintf(errf, "\rdiskmon: %s %3u%%  %.0f events/s ", path,
+            (unsigned)(done * 100 / total), secs > 0 ? (double)events / secs : 0.0);
+    fflush(errf);
+}
+
+static void progress_erase(FILE *errf)
+{
+    /* Overwrite with spaces rather than an ANSI sequence: works in every
+     * console, including old Windows ones. */
+    fprintf(errf, "\r%79s\r", "");
+    fflush(errf);
+}
+
+int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
+           FILE *out, FILE *errf)
+{
+    struct dm_source src;
+    struct run *run;
+    dm_thread *source_thr = NULL, *printer_thr = NULL;
+    int rc, exit_code = DM_EXIT_OK, printer_joined = 0, progress_shown = 0;
+    int show_progress = opt->replay_path != NULL && dm_is_terminal(errf);
+    uint64_t start_ns, last_progress = 0, lost;
+    struct dm_loss loss;
+
+    memset(&src, 0, sizeof src);
+    src.ops = ops;
+    rc = ops->open(&src, opt);
+    if (rc != 0) {
+        fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
+        ops->close(&src);
+        return DM_EXIT_ERROR;
+    }
+
+    run = calloc(1, sizeof *run);
+    if (run == NULL) {
+        fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
+        ops->close(&src);
+        return DM_EXIT_ERROR;
+    }
+    dm_filter_init(&run->filter, opt);
+    run->sink.ring = dm_ring_create(RING_SLOTS);
+    run->sink.filter = &run->filter;
+    run->sink.wait_when_full = !src.is_live;
+    run->sink.stop_flag = &run->stop;
+    run->printer.ring = run->sink.ring;
+    run->printer.out = out;
+    run->printer.fo.format = opt->format;
+    run->printer.fo.clock = opt->clock;
+    run->printer.fo.queue = opt->queue;
+    run->printer.fo.show_file = src.has_files;
+    run->printer.fo.start_wall_ns = src.start_wall_ns;
+    run->printer.no_header = opt->no_header;
+    run->printer.stats = dm_stats_create();
+    run->printer.count_limit = opt->count;
+    run->printer.time_limit_ns = src.is_live ? 0 : opt->duration_ns;
+    run->printer.stop_flag = &run->stop;
+    run->st.src = &src;
+    run->st.sink = &run->sink;
+    if (run->sink.ring == NULL || run->printer.stats == NULL) {
+        fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
+        exit_code = DM_EXIT_ERROR;
+        goto out;
+    }
+
+    start_ns = dm_monotonic_ns();
+    if (dm_thread_start(&printer_thr, dm_printer_main, &run->printer) != 0 ||
+        dm_thread_start(&source_thr, source_main, &run->st) != 0) {
+        fprintf(errf, "diskmon: cannot start a thread\n");
+        exit_code = DM_EXIT_ERROR;
+        dm_atomic_store_int(&run->stop, 1);
+        ops->stop(&src);
+        dm_ring_close(run->sink.ring);
+        goto join;
+    }
+
+    for (;;) {
+        uint64_t now;
+
+        if (dm_atomic_load_int(&run->st.done))
+            break;
+        now = dm_monotonic_ns();
+        if (dm_interrupted() || dm_atomic_load_int(&run->stop) ||
+            (src.is_live && opt->duration_ns != 0 && now - start_ns >= opt->duration_ns)) {
+            dm_atomic_store_int(&run->stop, 1);
+            ops->stop(&src);
+            break;
+        }
+        if (show_progress && now - last_progress >= PROGRESS_EVERY_NS) {
+            progress_line(errf, opt->replay_path, &run->sink, start_ns,
+                          dm_ring_pushed(run->sink.ring));
+            progress_shown = 1;
+            last_progress = now;
+        }
+        dm_sleep_ms(POLL_MS);
+    }
+
+join:
+    if (source_thr != NULL)
+        dm_thread_join(source_thr);
+    if (progress_shown)
+        progress_erase(errf);
+    /* The source has stopped (a live session is gone). Wait for the printer
+     * to drain; if Ctrl+C comes while it is stuck on a pipe nobody reads,
+     * give it a grace period and then leave without it. */
+    if (printer_thr != NULL) {
+        for (;;) {
+            unsigned wait = dm_interrupted() ? PRINTER_GRACE_MS : POLL_MS * 5;
+
+            if (dm_thread_join_timeout(printer_thr, wait) == 0) {
+                printer_joined = 1;
+                break;
+            }
+            if (dm_interrupted() && wait == PRINTER_GRACE_MS)
+                break;
+        }
+    }
+
+    if (run->st.rc != 0 && run->st.rc != DM_ESTOPPED) {
+        fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(run->st.rc));
+        exit_code = DM_EXIT_ERROR;
+    }
+    if (printer_joined && run->printer.write_errno != 0) {
+        fprintf(errf, "diskmon: cannot write output: %s\n", strerror(run->printer.write_errno));
+        exit_code = DM_EXIT_ERROR;
+    }
+
+    loss.ring_dropped = dm_ring_dropped(run->sink.ring);
+    loss.source_lost = src.lost_events;
+    loss.malformed = src.malformed;
+    lost = loss.ring_dropped + loss.source_lost;
+    if (printer_joined && opt->summary)
+        dm_stats_summary(run->printer.stats, errf,
+                         src.is_live ? dm_monotonic_ns() - start_ns : run->printer.max_time_ns,
+                         &loss);
+    if (printer_joined && opt->hist) {
+        if (opt->summary)
+            fputc('\n', errf);
+        dm_stats_hist(run->printer.stats, errf);
+    }
+    if (lost > 0) {
+        fprintf(errf,
+                "diskmon: %" PRIu64 " events lost (%" PRIu64 " dropped because the "
+                "output could not keep up, %" PRIu64 " lost before diskmon saw them)\n",
+                lost, loss.ring_dropped, loss.source_lost);
+        if (exit_code == DM_EXIT_OK)
+            exit_code = DM_EXIT_LOST;
+    }
+
+out:
+    ops->close(&src);
+    dm_interrupt_done();
+    if (printer_joined || printer_thr == NULL) {
+        dm_stats_destroy(run->printer.stats);
+        dm_ring_destroy(run->sink.ring);
+        free(run);
+    }
+    /* else: the printer thread still holds them; the process is exiting. */
+    return exit_code;
+}

@@ -1,0 +1,119 @@
+/*
+ * printer.c - the printer thread. See printer.h for what it promises.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/printer.h"
+#include "platform/platform.h"
+
+#define BATCH_MAX 256
+#define FLUSH_EVERY_NS 100000000u   /* 100 ms: the promptness promise */
+#define FLUSH_IDLE_NS 10000000u     /* caught up: flush, but not more than 100/s */
+
+static void note_write_error(struct dm_printer *p)
+{
+    int e = errno;
+
+    /* A closed pipe (`diskmon | head`) is the reader's way of saying enough. */
+    if (e == EPIPE)
+        p->output_closed = 1;
+    else
+        p->write_errno = e != 0 ? e : EIO;
+    dm_atomic_store_int(p->stop_flag, 1);
+}
+
+static int write_out(struct dm_printer *p, const char *buf, size_t len)
+{
+    errno = 0;
+    if (len > 0 && fwrite(buf, 1, len, p->out) != len) {
+        note_write_error(p);
+        return -1;
+    }
+    return 0;
+}
+
+static int flush_out(struct dm_printer *p)
+{
+    errno = 0;
+    if (fflush(p->out) != 0) {
+        note_write_error(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* One event: limits, statistics, then the line. Returns -1 to stop. */
+static int print_one(struct dm_printer *p, const struct dm_event *ev)
+{
+    char line[DM_LINE_MAX];
+    size_t len;
+
+    if (p->time_limit_ns != 0 && ev->time_ns > p->time_limit_ns) {
+        dm_atomic_store_int(p->stop_flag, 1);
+        return -1;
+    }
+    p->printed++;
+    if (ev->time_ns > p->max_time_ns)
+        p->max_time_ns = ev->time_ns;
+    if (p->stats != NULL)
+        dm_stats_add(p->stats, ev);
+    len = dm_format_event(line, sizeof line, &p->fo, p->printed, ev);
+    if (write_out(p, line, len) != 0)
+        return -1;
+    if (p->count_limit != 0 && p->printed >= p->count_limit) {
+        dm_atomic_store_int(p->stop_flag, 1);
+        return -1;
+    }
+    return 0;
+}
+
+void dm_printer_main(void *arg)
+{
+    struct dm_printer *p = arg;
+    uint64_t last_flush = dm_monotonic_ns();
+    int dirty = 0, done = 0;
+
+    if (!p->no_header) {
+        char line[DM_LINE_MAX];
+        size_t len = dm_format_header(line, sizeof line, &p->fo);
+
+        if (write_out(p, line, len) != 0 || flush_out(p) != 0)
+            return;
+    }
+    while (!done || !dm_ring_drained(p->ring)) {
+        const struct dm_event *batch;
+        size_t n = dm_ring_peek(p->ring, &batch, BATCH_MAX);
+        uint64_t now;
+
+        if (n > 0) {
+            /* After -n or -t, keep draining so the producer never waits on
+             * us, but print nothing more. */
+            for (size_t i = 0; i < n && !done; i++)
+                if (print_one(p, &batch[i]) != 0)
+                    done = 1;
+            dm_ring_release(p->ring, n);
+            dirty = 1;
+            now = dm_monotonic_ns();
+            if (!done && now - last_flush >= FLUSH_EVERY_NS) {
+                if (flush_out(p) != 0)
+                    done = 1;
+                last_flush = now;
+                dirty = 0;
+            }
+            continue;
+        }
+        if (dm_ring_drained(p->ring))
+            break;
+        now = dm_monotonic_ns();
+        if (dirty && !done && now - last_flush >= FLUSH_IDLE_NS) {
+            if (flush_out(p) != 0)
+                done = 1;
+            last_flush = now;
+            dirty = 0;
+        }
+        dm_sleep_ms(1);
+    }
+    if (p->write_errno == 0 && !p->output_closed)
+        flush_out(p);
+}

@@ -1,0 +1,40 @@
+/*
+ * printer.h - the consumer thread: ring -> formatted lines -> output.
+ *
+ * Formats events in batches into a large stdio buffer and writes it out in
+ * big writes, but flushes at least every 100 ms (and as soon as it has caught
+ * up, at most every 10 ms) so `diskmon | grep Write` shows lines promptly.
+ * Also feeds the summary statistics and enforces -n and replay's -t.
+ */
+#ifndef DM_PRINTER_H
+#define DM_PRINTER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/format.h"
+#include "core/ring.h"
+#include "core/stats.h"
+
+struct dm_printer {
+    /* set before the thread starts */
+    struct dm_ring *ring;
+    FILE *out;
+    struct dm_format_opts fo;
+    int no_header;
+    struct dm_stats *stats;
+    uint64_t count_limit;        /* -n; 0: none */
+    uint64_t time_limit_ns;      /* replay -t, in trace time; 0: none */
+    volatile int *stop_flag;     /* set here when -n/-t is reached or output closed */
+    /* results, read after the thread ended */
+    uint64_t printed;
+    uint64_t max_time_ns;
+    int output_closed;           /* the reader went away (EPIPE): a quiet end */
+    int write_errno;             /* any other write failure */
+};
+
+/* Thread entry point: arg is a struct dm_printer. Returns when the ring is
+ * closed and drained, or at once after a write error. */
+void dm_printer_main(void *arg);
+
+#endif /* DM_PRINTER_H */

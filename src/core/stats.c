@@ -1,0 +1,349 @@
+/*
+ * stats.c - the -s summary and the --hist histograms.
+ *
+ * Percentiles are exact (nearest rank over every duration) while a disk and
+ * request has seen at most EXACT_MAX requests, which covers most traces and
+ * short captures. Past that they come from a log-linear histogram (64
+ * sub-buckets per power of two, as HdrHistogram does), so memory stays fixed
+ * however long a live capture runs and the error is bounded at 1/64. The --hist histogram is the plain
+ * log2 one that biolatency draws, in microseconds.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+
+#define SUB_BITS 6                   /* 64 sub-buckets per octave */
+#define SUB_COUNT (1u << SUB_BITS)
+/* Values below SUB_COUNT are exact; each octave 2^e, e in [6, 63], adds
+ * SUB_COUNT buckets. */
+#define LAT_BUCKETS (SUB_COUNT + (64 - SUB_BITS) * SUB_COUNT)
+#define LOG2_SLOTS 64
+#define MAX_DISKS 256
+#define STARS 40                     /* bar width, as biolatency */
+#define EXACT_MAX 65536              /* durations kept per disk and request (512 KiB) */
+
+struct req_stats {
+    uint64_t count;
+    uint64_t bytes;
+    uint64_t max_ns;
+    uint64_t *lat;                   /* LAT_BUCKETS counters, allocated on first use */
+    uint64_t *exact;                 /* every duration while count <= EXACT_MAX */
+    size_t exact_cap;
+};
+
+struct disk_stats {
+    char name[DM_DISK_NAME_MAX + 16];
+    int numeric;                     /* a Windows disk number: sort by value */
+    uint32_t number;
+    struct req_stats req[DM_REQ_COUNT];
+    uint64_t log2_us[LOG2_SLOTS];
+};
+
+struct dm_stats {
+    struct disk_stats *disks[MAX_DISKS];
+    int n_disks;
+    uint64_t count;
+    uint64_t overflow;               /* events of disks past MAX_DISKS */
+};
+
+static unsigned log2_floor(uint64_t v)
+{
+    unsigned e = 0;
+
+    while (v >>= 1)
+        e++;
+    return e;
+}
+
+static size_t lat_bucket(uint64_t ns)
+{
+    unsigned e;
+
+    if (ns < SUB_COUNT)
+        return (size_t)ns;
+    e = log2_floor(ns);
+    return SUB_COUNT + (size_t)(e - SUB_BITS) * SUB_COUNT +
+           (size_t)((ns >> (e - SUB_BITS)) - SUB_COUNT);
+}
+
+/* Largest value that falls in bucket b. */
+static uint64_t lat_bucket_high(size_t b)
+{
+    size_t octave, sub;
+    unsigned shift;
+
+    if (b < SUB_COUNT)
+        return b;
+    octave = (b - SUB_COUNT) / SUB_COUNT;
+    sub = (b - SUB_COUNT) % SUB_COUNT;
+    shift = (unsigned)octave;
+    return ((((uint64_t)SUB_COUNT + sub + 1) << shift) - 1);
+}
+
+struct dm_stats *dm_stats_create(void)
+{
+    return calloc(1, sizeof(struct dm_stats));
+}
+
+void dm_stats_destroy(struct dm_stats *st)
+{
+    if (st == NULL)
+        return;
+    for (int i = 0; i < st->n_disks; i++) {
+        for (int r = 0; r < DM_REQ_COUNT; r++) {
+            free(st->disks[i]->req[r].lat);
+            free(st->disks[i]->req[r].exact);
+        }
+        free(st->disks[i]);
+    }
+    free(st);
+}
+
+static void disk_key(const struct dm_event *ev, char *buf, size_t cap)
+{
+    if (ev->disk_name[0] != '\0')
+        snprintf(buf, cap, "%s", ev->disk_name);
+    else
+        snprintf(buf, cap, "%" PRIu32, ev->disk);
+}
+
+static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
+{
+    for (int i = 0; i < st->n_disks; i++)
+        if (strcmp(st->disks[i]->name, name) == 0)
+            return st->disks[i];
+    return NULL;
+}
+
+/* Keep the duration for exact percentiles, until there are too many; then
+ * the histogram alone answers. Called before count is incremented. */
+static void keep_exact(struct req_stats *r, uint64_t ns)
+{
+    if (r->count >= EXACT_MAX) {
+        free(r->exact);
+        r->exact = NULL;
+        return;
+    }
+    if (r->count == r->exact_cap) {
+        size_t cap = r->exact_cap == 0 ? 64 : r->exact_cap * 2;
+        uint64_t *grown = r->count == 0 || r->exact != NULL
+                              ? realloc(r->exact, cap * sizeof *grown)
+                              : NULL;
+
+        if (grown == NULL) { /* out of memory: fall back to the histogram */
+            free(r->exact);
+            r->exact = NULL;
+            r->exact_cap = SIZE_MAX;
+            return;
+        }
+        r->exact = grown;
+        r->exact_cap = cap;
+    }
+    if (r->exact != NULL)
+        r->exact[r->count] = ns;
+}
+
+void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
+{
+    char name[DM_DISK_NAME_MAX + 16];
+    struct disk_stats *d;
+    struct req_stats *r;
+    uint64_t us;
+
+    if (ev->request >= DM_REQ_COUNT)
+        return;
+    st->count++;
+    disk_key(ev, name, sizeof name);
+    d = find_disk(st, name);
+    if (d == NULL) {
+        if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL) {
+            st->overflow++;
+            return;
+        }
+        memcpy(d->name, name, sizeof d->name);
+        d->numeric = ev->disk_name[0] == '\0';
+        d->number = ev->disk;
+        st->disks[st->n_disks++] = d;
+    }
+    r = &d->req[ev->request];
+    if (r->lat == NULL && (r->lat = calloc(LAT_BUCKETS, sizeof *r->lat)) == NULL) {
+        st->overflow++;
+        return;
+    }
+    keep_exact(r, ev->duration_ns);
+    r->count++;
+    r->bytes += ev->transfer_size;
+    if (ev->duration_ns > r->max_ns)
+        r->max_ns = ev->duration_ns;
+    r->lat[lat_bucket(ev->duration_ns)]++;
+    us = ev->duration_ns / 1000u;
+    d->log2_us[us == 0 ? 0 : log2_floor(us)]++;
+}
+
+uint64_t dm_stats_count(const struct dm_stats *st)
+{
+    return st->count;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t req_percentile(const struct req_stats *r, double pct)
+{
+    uint64_t rank, seen = 0;
+
+    if (r->count == 0)
+        return 0;
+    /* Nearest-rank: the smallest value with at least pct% at or below it. */
+    rank = (uint64_t)((pct / 100.0) * (double)r->count + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > r->count)
+        rank = r->count;
+    if (r->exact != NULL) {
+        uint64_t *sorted = malloc((size_t)r->count * sizeof *sorted);
+
+        if (sorted != NULL) {
+            uint64_t v;
+
+            memcpy(sorted, r->exact, (size_t)r->count * sizeof *sorted);
+            qsort(sorted, (size_t)r->count, sizeof *sorted, u64_cmp);
+            v = sorted[rank - 1];
+            free(sorted);
+            return v;
+        }
+    }
+    for (size_t b = 0; b < LAT_BUCKETS; b++) {
+        seen += r->lat[b];
+        if (seen >= rank) {
+            uint64_t high = lat_bucket_high(b);
+            return high < r->max_ns ? high : r->max_ns;
+        }
+    }
+    return r->max_ns;
+}
+
+uint64_t dm_stats_percentile(const struct dm_stats *st, const char *disk,
+                             int request, double pct)
+{
+    const struct disk_stats *d = find_disk(st, disk);
+
+    if (d == NULL || request < 0 || request >= DM_REQ_COUNT)
+        return 0;
+    return req_percentile(&d->req[request], pct);
+}
+
+static int disk_cmp(const void *a, const void *b)
+{
+    const struct disk_stats *x = *(const struct disk_stats *const *)a;
+    const struct disk_stats *y = *(const struct disk_stats *const *)b;
+
+    if (x->numeric && y->numeric)
+        return x->number < y->number ? -1 : x->number > y->number;
+    if (x->numeric != y->numeric)
+        return x->numeric ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The disks in a stable order: numbers ascending, then names. */
+static int sorted_disks(const struct dm_stats *st, struct disk_stats **out)
+{
+    memcpy(out, st->disks, (size_t)st->n_disks * sizeof *out);
+    qsort(out, (size_t)st->n_disks, sizeof *out, disk_cmp);
+    return st->n_disks;
+}
+
+static void put_ms(FILE *out, uint64_t ns)
+{
+    fprintf(out, " %9" PRIu64 ".%03" PRIu64, ns / 1000000u, (ns % 1000000u) / 1000u);
+}
+
+void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
+                      const struct dm_loss *loss)
+{
+    struct disk_stats *disks[MAX_DISKS];
+    int n = sorted_disks(st, disks);
+    double secs = (double)elapsed_ns / 1e9;
+    uint64_t lost = loss->ring_dropped + loss->source_lost;
+
+    fprintf(out, "%-8s %-7s %10s %14s %10s %10s %13s %13s %13s %13s\n", "Disk",
+            "Request", "Count", "Bytes", "IOPS", "MB/s", "p50 ms", "p95 ms",
+            "p99 ms", "max ms");
+    for (int i = 0; i < n; i++) {
+        for (int q = 0; q < DM_REQ_COUNT; q++) {
+            const struct req_stats *r = &disks[i]->req[q];
+
+            if (r->count == 0)
+                continue;
+            fprintf(out, "%-8s %-7s %10" PRIu64 " %14" PRIu64 " %10.1f %10.3f",
+                    disks[i]->name, dm_request_names[q], r->count, r->bytes,
+                    secs > 0 ? (double)r->count / secs : 0.0,
+                    secs > 0 ? (double)r->bytes / 1e6 / secs : 0.0);
+            put_ms(out, req_percentile(r, 50));
+            put_ms(out, req_percentile(r, 95));
+            put_ms(out, req_percentile(r, 99));
+            put_ms(out, r->max_ns);
+            fputc('\n', out);
+        }
+    }
+    fprintf(out,
+            "%" PRIu64 " events in %.3f s; lost %" PRIu64 " (ring full %" PRIu64
+            ", source %" PRIu64 "); malformed records skipped %" PRIu64 "\n",
+            st->count, secs, lost, loss->ring_dropped, loss->source_lost,
+            loss->malformed);
+    if (st->overflow > 0)
+        fprintf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
+                st->overflow, MAX_DISKS);
+}
+
+static void hist_bar(FILE *out, uint64_t v, uint64_t max)
+{
+    int stars = max > 0 ? (int)((v * STARS + max - 1) / max) : 0;
+
+    if (stars > STARS)
+        stars = STARS;
+    fputc('|', out);
+    for (int i = 0; i < STARS; i++)
+        fputc(i < stars ? '*' : ' ', out);
+    fputc('|', out);
+}
+
+void dm_stats_hist(const struct dm_stats *st, FILE *out)
+{
+    struct disk_stats *disks[MAX_DISKS];
+    int n = sorted_disks(st, disks);
+
+    for (int i = 0; i < n; i++) {
+        const uint64_t *h = disks[i]->log2_us;
+        uint64_t max = 0;
+        int top = -1;
+
+        for (int s = 0; s < LOG2_SLOTS; s++) {
+            if (h[s] > max)
+                max = h[s];
+            if (h[s] > 0)
+                top = s;
+        }
+        if (i > 0)
+            fputc('\n', out);
+        fprintf(out, "disk = %s\n", disks[i]->name);
+        fprintf(out, "%24s : %-8s %s\n", "usecs", "count", "distribution");
+        for (int s = 0; s <= top; s++) {
+            /* Slot 0 holds 0 and 1 us; slot s >= 1 holds [2^s, 2^(s+1)). */
+            uint64_t low = s == 0 ? 0 : (uint64_t)1 << s;
+            uint64_t high = ((uint64_t)1 << (s + 1)) - 1;
+
+            fprintf(out, "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64 " ", low,
+                    high, h[s]);
+            hist_bar(out, h[s], max);
+            fputc('\n', out);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/*
+ * stats.h - what -s and --hist print at exit: per disk and request counts,
+ * bytes, rates and latency percentiles, and biolatency-style log2 latency
+ * histograms. Fed by the printer thread only; printed after it finished.
+ */
+#ifndef DM_STATS_H
+#define DM_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diskmon.h"
+
+struct dm_stats;
+
+/* Where events went missing, for the summary's last line. */
+struct dm_loss {
+    uint64_t ring_dropped;   /* ring full: the printer could not keep up */
+    uint64_t source_lost;    /* lost by the kernel / trace before diskmon */
+    uint64_t malformed;      /* records that failed size checks */
+};
+
+struct dm_stats *dm_stats_create(void);
+void dm_stats_destroy(struct dm_stats *st);
+void dm_stats_add(struct dm_stats *st, const struct dm_event *ev);
+
+/* Events added so far. */
+uint64_t dm_stats_count(const struct dm_stats *st);
+
+/* The latency (ns) at or below which pct percent of one disk's requests
+ * completed (nearest rank). Exact up to 65536 requests per disk and request;
+ * beyond, a histogram bucket bound at most 1/64 (1.6%) above the true value
+ * and never above the maximum seen. disk is the Disk column text ("0", "sda").
+ * Returns 0 when there is no such disk/request. */
+uint64_t dm_stats_percentile(const struct dm_stats *st, const char *disk,
+                             int request, double pct);
+
+/* The -s table. elapsed_ns is the capture's length, for IOPS and MB/s. */
+void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
+                      const struct dm_loss *loss);
+
+/* The --hist histograms, one per disk, latency in microseconds. */
+void dm_stats_hist(const struct dm_stats *st, FILE *out);
+
+#endif /* DM_STATS_H */

@@ -1,0 +1,87 @@
+/*
+ * kernel.h - turning kernel trace records into dm_events.
+ *
+ * Both the live ETW callback and the .etl reader describe each kernel record
+ * with struct dm_krecord and pass it to dm_kdecode(). It keeps the tables
+ * that attribution needs (thread -> process, process -> image name, file
+ * object -> file name, IRP -> issuing thread from Init events) and fills a
+ * dm_event for every completed Read, Write and FlushBuffers.
+ *
+ * Single-threaded: the source thread owns a dm_kdecoder. The tables are
+ * bounded; entries are replaced, never grown without limit.
+ */
+#ifndef DM_KERNEL_H
+#define DM_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diskmon.h"
+
+/* Kernel MOF classes. ETW live gives a class GUID, an .etl system header a
+ * HookId group (etw-facts.md section 4: 1 DiskIo, 3 Process, 4 FileIo,
+ * 5 Thread); both map to this. */
+enum dm_kclass {
+    DM_K_OTHER = 0,
+    DM_K_DISKIO,
+    DM_K_PROCESS,
+    DM_K_THREAD,
+    DM_K_FILEIO,
+    DM_K_SYSCONFIG /* {9b79ee91-...} SysConfig: VolumeMapping (GUID records only) */
+};
+
+#define DM_KNO_ID UINT32_MAX /* header carried no thread/process id */
+
+struct dm_krecord {
+    enum dm_kclass kclass;
+    unsigned opcode;           /* MOF EventType */
+    unsigned version;          /* MOF version */
+    unsigned pointer_size;     /* 4 or 8 */
+    uint64_t timestamp;        /* raw clock ticks (QPC) */
+    uint32_t tid;              /* header thread id, or DM_KNO_ID */
+    uint32_t pid;              /* header process id, or DM_KNO_ID */
+    const uint8_t *payload;
+    size_t payload_len;
+};
+
+struct dm_kdecoder;
+
+/* perf_freq: ticks per second of the timestamps; start_ts: the tick that is
+ * time 0 (replay: the trace header event; live: the capture start). */
+struct dm_kdecoder *dm_kdecoder_create(uint64_t perf_freq, uint64_t start_ts);
+void dm_kdecoder_destroy(struct dm_kdecoder *kd);
+
+/*
+ * Consume one record. Returns 1 when *ev was filled with a completed request
+ * (DiskIo Read 10, Write 11, FlushBuffers 14), 0 when the record only
+ * updated the tables or was of no interest, DM_ECORRUPT when a record of a
+ * class we decode failed its size checks (counted in malformed, skipped).
+ */
+int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+               struct dm_event *ev);
+
+/* Records that failed size checks so far. */
+uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);
+
+/* Counts per DiskIo opcode 10..15 decoded so far (index opcode - 10). */
+void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6]);
+
+/*
+ * Translate file names that start with the NT device path nt_prefix
+ * ("\\Device\\HarddiskVolume2" or with a trailing backslash) to dos_prefix
+ * ("C:" or "C:\\"). The live ETW backend feeds this from QueryDosDevice;
+ * replay learns the same pairs from SysConfig VolumeMapping events. A later
+ * call for the same nt_prefix replaces the earlier one; an empty dos_prefix
+ * is ignored. Returns 0, DM_EUSAGE (empty or overlong prefix) or DM_ENOMEM
+ * (the fixed table of mappings is full).
+ */
+int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
+                           const char *dos_prefix);
+
+/* The class of a record that names its MOF class by GUID (16 bytes as
+ * stored in an .etl or in EVENT_HEADER.ProviderId: little-endian Data1..3),
+ * and of an .etl system header by its HookId group. DM_K_OTHER if neither. */
+enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16]);
+enum dm_kclass dm_kclass_from_group(unsigned group);
+
+#endif /* DM_KERNEL_H */

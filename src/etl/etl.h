@@ -1,0 +1,81 @@
+/*
+ * etl.h - a portable reader of .etl trace files.
+ *
+ * Walks the file's buffers (WMI_BUFFER_HEADER), inflates compressed ones
+ * (MS-XCA Plain LZ77), and returns every record in timestamp order by
+ * merging the per-CPU buffer streams. Layouts: ../shared/docs/etw-facts.md
+ * section 4. Memory stays bounded: one inflated buffer per CPU stream.
+ */
+#ifndef DM_ETL_H
+#define DM_ETL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dm_etl;
+
+/* From TRACE_LOGFILE_HEADER, the payload of the first record. */
+struct dm_etl_info {
+    uint64_t file_size;
+    uint32_t buffer_size;        /* bytes, from the header */
+    uint32_t log_file_mode;
+    uint32_t pointer_size;       /* of the capturing system; records may differ */
+    uint32_t number_of_processors;
+    uint32_t events_lost;
+    uint32_t buffers_lost;
+    uint32_t os_version;         /* TRACE_LOGFILE_HEADER.Version */
+    uint32_t provider_version;   /* OS build number */
+    uint32_t reserved_flags;     /* clock type: 1 QPC, 2 system time, 3 cycles */
+    uint64_t perf_freq;          /* ticks per second of record timestamps */
+    uint64_t start_time;         /* FILETIME of the session start */
+    uint64_t header_timestamp;   /* timestamp of the header record: time 0 */
+    uint32_t buffers_flagged_lost; /* buffers with BufferFlag EVENTS_LOST/BUFFER_LOST */
+};
+
+/* One record, valid until the next dm_etl_next() call. */
+struct dm_etl_record {
+    unsigned header_type;        /* marker byte 2: 0x01..0x15 */
+    unsigned pointer_size;       /* 4 or 8, from header_type */
+    unsigned group;              /* system headers: HookId >> 8; else 0 */
+    unsigned opcode;             /* HookId & 0xFF, or EventDescriptor/Class type */
+    unsigned version;            /* MOF version */
+    int has_guid;                /* FULL_HEADER / EVENT_HEADER records */
+    uint8_t guid[16];            /* provider/class GUID, as stored (little-endian fields) */
+    uint32_t tid, pid;           /* UINT32_MAX when the header has none */
+    uint64_t timestamp;
+    unsigned cpu;
+    const uint8_t *payload;
+    size_t payload_len;
+    uint64_t buffer_file_offset; /* where the record's buffer starts in the file */
+};
+
+/*
+ * Open and validate the trace header. On failure returns a negative dm_err and
+ * writes a message naming the file and, for bad data, the file offset.
+ */
+int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen);
+/*
+ * The same over a trace already in memory (tests, fuzzing); name is used in
+ * messages. data must stay valid until dm_etl_close.
+ */
+int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
+                    const char *name, char *err, size_t errlen);
+const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl);
+
+/*
+ * Next record in time order. Returns 1 with *rec filled, 0 at the end of the
+ * trace, or a negative dm_err (DM_ECORRUPT, DM_ETRUNCATED, DM_EIO) with a
+ * message naming the file offset; records returned before stay valid output.
+ * Records of unknown header kinds are skipped by their size and counted.
+ */
+int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                size_t errlen);
+
+/* Bytes of the file consumed so far (for the progress line). */
+uint64_t dm_etl_bytes_done(const struct dm_etl *etl);
+/* Records skipped because their header kind is not decoded. */
+uint64_t dm_etl_skipped(const struct dm_etl *etl);
+
+void dm_etl_close(struct dm_etl *etl);
+
+#endif /* DM_ETL_H */

@@ -1,0 +1,52 @@
+/*
+ * platform.h - the little the core needs from the operating system: atomics,
+ * threads, clocks, sleeping, terminals and Ctrl+C. One implementation per OS
+ * (posix.c, win32.c); CMake picks the file, so the core has no OS #if.
+ */
+#ifndef DM_PLATFORM_H
+#define DM_PLATFORM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Atomics on 64-bit counters and indices. GCC/Clang use __atomic builtins;
+ * MSVC uses Interlocked and volatile with /volatile:ms semantics. */
+uint64_t dm_atomic_load_acquire(const volatile uint64_t *p);
+uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p);
+void dm_atomic_store_release(volatile uint64_t *p, uint64_t v);
+void dm_atomic_add(volatile uint64_t *p, uint64_t v);
+int dm_atomic_load_int(const volatile int *p);
+void dm_atomic_store_int(volatile int *p, int v);
+
+typedef struct dm_thread dm_thread;
+/* Start fn(arg) on a new thread. Returns 0 or DM_EOS. */
+int dm_thread_start(dm_thread **t, void (*fn)(void *), void *arg);
+void dm_thread_join(dm_thread *t);
+/* Join with a time limit: 0 joined, DM_ESTOPPED timed out (thread left). */
+int dm_thread_join_timeout(dm_thread *t, unsigned ms);
+
+uint64_t dm_monotonic_ns(void); /* steady clock */
+uint64_t dm_wall_ns(void);      /* ns since 1970-01-01 UTC */
+void dm_sleep_ms(unsigned ms);
+void dm_yield(void);
+
+int dm_is_terminal(FILE *f);
+
+/* Ctrl+C (SIGINT), SIGTERM, Ctrl+Break and console close: the first one sets
+ * the flag that dm_interrupted() reports. On Windows console close the
+ * handler then waits up to a few seconds for dm_interrupt_done(), so the
+ * session can be stopped before the process is killed. SIGPIPE is ignored so
+ * a closed pipe shows up as a write error. */
+void dm_interrupt_install(void);
+int dm_interrupted(void);
+void dm_interrupt_done(void);
+/* For tests and for -t: behave as if Ctrl+C was pressed; clear resets the
+ * flag between runs in one process (tests only). */
+void dm_interrupt_raise(void);
+void dm_interrupt_clear(void);
+
+/* Prepare stdout/stderr: binary mode on Windows so lines end in "\n" as on
+ * every other OS (byte-identical output), UTF-8 console. */
+void dm_stdio_init(void);
+
+#endif /* DM_PLATFORM_H */

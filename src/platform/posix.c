@@ -1,0 +1,203 @@
+/*
+ * posix.c - the platform layer on Linux and other POSIX systems: pthreads,
+ * clock_gettime, sigaction. Atomics use the GCC/Clang __atomic builtins,
+ * which every POSIX compiler we build with provides.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include "diskmon.h"
+#include "platform/platform.h"
+
+uint64_t dm_atomic_load_acquire(const volatile uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+void dm_atomic_add(volatile uint64_t *p, uint64_t v)
+{
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+int dm_atomic_load_int(const volatile int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+void dm_atomic_store_int(volatile int *p, int v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+struct dm_thread {
+    pthread_t id;
+    void (*fn)(void *);
+    void *arg;
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    int done;
+    int detached;
+};
+
+static void *thread_main(void *p)
+{
+    struct dm_thread *t = p;
+
+    t->fn(t->arg);
+    pthread_mutex_lock(&t->lock);
+    t->done = 1;
+    pthread_cond_broadcast(&t->done_cond);
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+int dm_thread_start(dm_thread **out, void (*fn)(void *), void *arg)
+{
+    struct dm_thread *t = calloc(1, sizeof *t);
+
+    if (t == NULL)
+        return DM_ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->done_cond, NULL);
+    if (pthread_create(&t->id, NULL, thread_main, t) != 0) {
+        pthread_cond_destroy(&t->done_cond);
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        return DM_EOS;
+    }
+    *out = t;
+    return 0;
+}
+
+void dm_thread_join(dm_thread *t)
+{
+    pthread_join(t->id, NULL);
+    pthread_cond_destroy(&t->done_cond);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+int dm_thread_join_timeout(dm_thread *t, unsigned ms)
+{
+    struct timespec deadline;
+    int done;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->lock);
+    while (!t->done) {
+        if (pthread_cond_timedwait(&t->done_cond, &t->lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    if (!done)
+        return DM_ESTOPPED; /* still running: the caller exits without it */
+    dm_thread_join(t);
+    return 0;
+}
+
+uint64_t dm_monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dm_wall_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void dm_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+void dm_yield(void)
+{
+    sched_yield();
+}
+
+int dm_is_terminal(FILE *f)
+{
+    return isatty(fileno(f));
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+void dm_interrupt_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* A reader that goes away (`diskmon | head`) must show up as EPIPE on
+     * write, which the printer treats as a quiet end. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int dm_interrupted(void)
+{
+    return interrupted != 0;
+}
+
+void dm_interrupt_done(void)
+{
+    /* Nothing waits for this on POSIX: signals do not kill us mid-cleanup. */
+}
+
+void dm_interrupt_raise(void)
+{
+    interrupted = 1;
+}
+
+void dm_stdio_init(void)
+{
+    /* Text and binary are the same on POSIX. */
+}
+
+void dm_interrupt_clear(void)
+{
+    interrupted = 0;
+}

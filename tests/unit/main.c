@@ -1,0 +1,137 @@
+/*
+ * main.c - the test runner: `dm_test SUITE [CASE]` runs one suite (or one
+ * case of it), prints a line per case and a summary, and exits 0 (all passed),
+ * 1 (a failure) or 77 (everything skipped, CTest's SKIP_RETURN_CODE).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "dmtest.h"
+
+int dmt_status;
+char dmt_skip_reason[256];
+
+extern const struct dmt_case dm_suite_ring[];
+extern const struct dmt_case dm_suite_format[];
+extern const struct dmt_case dm_suite_filter[];
+extern const struct dmt_case dm_suite_options[];
+extern const struct dmt_case dm_suite_stats[];
+extern const struct dmt_case dm_suite_lz77[];
+extern const struct dmt_case dm_suite_diskio[];
+extern const struct dmt_case dm_suite_etl[];
+extern const struct dmt_case dm_suite_replay[];
+#ifdef DM_TEST_WIN32
+extern const struct dmt_case dm_suite_etw[];
+#endif
+#ifdef DM_TEST_LINUX
+extern const struct dmt_case dm_suite_linux[];
+#endif
+
+static const struct {
+    const char *name;
+    const struct dmt_case *cases;
+} suites[] = {
+    {"ring", dm_suite_ring},       {"format", dm_suite_format},
+    {"filter", dm_suite_filter},   {"options", dm_suite_options},
+    {"stats", dm_suite_stats},     {"lz77", dm_suite_lz77},
+    {"diskio", dm_suite_diskio},   {"etl", dm_suite_etl},
+    {"replay", dm_suite_replay},
+#ifdef DM_TEST_WIN32
+    {"etw", dm_suite_etw},
+#endif
+#ifdef DM_TEST_LINUX
+    {"linux", dm_suite_linux},
+#endif
+};
+
+int dmt_in_ci(void)
+{
+    const char *ci = getenv("CI");
+    return ci != NULL && strcmp(ci, "true") == 0;
+}
+
+void dmt_fail_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    dmt_status = DMT_FAIL;
+    fprintf(stderr, "    %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+const char *dmt_shared_etl_dir(void)
+{
+    const char *env = getenv("DM_SHARED_ETL");
+
+    return env != NULL && env[0] != '\0' ? env : DM_SOURCE_DIR "/../shared/etl";
+}
+
+int dmt_shared_etl_present(void)
+{
+    char path[1024];
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/README.md", dmt_shared_etl_dir());
+    return stat(path, &st) == 0;
+}
+
+static int run_suite(const char *suite, const struct dmt_case *cases,
+                     const char *only)
+{
+    int passed = 0, failed = 0, skipped = 0;
+
+    for (const struct dmt_case *c = cases; c->name != NULL; c++) {
+        if (only != NULL && strcmp(only, c->name) != 0)
+            continue;
+        dmt_status = DMT_PASS;
+        dmt_skip_reason[0] = '\0';
+        c->fn();
+        switch (dmt_status) {
+        case DMT_PASS:
+            printf("PASS %s/%s\n", suite, c->name);
+            passed++;
+            break;
+        case DMT_SKIP:
+            printf("SKIP %s/%s: %s\n", suite, c->name, dmt_skip_reason);
+            skipped++;
+            break;
+        default:
+            printf("FAIL %s/%s\n", suite, c->name);
+            failed++;
+            break;
+        }
+        fflush(stdout);
+    }
+    printf("%s: %d passed, %d failed, %d skipped\n", suite, passed, failed,
+           skipped);
+    if (failed > 0)
+        return 1;
+    if (passed == 0 && skipped > 0)
+        return 77;
+    if (passed == 0) {
+        fprintf(stderr, "no test named %s in suite %s\n", only ? only : "", suite);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: dm_test SUITE [CASE]\nsuites:");
+        for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+            fprintf(stderr, " %s", suites[i].name);
+        fputc('\n', stderr);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        if (strcmp(argv[1], suites[i].name) == 0)
+            return run_suite(suites[i].name, suites[i].cases,
+                             argc > 2 ? argv[2] : NULL);
+    fprintf(stderr, "dm_test: no suite named %s\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,139 @@
+/*
+ * test_filter.c - -d, --op, -p, -c and -m, alone and together.
+ */
+#include "core/filter.h"
+#include "dmtest.h"
+
+static struct dm_event ev_of(uint32_t disk, const char *disk_name, int request,
+                             uint32_t pid, const char *process, uint64_t duration_ns)
+{
+    struct dm_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.disk = disk;
+    snprintf(ev.disk_name, sizeof ev.disk_name, "%s", disk_name);
+    ev.request = (uint8_t)request;
+    ev.duration_ns = duration_ns;
+    if (pid != 0) {
+        ev.pid = pid;
+        ev.flags |= DM_EV_HAS_PID;
+    }
+    if (process != NULL) {
+        snprintf(ev.process, sizeof ev.process, "%s", process);
+        ev.flags |= DM_EV_HAS_PROCESS;
+    }
+    return ev;
+}
+
+static struct dm_filter filter_of(const char *const *argv_tail, int n)
+{
+    struct dm_options opt;
+    struct dm_filter f;
+    char *argv[16];
+    char err[256];
+
+    argv[0] = (char *)"diskmon";
+    for (int i = 0; i < n; i++)
+        argv[i + 1] = (char *)argv_tail[i];
+    if (dm_options_parse(&opt, n + 1, argv, err, sizeof err) != 0)
+        fprintf(stderr, "unexpected parse error: %s\n", err);
+    dm_filter_init(&f, &opt);
+    return f;
+}
+
+DM_TEST(no_filter_passes_everything)
+{
+    struct dm_filter f = filter_of(NULL, 0);
+    struct dm_event ev = ev_of(3, "", DM_REQ_FLUSH, 0, NULL, 0);
+
+    DM_ASSERT(dm_filter_match(&f, &ev));
+}
+
+DM_TEST(disk_by_number_name_and_majmin)
+{
+    static char d1[] = "1", d2[] = "loop0,8:16";
+    const char *a1[] = {"-d", d1};
+    const char *a2[] = {"--disk", d2};
+    struct dm_filter f1 = filter_of(a1, 2), f2 = filter_of(a2, 2);
+    struct dm_event win1 = ev_of(1, "", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event win0 = ev_of(0, "", DM_REQ_READ, 0, NULL, 0);
+    /* Linux dev_t in the kernel's encoding: 8:16 = (8 << 20) | 16. */
+    struct dm_event sdb = ev_of((8u << 20) | 16, "sdb", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event loop = ev_of((7u << 20) | 0, "loop0", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event sda = ev_of((8u << 20) | 0, "sda", DM_REQ_READ, 0, NULL, 0);
+    /* A named Linux disk whose dev_t happens to be 1 is not "disk 1". */
+    struct dm_event odd = ev_of(1, "ram1", DM_REQ_READ, 0, NULL, 0);
+
+    DM_ASSERT(dm_filter_match(&f1, &win1));
+    DM_ASSERT(!dm_filter_match(&f1, &win0));
+    DM_ASSERT(!dm_filter_match(&f1, &odd));
+    DM_ASSERT(dm_filter_match(&f2, &sdb));
+    DM_ASSERT(dm_filter_match(&f2, &loop));
+    DM_ASSERT(!dm_filter_match(&f2, &sda));
+}
+
+DM_TEST(op_mask)
+{
+    const char *a[] = {"--op", "write,FLUSH"};
+    struct dm_filter f = filter_of(a, 2);
+    struct dm_event r = ev_of(0, "", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event w = ev_of(0, "", DM_REQ_WRITE, 0, NULL, 0);
+    struct dm_event fl = ev_of(0, "", DM_REQ_FLUSH, 0, NULL, 0);
+
+    DM_ASSERT(!dm_filter_match(&f, &r));
+    DM_ASSERT(dm_filter_match(&f, &w));
+    DM_ASSERT(dm_filter_match(&f, &fl));
+}
+
+DM_TEST(pid_needs_known_pid)
+{
+    const char *a[] = {"-p", "4"};
+    struct dm_filter f = filter_of(a, 2);
+    struct dm_event mine = ev_of(0, "", DM_REQ_READ, 4, NULL, 0);
+    struct dm_event other = ev_of(0, "", DM_REQ_READ, 5, NULL, 0);
+    struct dm_event unknown = ev_of(0, "", DM_REQ_READ, 0, NULL, 0);
+
+    DM_ASSERT(dm_filter_match(&f, &mine));
+    DM_ASSERT(!dm_filter_match(&f, &other));
+    DM_ASSERT(!dm_filter_match(&f, &unknown));
+}
+
+DM_TEST(comm_case_insensitive_exe_optional)
+{
+    const char *a[] = {"-c", "SVCHOST"};
+    const char *b[] = {"--comm=fio"};
+    struct dm_filter f = filter_of(a, 2), g = filter_of(b, 1);
+    struct dm_event svc = ev_of(0, "", DM_REQ_READ, 0, "svchost.exe", 0);
+    struct dm_event svc2 = ev_of(0, "", DM_REQ_READ, 0, "svchost", 0);
+    struct dm_event other = ev_of(0, "", DM_REQ_READ, 0, "svchost2.exe", 0);
+    struct dm_event fio = ev_of(0, "", DM_REQ_READ, 0, "fio", 0);
+    struct dm_event nameless = ev_of(0, "", DM_REQ_READ, 0, NULL, 0);
+
+    DM_ASSERT(dm_filter_match(&f, &svc));
+    DM_ASSERT(dm_filter_match(&f, &svc2));
+    DM_ASSERT(!dm_filter_match(&f, &other));
+    DM_ASSERT(dm_filter_match(&g, &fio));
+    DM_ASSERT(!dm_filter_match(&g, &svc));
+    DM_ASSERT(!dm_filter_match(&g, &nameless));
+}
+
+DM_TEST(min_latency_ms)
+{
+    const char *a[] = {"-m", "2.5"};
+    struct dm_filter f = filter_of(a, 2);
+    struct dm_event slow = ev_of(0, "", DM_REQ_READ, 0, NULL, 2500000);
+    struct dm_event fast = ev_of(0, "", DM_REQ_READ, 0, NULL, 2499999);
+
+    DM_ASSERT(dm_filter_match(&f, &slow));
+    DM_ASSERT(!dm_filter_match(&f, &fast));
+}
+
+const struct dmt_case dm_suite_filter[] = {
+    {"no_filter_passes_everything", no_filter_passes_everything},
+    {"disk_by_number_name_and_majmin", disk_by_number_name_and_majmin},
+    {"op_mask", op_mask},
+    {"pid_needs_known_pid", pid_needs_known_pid},
+    {"comm_case_insensitive_exe_optional", comm_case_insensitive_exe_optional},
+    {"min_latency_ms", min_latency_ms},
+    {NULL, NULL},
+};

@@ -1,0 +1,127 @@
+/*
+ * test_stats.c - the -s summary table and the --hist histogram, byte for
+ * byte, with expected values worked out by hand in the comments.
+ */
+#include "core/stats.h"
+#include "dmtest.h"
+
+static struct dm_event ev_of(uint32_t disk, int request, uint32_t bytes, uint64_t dur_ns)
+{
+    struct dm_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.disk = disk;
+    ev.request = (uint8_t)request;
+    ev.transfer_size = bytes;
+    ev.duration_ns = dur_ns;
+    return ev;
+}
+
+static void read_all(FILE *f, char *buf, size_t cap)
+{
+    size_t n;
+
+    rewind(f);
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+}
+
+DM_TEST(percentiles_exact_nearest_rank)
+{
+    struct dm_stats *st = dm_stats_create();
+
+    /* 1..100 ms: p50 = 50 ms, p95 = 95 ms, p99 = 99 ms (nearest rank). */
+    for (uint64_t i = 1; i <= 100; i++) {
+        struct dm_event ev = ev_of(0, DM_REQ_READ, 4096, i * 1000000u);
+        dm_stats_add(st, &ev);
+    }
+    DM_ASSERT_EQ_U64(dm_stats_count(st), 100);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "0", DM_REQ_READ, 50), 50000000u);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "0", DM_REQ_READ, 95), 95000000u);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "0", DM_REQ_READ, 99), 99000000u);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "0", DM_REQ_READ, 100), 100000000u);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "1", DM_REQ_READ, 50), 0);
+    dm_stats_destroy(st);
+}
+
+DM_TEST(percentiles_histogram_bounded_error)
+{
+    struct dm_stats *st = dm_stats_create();
+    uint64_t p50, p99;
+
+    /* 200,000 requests (past the exact limit): half at 1 ms, half at 3 ms.
+     * p50 must be within 1/64 above 1 ms; p99 within 1/64 above 3 ms and
+     * never above the max (3 ms). */
+    for (int i = 0; i < 200000; i++) {
+        struct dm_event ev = ev_of(0, DM_REQ_WRITE, 512, (i & 1) ? 3000000u : 1000000u);
+        dm_stats_add(st, &ev);
+    }
+    p50 = dm_stats_percentile(st, "0", DM_REQ_WRITE, 50);
+    p99 = dm_stats_percentile(st, "0", DM_REQ_WRITE, 99);
+    DM_ASSERT(p50 >= 1000000u && p50 <= 1000000u + 1000000u / 64);
+    DM_ASSERT_EQ_U64(p99, 3000000u);
+    dm_stats_destroy(st);
+}
+
+DM_TEST(summary_table)
+{
+    struct dm_stats *st = dm_stats_create();
+    struct dm_loss loss = {2, 3, 1};
+    char text[4096];
+    FILE *f = tmpfile();
+
+    DM_ASSERT(st != NULL && f != NULL);
+    /* Disk 1 first, so the table's sorting shows (disk 0 comes first). */
+    for (int i = 1; i <= 4; i++) {
+        struct dm_event ev = ev_of(1, DM_REQ_WRITE, 8192, (uint64_t)i * 1000000u);
+        dm_stats_add(st, &ev);
+    }
+    struct dm_event r = ev_of(0, DM_REQ_READ, 4096, 250000);
+    dm_stats_add(st, &r);
+    /* Over 2 s: disk 1 writes 4 x 8192 = 32768 B -> 2.0 IOPS, 0.016 MB/s;
+     * p50 = rank 2 = 2 ms; p95 and p99 = rank 4 = 4 ms; max 4 ms.
+     * Disk 0: one 4096 B read -> 0.5 IOPS, 0.002 MB/s, all 0.25 ms. */
+    dm_stats_summary(st, f, 2000000000u, &loss);
+    read_all(f, text, sizeof text);
+    fclose(f);
+    DM_ASSERT_STR_EQ(text,
+        "Disk     Request      Count          Bytes       IOPS       MB/s        p50 ms        p95 ms        p99 ms        max ms\n"
+        "0        Read             1           4096        0.5      0.002         0.250         0.250         0.250         0.250\n"
+        "1        Write            4          32768        2.0      0.016         2.000         4.000         4.000         4.000\n"
+        "5 events in 2.000 s; lost 5 (ring full 2, source 3); malformed records skipped 1\n");
+    dm_stats_destroy(st);
+}
+
+DM_TEST(histogram_bars)
+{
+    struct dm_stats *st = dm_stats_create();
+    char text[4096];
+    FILE *f = tmpfile();
+    struct dm_event a = ev_of(0, DM_REQ_READ, 512, 1500);   /* 1 us  -> slot 0 (0-1) */
+    struct dm_event b = ev_of(0, DM_REQ_READ, 512, 5000);   /* 5 us  -> slot 2 (4-7) */
+    struct dm_event c = ev_of(0, DM_REQ_READ, 512, 6999);   /* 6 us  -> slot 2 */
+
+    DM_ASSERT(st != NULL && f != NULL);
+    dm_stats_add(st, &a);
+    dm_stats_add(st, &b);
+    dm_stats_add(st, &c);
+    dm_stats_hist(st, f);
+    read_all(f, text, sizeof text);
+    fclose(f);
+    /* Max count 2 = 40 stars; count 1 = 20 stars; empty slot 1 = none. */
+    DM_ASSERT_STR_EQ(text,
+        "disk = 0\n"
+        "                   usecs : count    distribution\n"
+        "         0 -> 1          : 1        |********************                    |\n"
+        "         2 -> 3          : 0        |                                        |\n"
+        "         4 -> 7          : 2        |****************************************|\n");
+    dm_stats_destroy(st);
+}
+
+const struct dmt_case dm_suite_stats[] = {
+    {"percentiles_exact_nearest_rank", percentiles_exact_nearest_rank},
+    {"percentiles_histogram_bounded_error", percentiles_histogram_bounded_error},
+    {"summary_table", summary_table},
+    {"histogram_bars", histogram_bars},
+    {NULL, NULL},
+};
