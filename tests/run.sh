@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# run.sh - diskmon's one test command.
+#
+# Installs what the tests need (Debian, as root), builds diskmon natively with
+# warnings as errors, again with ASan+UBSan and with TSan, cross-builds the
+# Windows executable for x86_64 and i686 with mingw-w64 and runs its tests
+# under Wine, runs every test, and ends with one line "N passed, N failed".
+# Exit status 0 when nothing failed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+JOBS=$(nproc 2>/dev/null || echo 2)
+LOG=$ROOT/build/logs
+mkdir -p "$LOG"
+
+passed=0 failed=0 skipped=0
+
+note() { printf '== %s\n' "$*"; }
+
+# --- dependencies ----------------------------------------------------------
+NEEDED="cmake gcc make mingw-w64 wine wine64 fio"
+missing=""
+for pkg in $NEEDED; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+        note "installing:$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >"$LOG/apt.log" 2>&1
+        # shellcheck disable=SC2086
+        apt-get install -y -qq $missing >>"$LOG/apt.log" 2>&1 ||
+            { echo "apt-get install failed; see $LOG/apt.log"; tail -20 "$LOG/apt.log"; }
+    else
+        note "missing packages:$missing (as root: apt-get install$missing);" \
+             "the tests that need them will skip"
+    fi
+fi
+
+# --- helpers ---------------------------------------------------------------
+# Count one result line of the forms PASS name / FAIL name / SKIP name: why.
+count_lines() {
+    local p f s
+    p=$(grep -c '^PASS ' "$1")
+    f=$(grep -c '^FAIL ' "$1")
+    s=$(grep -c '^SKIP ' "$1")
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    grep -E '^(FAIL|SKIP) ' "$1" | sed 's/^/   /'
+}
+
+# Configure and build one tree; a failed build is one failed test.
+build() { # name, cmake args...
+    local name=$1; shift
+    note "build $name"
+    if cmake -S "$ROOT" -B "$ROOT/build/$name" "$@" >"$LOG/$name-configure.log" 2>&1 &&
+        cmake --build "$ROOT/build/$name" -j "$JOBS" >"$LOG/$name-build.log" 2>&1; then
+        echo "PASS build/$name" >"$LOG/$name-build.result"
+    else
+        echo "FAIL build/$name" >"$LOG/$name-build.result"
+        tail -30 "$LOG/$name-build.log" "$LOG/$name-configure.log" 2>/dev/null
+    fi
+    count_lines "$LOG/$name-build.result"
+    grep -q '^PASS' "$LOG/$name-build.result"
+}
+
+# Run ctest in one tree; every CTest test is one result.
+run_ctest() { # name, ctest args...
+    local name=$1; shift
+    note "test $name"
+    (cd "$ROOT/build/$name" && ctest --output-on-failure --timeout 600 "$@") \
+        >"$LOG/$name-ctest.log" 2>&1
+    # "  3/12 Test  #3: filter ....   Passed    0.01 sec" (or ***Failed,
+    # ***Skipped, ***Timeout, ***Exception, Not Run)
+    awk -v tree="$name" '$1 ~ /^[0-9]+\/[0-9]+$/ && $2 == "Test" && $3 ~ /^#[0-9]+:$/ {
+            if ($0 ~ /Skipped/) print "SKIP " tree "/" $4 ": see build/logs/" tree "-ctest.log"
+            else if ($0 ~ / Passed /) print "PASS " tree "/" $4
+            else print "FAIL " tree "/" $4 }' "$LOG/$name-ctest.log" >"$LOG/$name-ctest.result"
+    if [ ! -s "$LOG/$name-ctest.result" ]; then
+        echo "FAIL $name/ctest: no tests ran" >"$LOG/$name-ctest.result"
+    fi
+    count_lines "$LOG/$name-ctest.result"
+    grep -E '^(SKIP|FAIL) ' "$LOG/$name-ctest.log" | sed 's/^/   /' | head -40
+    grep -B2 -A30 'FAIL\|Failed\|Error' "$LOG/$name-ctest.log" | head -80 >"$LOG/$name-fail-excerpt.log"
+    if grep -q '^FAIL' "$LOG/$name-ctest.result"; then cat "$LOG/$name-fail-excerpt.log"; fi
+}
+
+# --- native, warnings as errors ----------------------------------------------
+if build native -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+    run_ctest native
+fi
+
+# --- ASan + UBSan: the whole suite but the timing-sensitive load test --------
+if build asan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=address,undefined; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        run_ctest asan -E 'linux_load'
+fi
+
+# --- TSan: the threaded parts (ring, pipeline through replay) ----------------
+if build tsan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=thread; then
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli)$'
+fi
+
+# --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
+note "windows (mingw-w64 + wine)"
+bash "$ROOT/tests/scripts/windows.sh" "$ROOT/build/native/diskmon" >"$LOG/windows.log" 2>&1
+count_lines "$LOG/windows.log"
+
+echo
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
