@@ -3,7 +3,6 @@
  * MSVC lacks): -x VALUE, -xVALUE, --long VALUE and --long=VALUE.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +127,7 @@ static int parse_ns(const char *s, double unit_ns, uint64_t *out)
     v = strtod(s, &end);
     if (errno != 0 || *end != '\0' || !(v >= 0) || v * unit_ns > 1.8e19)
         return -1;
-    *out = (uint64_t)llround(v * unit_ns);
+    *out = (uint64_t)(v * unit_ns + 0.5);
     return 0;
 }
 

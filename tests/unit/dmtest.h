@@ -27,7 +27,11 @@ extern int dmt_status;
 extern char dmt_skip_reason[256];
 
 int dmt_in_ci(void); /* CI=true in the environment */
-void dmt_fail_at(const char *file, int line, const char *fmt, ...);
+void dmt_fail_at(const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Path of the shared sample traces folder (DM_SHARED_ETL env, else
  * ../shared/etl relative to the source tree), and whether it exists. */
