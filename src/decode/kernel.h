@@ -60,6 +60,18 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd);
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev);
 
+/*
+ * Replay only, before the dm_kdecode() pass: learn names that the trace
+ * gives only in hindsight, typically in its end-of-session rundown. Takes
+ * Thread End/DCEnd (thread -> process), Process End/DCEnd (process -> image
+ * name), FileIo FileRundown/FileDelete (file object -> name) and SysConfig
+ * VolumeMapping, into separate tables that dm_kdecode() consults only when
+ * its own (forward) tables have no entry; PerfView resolves names from
+ * rundown the same way. Returns 0, DM_ECORRUPT (not counted: the forward
+ * pass counts it) or DM_ENOMEM (the first call allocates the tables).
+ */
+int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec);
+
 /* Records that failed size checks so far. */
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);
 

@@ -26,7 +26,9 @@ struct dm_etl_info {
     uint32_t os_version;         /* TRACE_LOGFILE_HEADER.Version */
     uint32_t provider_version;   /* OS build number */
     uint32_t reserved_flags;     /* clock type: 1 QPC, 2 system time, 3 cycles */
-    uint64_t perf_freq;          /* ticks per second of record timestamps */
+    uint64_t perf_freq;          /* ticks per second of record timestamps: PerfFreq,
+                                  * or 10,000,000 for the system-time clock and
+                                  * CpuSpeedInMHz * 1e6 for the cycle clock */
     uint64_t start_time;         /* FILETIME of the session start */
     uint64_t header_timestamp;   /* timestamp of the header record: time 0 */
     uint32_t buffers_flagged_lost; /* buffers with BufferFlag EVENTS_LOST/BUFFER_LOST */
@@ -67,6 +69,10 @@ const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl);
  * trace, or a negative dm_err (DM_ECORRUPT, DM_ETRUNCATED, DM_EIO) with a
  * message naming the file offset; records returned before stay valid output.
  * Records of unknown header kinds are skipped by their size and counted.
+ * The records of the first buffer (the trace header event first) come before
+ * all others; ties in time keep file order. A bad record ends the trace
+ * where it lies; a bad or cut buffer header is reported after the records of
+ * the buffers before it. Once it failed, every later call fails the same way.
  */
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen);

@@ -12,7 +12,9 @@
  * written (>= 0), or DM_ECORRUPT when the input is malformed: a match that
  * points before the start of the output, a length or flag word running past
  * the input, or output that would exceed out_cap. Never reads or writes out
- * of bounds, whatever the input.
+ * of bounds, whatever the input. The stream ends at a match flag with no
+ * input left ([MS-XCA] 2.4) or where a flag word would start. Bytes of out
+ * past the returned count may have been written (scratch of match copies).
  */
 long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap);
 

@@ -66,7 +66,7 @@ reference_tuples() {
     awk -F, 'NR > 1 && ($5 == 10 || $5 == 11 || $5 == 14) {
         req = ($5 == 10) ? "Read" : ($5 == 11) ? "Write" : "Flush"
         off = ($13 == "") ? 0 : $13; len = ($11 == "") ? 0 : $11
-        printf "%s %s %s %s %d\n", req, $9, off, len, $16 * 100 }' "$1" | sort
+        printf "%s %s %s %s %.0f\n", req, $9, off, len, $16 * 100 }' "$1" | sort
 }
 
 # diskmon's CSV as the same tuples. offset and bytes are the last two
@@ -74,7 +74,7 @@ reference_tuples() {
 # them; duration is seconds with 9 decimals = exact nanoseconds.
 diskmon_tuples() {
     tr -d '\r' <"$1" | awk -F, 'NR > 1 {
-        split($3, d, "."); printf "%s %s %s %s %d\n", $5, $4, $(NF-1), $NF, d[1] * 1000000000 + d[2] }' | sort
+        split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-1), $NF, d[1] * 1000000000 + d[2] }' | sort
 }
 
 for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
@@ -104,7 +104,7 @@ for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
     check "${trace}_json_same_events" cmp -s "$TMP/csv.off" "$TMP/json.off"
     # Text: sectors = offset / 512 in the same order.
     awk 'NR > 1 { print $6 }' "$TMP/$trace.txt" >"$TMP/txt.sec"
-    awk '{ printf "%d\n", $1 / 512 }' "$TMP/csv.off" >"$TMP/csv.sec"
+    awk '{ printf "%.0f\n", ($1 - $1 % 512) / 512 }' "$TMP/csv.off" >"$TMP/csv.sec"
     check "${trace}_text_same_sectors" cmp -s "$TMP/csv.sec" "$TMP/txt.sec"
 done
 

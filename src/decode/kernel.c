@@ -1,0 +1,980 @@
+/*
+ * kernel.c - kernel trace records to dm_events (see kernel.h).
+ *
+ * A DiskIo completion names neither its thread nor its process: the .etl
+ * stores it with a PERFINFO header and live ETW reports -1 for both
+ * (etw-facts.md s.2). So the decoder keeps what the other kernel records tell
+ * it, in four tables:
+ *
+ *   thread id   -> process id      Thread Start/DCStart (End removes)
+ *   process id  -> image name      Process Start/DCStart (kept after End
+ *                                  until the id is reused)
+ *   file object -> file name       FileIo Name/FileCreate/FileDelete/FileRundown
+ *   IRP         -> issuing thread, DiskIo ReadInit/WriteInit/FlushInit
+ *                  header pid, time  (removed by the completion)
+ *
+ * The tables are open-addressing hash tables of fixed capacity. A key lives
+ * in one of PROBE_LEN slots after its hash; when all are taken the entry
+ * written longest ago is replaced. Memory therefore stays constant however
+ * long a live session runs, and a lookup costs at most PROBE_LEN compares.
+ * Losing an old entry only costs attribution (a missing name), never
+ * correctness of the disk request itself.
+ *
+ * Traces written by a session often name things only at their end: the
+ * kernel's end-of-session rundown (Thread/Process DCEnd, FileIo
+ * FileRundown) describes what was still alive, and PerfView applies those
+ * names backwards. For that, a replay may first feed the whole trace to
+ * dm_kdecode_rundown(), which fills a second set of the same tables from
+ * records that describe the past (DCEnd, End, FileRundown, FileDelete); the
+ * main tables are always asked first.
+ *
+ * Device paths: FileIo names are NT paths (\Device\HarddiskVolume2\...).
+ * A short list of NT-prefix -> DOS-prefix pairs, from SysConfig VolumeMapping
+ * records or from dm_kdecoder_add_volume(), turns them into C:\... paths.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/diskio.h"
+#include "decode/kernel.h"
+
+/* Table sizes (slots; powers of two). A busy desktop has a few thousand
+ * threads and a few hundred processes; file objects and outstanding IRPs
+ * are replaced oldest-first once their table is full. */
+#define THREAD_SLOTS 16384u
+#define PROCESS_SLOTS 4096u
+#define FILE_SLOTS 8192u  /* 8192 * ~280 bytes = 2.3 MB */
+#define IRP_SLOTS 8192u
+#define PROBE_LEN 8u      /* slots searched per key */
+
+#define NO_SLOT ((size_t)-1)
+
+/* Volume mappings: the samples carry 9; a machine rarely has more than 26
+ * drive letters plus a few redirectors. */
+#define VOLUME_MAX 64
+#define VOLUME_NT_MAX 256  /* bytes of an NT prefix, UTF-8 */
+#define VOLUME_DOS_MAX 128
+
+/* FileIo and SysConfig strings are UTF-16 inside a record whose size field
+ * is 16 bits (etw-facts.md s.4: Packet.Size, EVENT_HEADER size), so a name
+ * has fewer than 32768 code units. Each unit needs at most 3 bytes of UTF-8
+ * (a surrogate pair, 2 units, needs 4). */
+#define NAME_UNITS_MAX 32768u
+#define SCRATCH_SIZE (3u * NAME_UNITS_MAX + 1u)
+
+/* Opcodes of the other classes (etw-facts.md s.2). */
+#define THREAD_START 1
+#define THREAD_END 2
+#define THREAD_DCSTART 3
+#define THREAD_DCEND 4
+#define PROCESS_START 1
+#define PROCESS_END 2
+#define PROCESS_DCSTART 3
+#define PROCESS_DCEND 4
+#define FILEIO_NAME 0
+#define FILEIO_FILECREATE 32
+#define FILEIO_FILEDELETE 35
+#define FILEIO_FILERUNDOWN 36
+/* SysConfig {9b79ee91-b5fd-41c0-a243-4248e266e9d0} opcode 35 VolumeMapping:
+ * NtPath and DosPath, two NUL-terminated UTF-16 strings. Opcode and GUID
+ * from PerfView KernelTraceEventParser.cs (SysConfigTaskGuid,
+ * "VolumeMapping"); the layout was checked on the win8 sample, where e.g.
+ * DataLen 58 = "\Device\HarddiskVolume2\" (25 units with NUL) + "C:\" (4). */
+#define SYSCONFIG_VOLUME_MAPPING 35
+
+#define NS_PER_SEC 1000000000u
+
+struct ktable {
+    uint64_t *keys;
+    uint64_t *ages; /* 0: free slot; else the write clock of the entry */
+    size_t mask;
+};
+
+struct file_entry {
+    char name[DM_FILE_MAX];
+    uint8_t cut;    /* the start of the path was dropped */
+    uint8_t mapped; /* a volume mapping was applied */
+};
+
+struct irp_entry {
+    uint64_t timestamp;
+    uint32_t tid, pid;
+    uint8_t has_tid, has_pid;
+};
+
+struct volume {
+    char nt[VOLUME_NT_MAX];   /* without trailing backslash */
+    char dos[VOLUME_DOS_MAX]; /* without trailing backslash */
+    size_t nt_len, dos_len;
+};
+
+/* What the naming records tell: one set follows the trace forward, the
+ * optional second holds rundown names (see the top of the file). */
+struct names {
+    struct ktable threads;
+    uint32_t *thread_pid;
+    struct ktable processes;
+    char (*process_name)[DM_PROCESS_MAX];
+    struct ktable files;
+    struct file_entry *file;
+};
+
+/* Which records a pass takes its names from. */
+enum pass { PASS_FORWARD, PASS_RUNDOWN };
+
+struct dm_kdecoder {
+    uint64_t perf_freq;
+    uint64_t start_ts;
+    uint64_t clock; /* write clock for the tables' replacement order */
+    uint64_t malformed;
+    uint64_t diskio_counts[6];
+
+    struct names names;
+    struct names *rundown; /* NULL until dm_kdecode_rundown() is used */
+    struct ktable irps;
+    struct irp_entry *irp;
+
+    struct volume volumes[VOLUME_MAX];
+    int n_volumes;
+
+    char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
+};
+
+/* ---- little-endian reads (payloads are length-checked by the callers) --- */
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t rd_u64(const uint8_t *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint16_t rd_u16(const uint8_t *p)
+{
+    uint16_t v;
+
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t rd_ptr(const uint8_t *p, unsigned pointer_size)
+{
+    return pointer_size == 8 ? rd_u64(p) : rd_u32(p);
+}
+
+/* ---- fixed-size tables --------------------------------------------------- */
+
+static int kt_init(struct ktable *t, size_t slots)
+{
+    t->keys = calloc(slots, sizeof *t->keys);
+    t->ages = calloc(slots, sizeof *t->ages);
+    t->mask = slots - 1;
+    return t->keys != NULL && t->ages != NULL ? 0 : DM_ENOMEM;
+}
+
+static void kt_free(struct ktable *t)
+{
+    free(t->keys);
+    free(t->ages);
+}
+
+/* splitmix64's finaliser: kernel addresses share their low and high bits,
+ * so the key must be mixed before it picks a slot. */
+static size_t kt_hash(uint64_t key)
+{
+    key ^= key >> 30;
+    key *= UINT64_C(0xbf58476d1ce4e5b9);
+    key ^= key >> 27;
+    key *= UINT64_C(0x94d049bb133111eb);
+    key ^= key >> 31;
+    return (size_t)key;
+}
+
+static size_t kt_find(const struct ktable *t, uint64_t key)
+{
+    size_t h = kt_hash(key);
+
+    for (size_t i = 0; i < PROBE_LEN; i++) {
+        size_t s = (h + i) & t->mask;
+        if (t->ages[s] != 0 && t->keys[s] == key)
+            return s;
+    }
+    return NO_SLOT;
+}
+
+/*
+ * The slot for key: its current one, else a free one, else the oldest of
+ * the probe window (whose entry is dropped). The caller overwrites the
+ * value. Never fails.
+ */
+static size_t kt_put(struct ktable *t, uint64_t key, uint64_t clock)
+{
+    size_t h = kt_hash(key), free_slot = NO_SLOT, oldest = NO_SLOT;
+
+    for (size_t i = 0; i < PROBE_LEN; i++) {
+        size_t s = (h + i) & t->mask;
+        if (t->ages[s] == 0) {
+            if (free_slot == NO_SLOT)
+                free_slot = s;
+        } else if (t->keys[s] == key) {
+            t->ages[s] = clock;
+            return s;
+        } else if (oldest == NO_SLOT || t->ages[s] < t->ages[oldest]) {
+            oldest = s;
+        }
+    }
+    if (free_slot == NO_SLOT)
+        free_slot = oldest;
+    t->keys[free_slot] = key;
+    t->ages[free_slot] = clock;
+    return free_slot;
+}
+
+static void kt_remove(struct ktable *t, size_t slot)
+{
+    t->ages[slot] = 0;
+}
+
+static int names_init(struct names *n)
+{
+    n->thread_pid = calloc(THREAD_SLOTS, sizeof *n->thread_pid);
+    n->process_name = calloc(PROCESS_SLOTS, sizeof *n->process_name);
+    n->file = calloc(FILE_SLOTS, sizeof *n->file);
+    if (kt_init(&n->threads, THREAD_SLOTS) < 0 ||
+        kt_init(&n->processes, PROCESS_SLOTS) < 0 ||
+        kt_init(&n->files, FILE_SLOTS) < 0 || n->thread_pid == NULL ||
+        n->process_name == NULL || n->file == NULL)
+        return DM_ENOMEM;
+    return 0;
+}
+
+static void names_free(struct names *n)
+{
+    kt_free(&n->threads);
+    kt_free(&n->processes);
+    kt_free(&n->files);
+    free(n->thread_pid);
+    free(n->process_name);
+    free(n->file);
+}
+
+/* ---- arithmetic ----------------------------------------------------------- */
+
+/* hi:lo = a * b, from 32-bit halves (C11 has no 128-bit type). */
+static void mul_64x64(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
+{
+    uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
+    uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+
+    *lo = (p00 & 0xffffffffu) | (mid << 32);
+    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+/* (hi:lo) / d by shift and subtract; requires hi < d so the quotient fits. */
+static uint64_t div_128by64(uint64_t hi, uint64_t lo, uint64_t d)
+{
+    uint64_t rem = hi, q = 0;
+
+    for (int i = 63; i >= 0; i--) {
+        uint64_t carry = rem >> 63;
+        rem = (rem << 1) | ((lo >> i) & 1u);
+        q <<= 1;
+        if (carry != 0 || rem >= d) {
+            rem -= d;
+            q |= 1u;
+        }
+    }
+    return q;
+}
+
+/*
+ * a * b / c without overflow in the intermediate product: a = q*c + r gives
+ * a*b/c = q*b + r*b/c, and r*b/c < b. The common case (r*b fits in 64 bits,
+ * true for any clock below 18 GHz) is two divisions; otherwise the 128-bit
+ * path runs. A result beyond 64 bits (only from nonsense timestamps)
+ * saturates.
+ */
+static uint64_t mul_div_u64(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t q = a / c, r = a % c, whole, part;
+
+    if (b != 0 && q > UINT64_MAX / b)
+        return UINT64_MAX;
+    whole = q * b;
+    if (b == 0 || r <= UINT64_MAX / b) {
+        part = r * b / c;
+    } else {
+        uint64_t hi, lo;
+        mul_64x64(r, b, &hi, &lo);
+        part = div_128by64(hi, lo, c);
+    }
+    return whole > UINT64_MAX - part ? UINT64_MAX : whole + part;
+}
+
+/* ---- strings -------------------------------------------------------------- */
+
+/*
+ * Number of UTF-16 code units of the string at b[0..len): up to the NUL unit
+ * or the end of the bytes. *terminated tells which.
+ */
+static size_t utf16_units(const uint8_t *b, size_t len, int *terminated)
+{
+    size_t n = 0;
+
+    for (; 2 * n + 1 < len; n++) {
+        if (rd_u16(b + 2 * n) == 0) {
+            *terminated = 1;
+            return n;
+        }
+    }
+    *terminated = 0;
+    return n;
+}
+
+/*
+ * UTF-16LE (units code units at b) to UTF-8 in dst, which has room for
+ * 3 * units + 1 bytes. Unpaired surrogates become U+FFFD. Returns the length
+ * without the NUL that it appends.
+ */
+static size_t utf16_to_utf8(const uint8_t *b, size_t units, char *dst)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < units; i++) {
+        uint32_t c = rd_u16(b + 2 * i);
+
+        if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
+            uint32_t c2 = rd_u16(b + 2 * (i + 1));
+            if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
+                c = 0x10000 + ((c - 0xD800) << 10) + (c2 - 0xDC00);
+                i++;
+            } else {
+                c = 0xFFFD;
+            }
+        } else if (c >= 0xD800 && c <= 0xDFFF) {
+            c = 0xFFFD;
+        }
+        if (c < 0x80) {
+            dst[o++] = (char)c;
+        } else if (c < 0x800) {
+            dst[o++] = (char)(0xC0 | (c >> 6));
+            dst[o++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            dst[o++] = (char)(0xE0 | (c >> 12));
+            dst[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            dst[o++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            dst[o++] = (char)(0xF0 | (c >> 18));
+            dst[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
+            dst[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+            dst[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+/*
+ * Store the concatenation a + b into dst[cap] (NUL-terminated). When it does
+ * not fit, keep its END (the file name matters more than the volume) and
+ * start at a UTF-8 character boundary. Returns 1 if bytes were dropped.
+ */
+static int copy_tail(char *dst, size_t cap, const char *a, size_t alen,
+                     const char *b, size_t blen)
+{
+    size_t total = alen + blen, skip = 0, o = 0;
+
+    if (total > cap - 1) {
+        skip = total - (cap - 1);
+        /* 10xxxxxx is a UTF-8 continuation byte. */
+        while (skip < total &&
+               ((unsigned char)(skip < alen ? a[skip] : b[skip - alen]) & 0xC0) == 0x80)
+            skip++;
+    }
+    for (size_t i = skip; i < total; i++)
+        dst[o++] = i < alen ? a[i] : b[i - alen];
+    dst[o] = '\0';
+    return skip > 0;
+}
+
+static int ascii_lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* The volume whose NT prefix starts path (case-insensitively, ending at a
+ * backslash or at the end of path), the longest if several; NULL if none. */
+static const struct volume *find_volume(const struct dm_kdecoder *kd,
+                                        const char *path, size_t len)
+{
+    const struct volume *best = NULL;
+
+    for (int i = 0; i < kd->n_volumes; i++) {
+        const struct volume *v = &kd->volumes[i];
+        size_t k = 0;
+
+        if (v->nt_len > len || (best != NULL && v->nt_len <= best->nt_len))
+            continue;
+        while (k < v->nt_len && ascii_lower((unsigned char)path[k]) ==
+                                    ascii_lower((unsigned char)v->nt[k]))
+            k++;
+        if (k == v->nt_len && (len == k || path[k] == '\\'))
+            best = v;
+    }
+    return best;
+}
+
+/* Copy path (len bytes) into dst[cap], translated to a DOS path when a
+ * volume matches. *mapped says whether one did; returns 1 if cut. */
+static int store_path(const struct dm_kdecoder *kd, char *dst, size_t cap,
+                      const char *path, size_t len, uint8_t *mapped)
+{
+    const struct volume *v = find_volume(kd, path, len);
+
+    *mapped = v != NULL;
+    if (v == NULL)
+        return copy_tail(dst, cap, "", 0, path, len);
+    return copy_tail(dst, cap, v->dos, v->dos_len, path + v->nt_len,
+                     len - v->nt_len);
+}
+
+/* ---- the record classes --------------------------------------------------- */
+
+/* A record that failed its size checks. Counted once: on the forward pass
+ * (a replay's rundown pass sees the same records again). */
+static int malformed(struct dm_kdecoder *kd, enum pass pass)
+{
+    if (pass == PASS_FORWARD)
+        kd->malformed++;
+    return DM_ECORRUPT;
+}
+
+/*
+ * Thread_TypeGroup1: ProcessId 0, TThreadId 4 from version 1 on; version 0
+ * had them the other way round (PerfView ThreadTraceData comments).
+ * Forward: Start/DCStart add, End removes. Rundown: End/DCEnd add.
+ * [etw-facts.md s.2; MS thread-typegroup1]
+ */
+static int on_thread(struct dm_kdecoder *kd, struct names *nm,
+                     const struct dm_krecord *rec, enum pass pass)
+{
+    unsigned op = rec->opcode;
+    uint32_t pid, tid;
+    size_t s;
+
+    if (pass == PASS_FORWARD ? op != THREAD_START && op != THREAD_DCSTART &&
+                                   op != THREAD_END
+                             : op != THREAD_END && op != THREAD_DCEND)
+        return 0;
+    if (rec->payload_len < 8)
+        return malformed(kd, pass);
+    pid = rd_u32(rec->payload + (rec->version >= 1 ? 0 : 4));
+    tid = rd_u32(rec->payload + (rec->version >= 1 ? 4 : 0));
+    if (pass == PASS_FORWARD && op == THREAD_END) {
+        s = kt_find(&nm->threads, tid);
+        if (s != NO_SLOT)
+            kt_remove(&nm->threads, s);
+        return 0;
+    }
+    s = kt_put(&nm->threads, tid, ++kd->clock);
+    nm->thread_pid[s] = pid;
+    return 0;
+}
+
+/*
+ * Process_TypeGroup1 Start/DCStart, with P the pointer size:
+ *   UniqueProcessKey 0 (ptr), ProcessId P, ParentId P+4, SessionId P+8,
+ *   ExitStatus P+12, then
+ *   v2: UserSID at P+16                               (24 x64, 20 x86)
+ *   v3: DirectoryTableBase P+16 (ptr), UserSID 2P+16  (32 x64, 24 x86)
+ *   v4+: DirectoryTableBase, Flags 2P+16, UserSID 2P+20 (36 x64, 28 x86)
+ * The SID field is 4 zero bytes when absent; otherwise a TOKEN_USER (two
+ * pointers) followed by the SID: 8 bytes (Revision, SubAuthorityCount at
+ * byte 1, IdentifierAuthority) plus 4 per sub-authority. ImageFileName, a
+ * NUL-terminated 8-bit string, follows. Later fields (CommandLine, ...) are
+ * not needed. End and DCEnd have the same layout.
+ * [etw-facts.md s.2; MS process-typegroup1; PerfView ProcessTraceData, SkipSID]
+ */
+static int on_process(struct dm_kdecoder *kd, struct names *nm,
+                      const struct dm_krecord *rec, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, ps = rec->pointer_size;
+    size_t sid_off, name_off, end, s;
+    uint32_t pid;
+    char *dst;
+
+    if (pass == PASS_FORWARD ? rec->opcode != PROCESS_START &&
+                                   rec->opcode != PROCESS_DCSTART
+                             : rec->opcode != PROCESS_END &&
+                                   rec->opcode != PROCESS_DCEND)
+        return 0;       /* forward: End, DCEnd, Defunct keep the name */
+    if (rec->version < 2)
+        return 0;       /* pre-Vista layouts are not decoded */
+    if (rec->version == 2)
+        sid_off = ps + 16;
+    else if (rec->version == 3)
+        sid_off = 2 * ps + 16;
+    else
+        sid_off = 2 * ps + 20;
+    if (len < sid_off + 4)
+        return malformed(kd, pass);
+    pid = rd_u32(b + ps);
+    if (rd_u32(b + sid_off) == 0) {
+        name_off = sid_off + 4;
+    } else {
+        size_t sid = sid_off + 2 * ps;
+        if (len < sid + 8)
+            return malformed(kd, pass);
+        name_off = sid + 8 + 4 * (size_t)b[sid + 1];
+    }
+    for (end = name_off; end < len && b[end] != 0; end++)
+        ;
+    if (end >= len)
+        return malformed(kd, pass); /* no NUL: the name is cut off */
+
+    s = kt_put(&nm->processes, pid, ++kd->clock);
+    dst = nm->process_name[s];
+    for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
+        unsigned char c = b[name_off + i];
+        /* The name is in the system's 8-bit code page, which we cannot
+         * convert portably: keep ASCII, mark the rest. */
+        dst[i] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+        dst[i + 1] = '\0';
+    }
+    if (end == name_off)
+        dst[0] = '\0';
+    return 0;
+}
+
+/*
+ * FileIo_Name (Name 0, FileCreate 32, FileDelete 35, FileRundown 36):
+ * FileObject 0 (ptr), then the NT path as NUL-terminated UTF-16 at P.
+ * The rundown pass takes only FileDelete and FileRundown, the two that
+ * describe a name the object had before (PerfView's isRundown).
+ * [etw-facts.md s.2; MS fileio-name; PerfView KernelTraceEventParser]
+ */
+static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
+                     const struct dm_krecord *rec, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, ps = rec->pointer_size, units, n, s;
+    const uint8_t *name;
+    uint64_t file_object;
+    int terminated, cut;
+
+    if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
+        (pass == PASS_RUNDOWN ||
+         (rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)))
+        return 0;
+    if (len < ps)
+        return malformed(kd, pass);
+    file_object = rd_ptr(b, (unsigned)ps);
+    units = utf16_units(b + ps, len - ps, &terminated);
+    if (units == 0)
+        return 0;
+    name = b + ps;
+    cut = 0;
+    if (units > NAME_UNITS_MAX) { /* cannot happen in a 64 KB record */
+        name += 2 * (units - NAME_UNITS_MAX);
+        units = NAME_UNITS_MAX;
+        cut = 1;
+    }
+    n = utf16_to_utf8(name, units, kd->scratch);
+    s = kt_put(&nm->files, file_object, ++kd->clock);
+    nm->file[s].cut = (uint8_t)(store_path(kd, nm->file[s].name, DM_FILE_MAX,
+                                           kd->scratch, n,
+                                           &nm->file[s].mapped) | cut);
+    return 0;
+}
+
+/* SysConfig VolumeMapping: NtPath, DosPath (see SYSCONFIG_VOLUME_MAPPING). */
+static int on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                        enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, nt_units, dos_units;
+    char nt[VOLUME_NT_MAX * 3], dos[VOLUME_DOS_MAX * 3];
+    int terminated;
+
+    if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
+        return 0;
+    nt_units = utf16_units(b, len, &terminated);
+    if (!terminated)
+        return malformed(kd, pass);
+    dos_units = utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
+                            &terminated);
+    if (nt_units >= VOLUME_NT_MAX || dos_units >= VOLUME_DOS_MAX)
+        return 0; /* longer than any real device prefix: ignore */
+    utf16_to_utf8(b, nt_units, nt);
+    utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
+    (void)dm_kdecoder_add_volume(kd, nt, dos); /* a full table keeps the first */
+    return 0;
+}
+
+/* The process of thread tid: forward tables first, then rundown ones. */
+static int lookup_thread(const struct dm_kdecoder *kd, uint32_t tid, uint32_t *pid)
+{
+    size_t s = kt_find(&kd->names.threads, tid);
+
+    if (s != NO_SLOT) {
+        *pid = kd->names.thread_pid[s];
+        return 1;
+    }
+    if (kd->rundown != NULL && (s = kt_find(&kd->rundown->threads, tid)) != NO_SLOT) {
+        *pid = kd->rundown->thread_pid[s];
+        return 1;
+    }
+    return 0;
+}
+
+/* The image name of pid, or NULL when unknown or empty. */
+static const char *lookup_process(const struct dm_kdecoder *kd, uint32_t pid)
+{
+    const struct names *nm[2] = {&kd->names, kd->rundown};
+
+    for (int i = 0; i < 2 && nm[i] != NULL; i++) {
+        size_t s = kt_find(&nm[i]->processes, pid);
+        if (s != NO_SLOT && nm[i]->process_name[s][0] != '\0')
+            return nm[i]->process_name[s];
+    }
+    return NULL;
+}
+
+static const struct file_entry *lookup_file(const struct dm_kdecoder *kd,
+                                            uint64_t file_object)
+{
+    const struct names *nm[2] = {&kd->names, kd->rundown};
+
+    for (int i = 0; i < 2 && nm[i] != NULL; i++) {
+        size_t s = kt_find(&nm[i]->files, file_object);
+        if (s != NO_SLOT)
+            return &nm[i]->file[s];
+    }
+    return NULL;
+}
+
+/*
+ * DiskIo: Init events remember the IRP; completions become a dm_event.
+ * Attribution, in order of trust:
+ *   tid  IssuingThreadId of the completion (version 3), else the tid the
+ *        IRP's Init event recorded (its IssuingThreadId, or for version 2
+ *        its header thread id);
+ *   pid  the thread table for that tid, else the Init header's process id,
+ *        else the completion's own header process id, if it has one.
+ */
+static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                     struct dm_event *ev)
+{
+    struct dm_diskio d;
+    const struct irp_entry *init = NULL;
+    const struct file_entry *f;
+    const char *name;
+    int rc, has_tid = 0, has_pid = 0;
+    uint32_t tid = 0, pid = 0;
+    size_t s, irp_slot;
+
+    rc = dm_diskio_decode(rec->opcode, rec->version, rec->pointer_size,
+                          rec->payload, rec->payload_len, &d);
+    if (rc == DM_ENOTFOUND)
+        return 0; /* DiskIo's driver and split events: not ours */
+    if (rc < 0)
+        return malformed(kd, PASS_FORWARD);
+    kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
+
+    if (rec->opcode == DM_DISKIO_READ_INIT || rec->opcode == DM_DISKIO_WRITE_INIT ||
+        rec->opcode == DM_DISKIO_FLUSH_INIT) {
+        struct irp_entry *e;
+
+        s = kt_put(&kd->irps, d.irp, ++kd->clock);
+        e = &kd->irp[s];
+        e->timestamp = rec->timestamp;
+        e->has_tid = d.has_issuing_tid || rec->tid != DM_KNO_ID;
+        e->tid = d.has_issuing_tid ? d.issuing_tid : rec->tid;
+        e->has_pid = rec->pid != DM_KNO_ID;
+        e->pid = rec->pid;
+        return 0;
+    }
+
+    memset(ev, 0, sizeof *ev);
+    irp_slot = kt_find(&kd->irps, d.irp);
+    /* An Init stamped after this completion belongs to the IRP's next use
+     * (live sessions do not sort across CPUs); leave it for that one. */
+    if (irp_slot != NO_SLOT && kd->irp[irp_slot].timestamp <= rec->timestamp)
+        init = &kd->irp[irp_slot];
+
+    ev->time_ns = rec->timestamp > kd->start_ts
+                      ? mul_div_u64(rec->timestamp - kd->start_ts, NS_PER_SEC,
+                                    kd->perf_freq)
+                      : 0;
+    ev->duration_ns = mul_div_u64(d.high_res_response_time, NS_PER_SEC,
+                                  kd->perf_freq);
+    ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
+                  : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
+                                                   : DM_REQ_FLUSH;
+    ev->byte_offset = d.byte_offset;
+    ev->transfer_size = d.transfer_size;
+    ev->disk = d.disk_number;
+    ev->irp = d.irp;
+    ev->irp_flags = d.irp_flags;
+    ev->flags = DM_EV_HAS_IRP_FLAGS;
+
+    /* (uint32_t)-1 is ETW's "no thread" (etw-facts.md s.2). */
+    if (d.has_issuing_tid && d.issuing_tid != UINT32_MAX) {
+        tid = d.issuing_tid;
+        has_tid = 1;
+    } else if (init != NULL && init->has_tid && init->tid != UINT32_MAX) {
+        tid = init->tid;
+        has_tid = 1;
+    }
+    if (has_tid && lookup_thread(kd, tid, &pid)) {
+        has_pid = 1;
+    } else if (init != NULL && init->has_pid) {
+        pid = init->pid;
+        has_pid = 1;
+    } else if (rec->pid != DM_KNO_ID) {
+        pid = rec->pid;
+        has_pid = 1;
+    }
+    if (has_tid) {
+        ev->tid = tid;
+        ev->flags |= DM_EV_HAS_TID;
+    }
+    if (has_pid) {
+        ev->pid = pid;
+        ev->flags |= DM_EV_HAS_PID;
+        name = lookup_process(kd, pid);
+        if (name != NULL) {
+            memcpy(ev->process, name, DM_PROCESS_MAX);
+            ev->flags |= DM_EV_HAS_PROCESS;
+        }
+    }
+    if (d.file_object != 0 && (f = lookup_file(kd, d.file_object)) != NULL) {
+        uint8_t mapped = f->mapped;
+        int cut = f->cut;
+
+        /* A mapping learnt after the name was stored still applies. */
+        if (!mapped && !cut)
+            cut = store_path(kd, ev->file, DM_FILE_MAX, f->name,
+                             strlen(f->name), &mapped);
+        else
+            memcpy(ev->file, f->name, DM_FILE_MAX);
+        ev->flags |= DM_EV_HAS_FILE;
+        if (cut)
+            ev->flags |= DM_EV_FILE_CUT;
+    }
+    if (irp_slot != NO_SLOT && init != NULL)
+        kt_remove(&kd->irps, irp_slot);
+    return 1;
+}
+
+/* ---- public --------------------------------------------------------------- */
+
+struct dm_kdecoder *dm_kdecoder_create(uint64_t perf_freq, uint64_t start_ts)
+{
+    struct dm_kdecoder *kd;
+
+    if (perf_freq == 0)
+        return NULL;
+    kd = calloc(1, sizeof *kd);
+    if (kd == NULL)
+        return NULL;
+    kd->perf_freq = perf_freq;
+    kd->start_ts = start_ts;
+    kd->irp = calloc(IRP_SLOTS, sizeof *kd->irp);
+    kd->scratch = malloc(SCRATCH_SIZE);
+    if (names_init(&kd->names) < 0 || kt_init(&kd->irps, IRP_SLOTS) < 0 ||
+        kd->irp == NULL || kd->scratch == NULL) {
+        dm_kdecoder_destroy(kd);
+        return NULL;
+    }
+    return kd;
+}
+
+void dm_kdecoder_destroy(struct dm_kdecoder *kd)
+{
+    if (kd == NULL)
+        return;
+    names_free(&kd->names);
+    if (kd->rundown != NULL)
+        names_free(kd->rundown);
+    free(kd->rundown);
+    kt_free(&kd->irps);
+    free(kd->irp);
+    free(kd->scratch);
+    free(kd);
+}
+
+int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+               struct dm_event *ev)
+{
+    if (rec->kclass == DM_K_OTHER)
+        return 0;
+    if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
+        (rec->payload == NULL && rec->payload_len > 0))
+        return malformed(kd, PASS_FORWARD);
+    switch (rec->kclass) {
+    case DM_K_DISKIO:
+        return on_diskio(kd, rec, ev);
+    case DM_K_THREAD:
+        return on_thread(kd, &kd->names, rec, PASS_FORWARD);
+    case DM_K_PROCESS:
+        return on_process(kd, &kd->names, rec, PASS_FORWARD);
+    case DM_K_FILEIO:
+        return on_fileio(kd, &kd->names, rec, PASS_FORWARD);
+    case DM_K_SYSCONFIG:
+        return on_sysconfig(kd, rec, PASS_FORWARD);
+    default:
+        return 0;
+    }
+}
+
+int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
+{
+    if (rec->kclass == DM_K_OTHER || rec->kclass == DM_K_DISKIO)
+        return 0;
+    if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
+        (rec->payload == NULL && rec->payload_len > 0))
+        return DM_ECORRUPT;
+    if (kd->rundown == NULL) {
+        kd->rundown = calloc(1, sizeof *kd->rundown);
+        if (kd->rundown == NULL)
+            return DM_ENOMEM;
+        if (names_init(kd->rundown) < 0) {
+            names_free(kd->rundown);
+            free(kd->rundown);
+            kd->rundown = NULL;
+            return DM_ENOMEM;
+        }
+    }
+    switch (rec->kclass) {
+    case DM_K_THREAD:
+        return on_thread(kd, kd->rundown, rec, PASS_RUNDOWN);
+    case DM_K_PROCESS:
+        return on_process(kd, kd->rundown, rec, PASS_RUNDOWN);
+    case DM_K_FILEIO:
+        return on_fileio(kd, kd->rundown, rec, PASS_RUNDOWN);
+    case DM_K_SYSCONFIG:
+        return on_sysconfig(kd, rec, PASS_RUNDOWN);
+    default:
+        return 0;
+    }
+}
+
+uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd)
+{
+    return kd->malformed;
+}
+
+void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6])
+{
+    memcpy(counts, kd->diskio_counts, sizeof kd->diskio_counts);
+}
+
+/* Length of s without one trailing backslash. */
+static size_t stem_len(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > 0 && s[n - 1] == '\\' ? n - 1 : n;
+}
+
+int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
+                           const char *dos_prefix)
+{
+    size_t nt_len, dos_len;
+    struct volume *v = NULL;
+
+    if (nt_prefix == NULL || dos_prefix == NULL)
+        return DM_EUSAGE;
+    nt_len = stem_len(nt_prefix);
+    dos_len = stem_len(dos_prefix);
+    if (nt_len == 0 || nt_len >= VOLUME_NT_MAX || dos_len >= VOLUME_DOS_MAX)
+        return DM_EUSAGE;
+    /* "\??\" -> "" in the samples: a mapping to nothing, of no use. */
+    if (dos_prefix[0] == '\0')
+        return 0;
+    for (int i = 0; i < kd->n_volumes; i++) {
+        struct volume *w = &kd->volumes[i];
+        if (w->nt_len == nt_len && memcmp(w->nt, nt_prefix, nt_len) == 0)
+            v = w;
+    }
+    if (v == NULL) {
+        if (kd->n_volumes == VOLUME_MAX)
+            return DM_ENOMEM;
+        v = &kd->volumes[kd->n_volumes++];
+    }
+    memcpy(v->nt, nt_prefix, nt_len);
+    v->nt[nt_len] = '\0';
+    v->nt_len = nt_len;
+    memcpy(v->dos, dos_prefix, dos_len);
+    v->dos[dos_len] = '\0';
+    v->dos_len = dos_len;
+    return 0;
+}
+
+/*
+ * Class GUIDs as stored: Data1 (4 bytes), Data2, Data3 little-endian, then
+ * Data4 as is. [etw-facts.md s.2; PerfView SysConfigTaskGuid]
+ */
+static const struct {
+    uint8_t guid[16];
+    enum dm_kclass kclass;
+} class_guids[] = {
+    /* {3d6fa8d4-fe05-11d0-9dda-00c04fd7ba7c} DiskIo */
+    {{0xd4, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+      0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}, DM_K_DISKIO},
+    /* {3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c} Process */
+    {{0xd0, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+      0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}, DM_K_PROCESS},
+    /* {3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c} Thread */
+    {{0xd1, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+      0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}, DM_K_THREAD},
+    /* {90cbdc39-4a3e-11d1-84f4-0000f80464e3} FileIo */
+    {{0x39, 0xdc, 0xcb, 0x90, 0x3e, 0x4a, 0xd1, 0x11,
+      0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}, DM_K_FILEIO},
+    /* {9b79ee91-b5fd-41c0-a243-4248e266e9d0} SysConfig (VolumeMapping) */
+    {{0x91, 0xee, 0x79, 0x9b, 0xfd, 0xb5, 0xc0, 0x41,
+      0xa2, 0x43, 0x42, 0x48, 0xe2, 0x66, 0xe9, 0xd0}, DM_K_SYSCONFIG},
+};
+
+enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16])
+{
+    for (size_t i = 0; i < sizeof class_guids / sizeof class_guids[0]; i++)
+        if (memcmp(guid, class_guids[i].guid, 16) == 0)
+            return class_guids[i].kclass;
+    return DM_K_OTHER;
+}
+
+/*
+ * HookId groups of .etl system headers (etw-facts.md s.4, [phnt]). Group
+ * 0x0B (config) is deliberately absent: its opcode 35 in system headers is a
+ * processor record on the win11 sample, not VolumeMapping, which comes only
+ * with the SysConfig GUID.
+ */
+enum dm_kclass dm_kclass_from_group(unsigned group)
+{
+    switch (group) {
+    case 1:
+        return DM_K_DISKIO;
+    case 3:
+        return DM_K_PROCESS;
+    case 4:
+        return DM_K_FILEIO;
+    case 5:
+        return DM_K_THREAD;
+    default:
+        return DM_K_OTHER;
+    }
+}

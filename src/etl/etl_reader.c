@@ -1,0 +1,1037 @@
+/*
+ * etl_reader.c - a portable reader of .etl trace files (see etl.h).
+ *
+ * An .etl file is a run of buffers, each a 72-byte WMI_BUFFER_HEADER followed
+ * by 8-byte-aligned records from one CPU; compressed buffers hold MS-XCA
+ * Plain LZ77 data that inflates to the records. Layouts: etw-facts.md s.4.
+ *
+ * How it reads:
+ *   - open() validates buffer 0 and the trace header record in it, then walks
+ *     every other buffer header once and keeps a small index entry per buffer
+ *     (offset, sizes, flags, CPU), chained per CPU in file order. A bad
+ *     buffer header after buffer 0 ends the index there; the error is
+ *     reported once every record before it has been returned.
+ *   - next() returns the records of buffer 0 first (the trace header event
+ *     and whatever the logger put beside it), then merges the per-CPU
+ *     streams by record timestamp with a binary heap keyed on (timestamp,
+ *     buffer index), so equal timestamps keep file order. Each stream holds
+ *     one loaded (inflated) buffer; the next one is read and inflated only
+ *     when the current one is used up, so memory is one buffer per CPU plus
+ *     the index whatever the size of the file.
+ *   - A bad record ends the trace where it is found: next() returns the
+ *     error, after every record it returned before, and keeps returning it.
+ *
+ * Every length read from the file is checked against the bytes that hold it
+ * before anything is read through it; fields are assembled byte by byte into
+ * fixed-width integers (rd_u16/rd_u32/rd_u64), never read through a cast
+ * pointer.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fseeko/ftello */
+#endif
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* 64-bit off_t on 32-bit POSIX systems */
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskmon.h"
+#include "etl/etl.h"
+#include "etl/lz77.h"
+
+/* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
+#define BUF_HDR_SIZE 0x48u
+#define BUF_OFF_SIZE 0x00u      /* BufferSize: bytes on disk */
+/* ETW_BUFFER_CONTEXT: u8 ProcessorNumber (+ u8 Alignment), or u16 ProcessorIndex */
+#define BUF_OFF_CONTEXT 0x28u
+#define BUF_OFF_FILLED 0x30u    /* Offset: filled bytes including the header */
+#define BUF_OFF_FLAGS 0x34u     /* u16 BufferFlag */
+#define BUF_FLAG_EVENTS_LOST 0x0002u
+#define BUF_FLAG_BUFFER_LOST 0x0004u
+#define BUF_FLAG_PROC_INDEX 0x0020u  /* context holds ProcessorIndex & 0x7FF */
+#define BUF_FLAG_COMPRESSED 0x0040u  /* MS-XCA Plain LZ77 after the header */
+#define PROC_INDEX_MASK 0x7FFu
+#define MAX_CPUS (PROC_INDEX_MASK + 1u)
+
+/* Bounds on a compressed buffer's inflated size, which only its header
+ * states. ETW caps a session's buffers at 1 MB [MS-props], and no buffer
+ * exceeds the session's BufferSize from the trace header; a compressed
+ * buffer may claim the larger of the two, never more than 16 MB, so a forged
+ * header cannot ask for gigabytes. */
+#define ETW_MAX_BUFFER_BYTES (1u << 20)
+#define MAX_BUFFER_BYTES (16u << 20)
+
+/* Record markers: etw-facts.md s.4 [phnt][GC-sth]. Byte 3 holds the flags
+ * (0xC0: TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE; 0x9_: a MESSAGE
+ * record), byte 2 the header type, bytes 0-1 the MOF version (system,
+ * compact and perfinfo headers) or else the record size. */
+#define MARKER_END 0xFFFFFFFFu
+#define MARKER_FLAGS_TRACE 0xC0u
+#define MARKER_FLAGS_MESSAGE 0x90u
+#define MARKER_HEADER32 0xC0010002u /* SYSTEM32 header, version 2 */
+#define MARKER_HEADER64 0xC0020002u /* SYSTEM64 header, version 2 */
+
+/* Header types (marker byte 2) and their fixed header sizes [phnt]. */
+enum rec_kind {
+    K_OTHER = 0, K_SYSTEM, K_COMPACT, K_PERFINFO, K_FULL, K_INSTANCE, K_EVENT
+};
+
+static const struct {
+    unsigned char kind;
+    unsigned char pointer_size;
+} header_types[0x16] = {
+    [0x01] = {K_SYSTEM, 4},   [0x02] = {K_SYSTEM, 8},
+    [0x03] = {K_COMPACT, 4},  [0x04] = {K_COMPACT, 8},
+    [0x0A] = {K_FULL, 4},     [0x14] = {K_FULL, 8},
+    [0x0B] = {K_INSTANCE, 4}, [0x15] = {K_INSTANCE, 8},
+    [0x10] = {K_PERFINFO, 4}, [0x11] = {K_PERFINFO, 8},
+    [0x12] = {K_EVENT, 4},    [0x13] = {K_EVENT, 8},
+};
+
+static const unsigned kind_header_size[] = {
+    [K_OTHER] = 4,      /* just the marker */
+    [K_SYSTEM] = 0x20,  /* SYSTEM_TRACE_HEADER */
+    [K_COMPACT] = 0x18, /* SYSTEM_TRACE_HEADER without CPU times */
+    [K_PERFINFO] = 0x10, /* PERFINFO_TRACE_HEADER */
+    [K_FULL] = 0x30,    /* EVENT_TRACE_HEADER */
+    [K_INSTANCE] = 0x48, /* EVENT_INSTANCE_GUID_HEADER [dissect c_etl.py] */
+    [K_EVENT] = 0x50,   /* EVENT_HEADER */
+};
+
+/* Field offsets inside record headers [phnt][GC-sth][MS-evh]. */
+#define SYS_OFF_SIZE 0x04     /* Packet.Size, bytes including the header */
+#define SYS_OFF_HOOK 0x06     /* Packet.HookId = Group << 8 | Type */
+#define SYS_OFF_TID 0x08
+#define SYS_OFF_PID 0x0C
+#define SYS_OFF_TIME 0x10     /* SYSTEM/COMPACT SystemTime */
+#define PERF_OFF_TIME 0x08    /* PERFINFO TimeStamp */
+#define FULL_OFF_TYPE 0x04    /* EVENT_TRACE_HEADER Class.Type */
+#define FULL_OFF_VERSION 0x06 /* Class.Version, u16 */
+#define FULL_OFF_GUID 0x18
+#define EVH_OFF_FLAGS 0x04    /* EVENT_HEADER Flags */
+#define EVH_OFF_PROVIDER 0x18
+#define EVH_OFF_VERSION 0x2A  /* EventDescriptor.Version */
+#define EVH_OFF_OPCODE 0x2D   /* EventDescriptor.Opcode */
+#define EVH_FLAG_EXTENDED_INFO 0x0001u /* extended data items follow [MS-evh] */
+/* An extended data item as stored: u16 item size (with this 8-byte header,
+ * a multiple of 8), u16 ExtType, u16 whose bit 0 (Linkage) says another
+ * item follows, u16 DataSize [dissect c_etl.py][MS EVENT_HEADER_EXTENDED_DATA_ITEM]. */
+#define EXT_HDR_SIZE 8u
+#define EXT_OFF_LINKAGE 4
+#define EXT_OFF_DATA_SIZE 6
+#define TIDPID_OFF_TID 0x08   /* FULL/INSTANCE/EVENT headers share these */
+#define TIDPID_OFF_PID 0x0C
+#define TIME_OFF 0x10
+
+/* TRACE_LOGFILE_HEADER, the payload of the first record, 32-bit layout; the
+ * 64-bit layout is 8 bytes longer from 0x40 on because the two pointers at
+ * 0x38 widen. etw-facts.md s.4 [GC-tlh][mingw offsetof]. */
+#define TLH_BUFFER_SIZE 0x00
+#define TLH_VERSION 0x04
+#define TLH_PROVIDER_VERSION 0x08
+#define TLH_NUM_PROCESSORS 0x0C
+#define TLH_LOG_FILE_MODE 0x20
+#define TLH_POINTER_SIZE 0x2C
+#define TLH_EVENTS_LOST 0x30
+#define TLH_CPU_MHZ 0x34
+#define TLH_PERF_FREQ 0xF8    /* after TimeZone (0xAC bytes) and a 4-byte pad */
+#define TLH_START_TIME 0x100
+#define TLH_RESERVED_FLAGS 0x108 /* clock type */
+#define TLH_BUFFERS_LOST 0x10C
+#define TLH_SIZE32 0x110
+#define TLH_WIDE_SHIFT 8      /* 64-bit layout: everything from 0x40 moves by 8 */
+#define CLOCK_SYSTEM_TIME 2u  /* ReservedFlags: FILETIME units [MS-wnode] */
+#define CLOCK_CPU_CYCLES 3u   /* ReservedFlags: CPU cycles, CpuSpeedInMHz [MS-wnode] */
+#define FILETIME_PER_SECOND 10000000u
+
+#define NO_BUF UINT32_MAX
+
+/* One buffer of the file, from its header. */
+struct buf_entry {
+    uint64_t offset;
+    uint32_t disk_size;  /* BufferSize */
+    uint32_t filled;     /* Offset: header plus records */
+    uint32_t next;       /* next buffer of the same CPU, NO_BUF if none */
+    uint16_t flags;
+    uint16_t cpu;
+};
+
+/* One CPU's buffers in file order, with the one loaded now. */
+struct stream {
+    uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
+    uint32_t next;       /* buffer to load after cur */
+    unsigned cpu;
+    uint8_t *data;       /* records of cur: its bytes from 0x48 to Offset */
+    size_t cap, len, pos;
+    struct dm_etl_record rec; /* the stream's next record (merge head) */
+};
+
+/* Where next() is: the header record, the rest of buffer 0, the merge, done. */
+enum phase { PH_HEADER, PH_PROLOGUE, PH_MERGE, PH_END };
+
+struct dm_etl {
+    FILE *fp;
+    const uint8_t *mem;      /* dm_etl_open_mem: the caller's bytes */
+    char *name;
+    struct dm_etl_info info;
+    uint32_t max_filled;     /* largest Offset accepted for compressed buffers */
+
+    struct buf_entry *bufs;  /* bufs[0] is the header buffer */
+    uint32_t nbufs, bufs_cap;
+    int index_err;           /* why the index stopped early, 0 if it did not */
+    char index_msg[384];
+
+    struct stream prologue;  /* buffer 0 */
+    struct stream *streams;
+    unsigned nstreams;
+    unsigned *heap;          /* stream indices, min-heap on (timestamp, buffer) */
+    unsigned heap_len;
+    int top_consumed;        /* heap[0]'s record was returned: advance it first */
+    enum phase phase;
+
+    uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
+    size_t scratch_cap;
+    uint64_t bytes_done;
+    uint64_t skipped;
+
+    int err;                 /* sticky: once next() failed it keeps failing */
+    char err_msg[384];
+};
+
+static uint16_t rd_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd_u64(const uint8_t *p)
+{
+    return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
+}
+
+/*
+ * 64-bit file positioning: the one place the OS matters. MSVCRT's fseek
+ * takes a 32-bit long even on 64-bit Windows, hence _fseeki64 there.
+ */
+static int seek_to(FILE *fp, uint64_t off)
+{
+    if (off > (uint64_t)INT64_MAX)
+        return -1;
+#if defined(_WIN32)
+    return _fseeki64(fp, (__int64)off, SEEK_SET);
+#else
+    return fseeko(fp, (off_t)off, SEEK_SET);
+#endif
+}
+
+static int file_size(FILE *fp, uint64_t *size)
+{
+#if defined(_WIN32)
+    __int64 end;
+
+    if (_fseeki64(fp, 0, SEEK_END) != 0 || (end = _ftelli64(fp)) < 0)
+        return -1;
+#else
+    off_t end;
+
+    if (fseeko(fp, 0, SEEK_END) != 0 || (end = ftello(fp)) < 0)
+        return -1;
+#endif
+    *size = (uint64_t)end;
+    return 0;
+}
+
+/* Read len bytes at file offset off into dst. The index pass has checked the
+ * range against the file size, so a short read means the file changed or
+ * the disk failed. */
+static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
+                   char *err, size_t errlen)
+{
+    if (etl->mem != NULL) {
+        if (off > etl->info.file_size || len > etl->info.file_size - off) {
+            snprintf(err, errlen, "%s: read past the end of the trace at offset %" PRIu64,
+                     etl->name, off);
+            return DM_ETRUNCATED;
+        }
+        memcpy(dst, etl->mem + off, len);
+        return 0;
+    }
+    if (seek_to(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
+        snprintf(err, errlen,
+                 "%s: cannot read %zu bytes at offset %" PRIu64
+                 " (was the file changed or truncated while being read?)",
+                 etl->name, len, off);
+        return DM_EIO;
+    }
+    return 0;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *p;
+
+    if (*cap >= need)
+        return 0;
+    p = realloc(*buf, need);
+    if (p == NULL)
+        return DM_ENOMEM;
+    *buf = p;
+    *cap = need;
+    return 0;
+}
+
+/*
+ * Check one buffer header (hdr, 72 bytes, at file offset off) and fill *e.
+ * max_filled bounds the inflated size of a compressed buffer. On failure
+ * returns DM_ECORRUPT or DM_ETRUNCATED with a message naming the offset.
+ */
+static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
+                               uint64_t off, uint32_t max_filled,
+                               struct buf_entry *e, char *err, size_t errlen)
+{
+    uint64_t left = etl->info.file_size - off;
+
+    e->offset = off;
+    e->disk_size = rd_u32(hdr + BUF_OFF_SIZE);
+    e->filled = rd_u32(hdr + BUF_OFF_FILLED);
+    e->flags = rd_u16(hdr + BUF_OFF_FLAGS);
+    e->next = NO_BUF;
+    if (e->flags & BUF_FLAG_PROC_INDEX)
+        e->cpu = (uint16_t)(rd_u16(hdr + BUF_OFF_CONTEXT) & PROC_INDEX_MASK);
+    else
+        e->cpu = hdr[BUF_OFF_CONTEXT];
+
+    if (e->disk_size < BUF_HDR_SIZE) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": size %" PRIu32 " is smaller than the 72-byte header",
+                 etl->name, off, e->disk_size);
+        return DM_ECORRUPT;
+    }
+    if (e->disk_size > left) {
+        snprintf(err, errlen,
+                 "%s: truncated trace: the buffer at offset %" PRIu64
+                 " needs %" PRIu32 " bytes but the file ends %" PRIu64
+                 " bytes later (was the copy cut short?)",
+                 etl->name, off, e->disk_size, left);
+        return DM_ETRUNCATED;
+    }
+    if (e->filled < BUF_HDR_SIZE) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": filled size %" PRIu32 " is smaller than the 72-byte header",
+                 etl->name, off, e->filled);
+        return DM_ECORRUPT;
+    }
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && e->filled > e->disk_size) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": filled size %" PRIu32 " exceeds the buffer size %" PRIu32,
+                 etl->name, off, e->filled, e->disk_size);
+        return DM_ECORRUPT;
+    }
+    if ((e->flags & BUF_FLAG_COMPRESSED) && e->filled > max_filled) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": compressed buffer claims %" PRIu32
+                 " bytes, more than the %" PRIu32 " a buffer can hold",
+                 etl->name, off, e->filled, max_filled);
+        return DM_ECORRUPT;
+    }
+    return 0;
+}
+
+/* Read (and inflate) buffer index bi into s, ready to walk from its first
+ * record. */
+static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
+                       char *err, size_t errlen)
+{
+    const struct buf_entry *e = &etl->bufs[bi];
+    size_t len = e->filled - BUF_HDR_SIZE;
+    int rc;
+
+    if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+        snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
+                 etl->name, e->offset);
+        return DM_ENOMEM;
+    }
+    if (e->flags & BUF_FLAG_COMPRESSED) {
+        size_t zlen = e->disk_size - BUF_HDR_SIZE;
+        const uint8_t *z;
+        long got;
+
+        if (etl->mem != NULL) {
+            z = etl->mem + e->offset + BUF_HDR_SIZE;
+        } else {
+            if (grow(&etl->scratch, &etl->scratch_cap, zlen > 0 ? zlen : 1) != 0) {
+                snprintf(err, errlen,
+                         "%s: out of memory for the buffer at offset %" PRIu64,
+                         etl->name, e->offset);
+                return DM_ENOMEM;
+            }
+            rc = read_at(etl, e->offset + BUF_HDR_SIZE, etl->scratch, zlen, err, errlen);
+            if (rc < 0)
+                return rc;
+            z = etl->scratch;
+        }
+        got = dm_lz77_decompress(z, zlen, s->data, len);
+        if (got != (long)len) {
+            if (got < 0)
+                snprintf(err, errlen,
+                         "%s: corrupt compressed buffer at offset %" PRIu64
+                         ": its LZ77 data is malformed",
+                         etl->name, e->offset);
+            else
+                snprintf(err, errlen,
+                         "%s: corrupt compressed buffer at offset %" PRIu64
+                         ": inflates to %ld bytes, its header says %zu",
+                         etl->name, e->offset, got, len);
+            return DM_ECORRUPT;
+        }
+    } else {
+        rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    s->cur = bi;
+    s->next = e->next;
+    s->len = len;
+    s->pos = 0;
+    etl->bytes_done += e->disk_size;
+    return 0;
+}
+
+/* Message for a bad record at byte pos of s's records: a file offset for a
+ * plain buffer, the buffer's offset and the inflated position otherwise. */
+static int record_error(const struct dm_etl *etl, const struct stream *s,
+                        size_t pos, char *err, size_t errlen, const char *what)
+{
+    const struct buf_entry *e = &etl->bufs[s->cur];
+
+    if (e->flags & BUF_FLAG_COMPRESSED)
+        snprintf(err, errlen,
+                 "%s: corrupt record in the compressed buffer at offset %" PRIu64
+                 " (byte %zu after inflating): %s; the trace is damaged from here on",
+                 etl->name, e->offset, pos + BUF_HDR_SIZE, what);
+    else
+        snprintf(err, errlen,
+                 "%s: corrupt record at offset %" PRIu64
+                 ": %s; the trace is damaged from here on",
+                 etl->name, e->offset + BUF_HDR_SIZE + pos, what);
+    return DM_ECORRUPT;
+}
+
+/*
+ * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
+ * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
+ * here are skipped by their size and counted.
+ */
+static int next_in_buffer(struct dm_etl *etl, struct stream *s,
+                          struct dm_etl_record *rec, char *err, size_t errlen)
+{
+    char what[160];
+
+    for (;;) {
+        const uint8_t *r = s->data + s->pos;
+        size_t pos = s->pos, left = s->len - s->pos;
+        uint32_t marker, size;
+        size_t stride;
+        unsigned type, kind, hdr;
+
+        /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
+        if (left < 4)
+            return 0;
+        marker = rd_u32(r);
+        if (marker == MARKER_END)
+            return 0;
+        type = marker >> 16 & 0xFFu;
+        if ((marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
+            kind = type < sizeof header_types / sizeof header_types[0]
+                       ? header_types[type].kind
+                       : K_OTHER;
+        } else if ((marker >> 24 & 0xF0u) == MARKER_FLAGS_MESSAGE) {
+            kind = K_OTHER;
+        } else {
+            snprintf(what, sizeof what, "unknown marker 0x%08" PRIX32, marker);
+            return record_error(etl, s, pos, err, errlen, what);
+        }
+        hdr = kind_header_size[kind];
+        if (kind == K_SYSTEM || kind == K_COMPACT || kind == K_PERFINFO) {
+            if (left < 8) {
+                snprintf(what, sizeof what, "marker 0x%08" PRIX32
+                         " with no room for its size", marker);
+                return record_error(etl, s, pos, err, errlen, what);
+            }
+            size = rd_u16(r + SYS_OFF_SIZE);
+        } else {
+            size = marker & 0xFFFFu;
+        }
+        if (size < hdr) {
+            snprintf(what, sizeof what,
+                     "size %" PRIu32 " is smaller than its %u-byte header "
+                     "(marker 0x%08" PRIX32 ")", size, hdr, marker);
+            return record_error(etl, s, pos, err, errlen, what);
+        }
+        if (size > left) {
+            snprintf(what, sizeof what,
+                     "size %" PRIu32 " runs past the buffer's filled end "
+                     "(%zu bytes left; marker 0x%08" PRIX32 ")", size, left, marker);
+            return record_error(etl, s, pos, err, errlen, what);
+        }
+        /* Records start 8-byte aligned [dissect etl.py]; the filled end may
+         * cut the last record's padding. */
+        stride = ((size_t)size + 7u) & ~(size_t)7u;
+        s->pos = stride > left ? s->len : pos + stride;
+        if (kind == K_OTHER) {
+            etl->skipped++;
+            continue;
+        }
+
+        rec->header_type = type;
+        rec->pointer_size = header_types[type].pointer_size;
+        rec->group = 0;
+        rec->version = 0;
+        rec->has_guid = 0;
+        rec->tid = UINT32_MAX;
+        rec->pid = UINT32_MAX;
+        rec->cpu = s->cpu;
+        rec->buffer_file_offset = etl->bufs[s->cur].offset;
+        rec->payload = r + hdr;
+        rec->payload_len = size - hdr;
+        switch (kind) {
+        case K_SYSTEM:
+        case K_COMPACT:
+        case K_PERFINFO: {
+            unsigned hook = rd_u16(r + SYS_OFF_HOOK);
+
+            rec->group = hook >> 8;
+            rec->opcode = hook & 0xFFu;
+            rec->version = marker & 0xFFFFu;
+            if (kind == K_PERFINFO) {
+                rec->timestamp = rd_u64(r + PERF_OFF_TIME);
+            } else {
+                rec->tid = rd_u32(r + SYS_OFF_TID);
+                rec->pid = rd_u32(r + SYS_OFF_PID);
+                rec->timestamp = rd_u64(r + SYS_OFF_TIME);
+            }
+            break;
+        }
+        case K_FULL:
+        case K_INSTANCE:
+            rec->opcode = r[FULL_OFF_TYPE];
+            rec->version = rd_u16(r + FULL_OFF_VERSION);
+            rec->tid = rd_u32(r + TIDPID_OFF_TID);
+            rec->pid = rd_u32(r + TIDPID_OFF_PID);
+            rec->timestamp = rd_u64(r + TIME_OFF);
+            rec->has_guid = 1;
+            memcpy(rec->guid, r + FULL_OFF_GUID, sizeof rec->guid);
+            break;
+        default: { /* K_EVENT */
+            size_t at = hdr;
+
+            rec->opcode = r[EVH_OFF_OPCODE];
+            rec->version = r[EVH_OFF_VERSION];
+            rec->tid = rd_u32(r + TIDPID_OFF_TID);
+            rec->pid = rd_u32(r + TIDPID_OFF_PID);
+            rec->timestamp = rd_u64(r + TIME_OFF);
+            rec->has_guid = 1;
+            memcpy(rec->guid, r + EVH_OFF_PROVIDER, sizeof rec->guid);
+            if (rd_u16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO) {
+                unsigned more;
+
+                do {
+                    unsigned item, data;
+
+                    if (size - at < EXT_HDR_SIZE) {
+                        snprintf(what, sizeof what,
+                                 "extended data item at byte %zu of a %" PRIu32
+                                 "-byte event runs past it", at, size);
+                        return record_error(etl, s, pos, err, errlen, what);
+                    }
+                    item = rd_u16(r + at);
+                    data = rd_u16(r + at + EXT_OFF_DATA_SIZE);
+                    more = rd_u16(r + at + EXT_OFF_LINKAGE) & 1u;
+                    if (item < EXT_HDR_SIZE || item > size - at ||
+                        data > item - EXT_HDR_SIZE) {
+                        snprintf(what, sizeof what,
+                                 "extended data item at byte %zu has size %u "
+                                 "(data %u) in a %" PRIu32 "-byte event",
+                                 at, item, data, size);
+                        return record_error(etl, s, pos, err, errlen, what);
+                    }
+                    at += item;
+                } while (more);
+                rec->payload = r + at;
+                rec->payload_len = size - at;
+            }
+            break;
+        }
+        }
+        return 1;
+    }
+}
+
+/* Move s to its next record, loading its next buffer when the current one
+ * is used up: 1 with s->rec filled, 0 when the stream has ended, <0 error. */
+static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    for (;;) {
+        int rc;
+
+        if (s->cur != NO_BUF) {
+            rc = next_in_buffer(etl, s, &s->rec, err, errlen);
+            if (rc != 0)
+                return rc;
+        }
+        if (s->next == NO_BUF) {
+            s->cur = NO_BUF;
+            free(s->data);
+            s->data = NULL;
+            s->cap = 0;
+            return 0;
+        }
+        rc = load_buffer(etl, s, s->next, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+/* Heap order: earlier timestamp first; equal timestamps in file order. */
+static int before(const struct dm_etl *etl, unsigned a, unsigned b)
+{
+    const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
+
+    if (sa->rec.timestamp != sb->rec.timestamp)
+        return sa->rec.timestamp < sb->rec.timestamp;
+    return sa->cur < sb->cur;
+}
+
+static void sift_down(struct dm_etl *etl, unsigned i)
+{
+    unsigned *h = etl->heap, n = etl->heap_len, v = h[i];
+
+    for (;;) {
+        unsigned c = 2 * i + 1;
+
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(etl, h[c + 1], h[c]))
+            c++;
+        if (!before(etl, h[c], v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static void sift_up(struct dm_etl *etl, unsigned i)
+{
+    unsigned *h = etl->heap, v = h[i];
+
+    while (i > 0) {
+        unsigned p = (i - 1) / 2;
+
+        if (!before(etl, v, h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+/*
+ * Parse the trace header record (first in buffer 0): marker, then
+ * TRACE_LOGFILE_HEADER fields into etl->info.
+ */
+static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
+{
+    struct stream *s = &etl->prologue;
+    struct dm_etl_record *rec = &s->rec;
+    const uint8_t *p;
+    unsigned wide;
+    uint32_t marker, cpu_mhz;
+    int rc;
+
+    marker = s->len >= 4 ? rd_u32(s->data) : 0;
+    if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
+        snprintf(err, errlen,
+                 "%s: not an .etl trace (no trace header record at offset %u)",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    rc = next_in_buffer(etl, s, rec, err, errlen);
+    if (rc < 0)
+        return rc;
+    wide = marker == MARKER_HEADER64 ? TLH_WIDE_SHIFT : 0;
+    if (rc == 0 || rec->group != 0 || rec->opcode != 0 ||
+        rec->payload_len < TLH_SIZE32 + wide) {
+        snprintf(err, errlen,
+                 "%s: not an .etl trace (the record at offset %u is not a "
+                 "complete trace header)",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    p = rec->payload;
+    etl->info.buffer_size = rd_u32(p + TLH_BUFFER_SIZE);
+    etl->info.os_version = rd_u32(p + TLH_VERSION);
+    etl->info.provider_version = rd_u32(p + TLH_PROVIDER_VERSION);
+    etl->info.number_of_processors = rd_u32(p + TLH_NUM_PROCESSORS);
+    etl->info.log_file_mode = rd_u32(p + TLH_LOG_FILE_MODE);
+    etl->info.pointer_size = rd_u32(p + TLH_POINTER_SIZE);
+    etl->info.events_lost = rd_u32(p + TLH_EVENTS_LOST);
+    cpu_mhz = rd_u32(p + TLH_CPU_MHZ);
+    etl->info.perf_freq = rd_u64(p + TLH_PERF_FREQ + wide);
+    etl->info.start_time = rd_u64(p + TLH_START_TIME + wide);
+    etl->info.reserved_flags = rd_u32(p + TLH_RESERVED_FLAGS + wide);
+    etl->info.buffers_lost = rd_u32(p + TLH_BUFFERS_LOST + wide);
+    etl->info.header_timestamp = rec->timestamp;
+
+    /* perf_freq is the rate of the record timestamps, which depends on the
+     * session's clock [MS-wnode]: QPC ticks (PerfFreq), FILETIME units, or
+     * CPU cycles at CpuSpeedInMHz. */
+    if (etl->info.reserved_flags == CLOCK_SYSTEM_TIME)
+        etl->info.perf_freq = FILETIME_PER_SECOND;
+    else if (etl->info.reserved_flags == CLOCK_CPU_CYCLES && cpu_mhz != 0)
+        etl->info.perf_freq = (uint64_t)cpu_mhz * 1000000u;
+    if (etl->info.perf_freq == 0) {
+        snprintf(err, errlen,
+                 "%s: corrupt trace header at offset %u: the timer frequency "
+                 "(PerfFreq) is 0",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    if (etl->info.pointer_size != 4 && etl->info.pointer_size != 8) {
+        snprintf(err, errlen,
+                 "%s: corrupt trace header at offset %u: PointerSize %" PRIu32
+                 " is neither 4 nor 8",
+                 etl->name, BUF_HDR_SIZE, etl->info.pointer_size);
+        return DM_ECORRUPT;
+    }
+    etl->max_filled = ETW_MAX_BUFFER_BYTES;
+    if (etl->info.buffer_size > etl->max_filled)
+        etl->max_filled = etl->info.buffer_size < MAX_BUFFER_BYTES
+                              ? etl->info.buffer_size
+                              : MAX_BUFFER_BYTES;
+    return 0;
+}
+
+static int add_buffer(struct dm_etl *etl, const struct buf_entry *e)
+{
+    if (etl->nbufs == etl->bufs_cap) {
+        uint32_t cap = etl->bufs_cap ? etl->bufs_cap * 2 : 64;
+        struct buf_entry *p;
+
+        if (etl->bufs_cap >= NO_BUF / 4)
+            return DM_ENOMEM;
+        p = realloc(etl->bufs, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return DM_ENOMEM;
+        etl->bufs = p;
+        etl->bufs_cap = cap;
+    }
+    etl->bufs[etl->nbufs++] = *e;
+    return 0;
+}
+
+/*
+ * Walk the buffer headers after buffer 0 and chain them per CPU. A bad header
+ * stops the walk; its error is kept for next() to report after the records
+ * of the buffers before it. Only running out of memory fails here.
+ */
+static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
+{
+    uint32_t last[MAX_CPUS];
+    unsigned stream_of[MAX_CPUS];
+    uint64_t off = etl->bufs[0].disk_size;
+    uint8_t hdr[BUF_HDR_SIZE];
+
+    for (unsigned c = 0; c < MAX_CPUS; c++) {
+        last[c] = NO_BUF;
+        stream_of[c] = UINT32_MAX;
+    }
+    while (off < etl->info.file_size) {
+        struct buf_entry e;
+        int rc;
+
+        if (etl->info.file_size - off < BUF_HDR_SIZE) {
+            snprintf(etl->index_msg, sizeof etl->index_msg,
+                     "%s: truncated trace: %" PRIu64 " bytes at offset %" PRIu64
+                     " are too few for a buffer header (was the copy cut short?)",
+                     etl->name, etl->info.file_size - off, off);
+            etl->index_err = DM_ETRUNCATED;
+            break;
+        }
+        rc = read_at(etl, off, hdr, sizeof hdr, etl->index_msg, sizeof etl->index_msg);
+        if (rc == 0)
+            rc = check_buffer_header(etl, hdr, off, etl->max_filled, &e,
+                                     etl->index_msg, sizeof etl->index_msg);
+        if (rc < 0) {
+            etl->index_err = rc;
+            break;
+        }
+        if (add_buffer(etl, &e) != 0) {
+            snprintf(err, errlen, "%s: out of memory indexing %" PRIu32 " buffers",
+                     etl->name, etl->nbufs);
+            return DM_ENOMEM;
+        }
+        if (e.flags & (BUF_FLAG_EVENTS_LOST | BUF_FLAG_BUFFER_LOST))
+            etl->info.buffers_flagged_lost++;
+        if (last[e.cpu] == NO_BUF) {
+            stream_of[e.cpu] = etl->nstreams++;
+        } else {
+            etl->bufs[last[e.cpu]].next = etl->nbufs - 1;
+        }
+        last[e.cpu] = etl->nbufs - 1;
+        off += e.disk_size;
+    }
+
+    etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
+    etl->heap = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->heap);
+    if (etl->streams == NULL || etl->heap == NULL) {
+        snprintf(err, errlen, "%s: out of memory", etl->name);
+        return DM_ENOMEM;
+    }
+    for (uint32_t i = etl->nbufs; i-- > 1;) {
+        struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
+
+        s->cpu = etl->bufs[i].cpu;
+        s->cur = NO_BUF;
+        s->next = i; /* ends at the CPU's first buffer */
+    }
+    return 0;
+}
+
+/* Shared by dm_etl_open and dm_etl_open_mem once the input is attached. */
+static int open_common(struct dm_etl *etl, char *err, size_t errlen)
+{
+    uint8_t hdr[BUF_HDR_SIZE];
+    struct buf_entry e0;
+    int rc;
+
+    if (etl->info.file_size < BUF_HDR_SIZE ||
+        read_at(etl, 0, hdr, sizeof hdr, err, errlen) != 0 ||
+        check_buffer_header(etl, hdr, 0, MAX_BUFFER_BYTES, &e0, err, errlen) != 0) {
+        snprintf(err, errlen, "%s: not an .etl trace (bad buffer header at offset 0)",
+                 etl->name);
+        return DM_ECORRUPT;
+    }
+    if (add_buffer(etl, &e0) != 0) {
+        snprintf(err, errlen, "%s: out of memory", etl->name);
+        return DM_ENOMEM;
+    }
+    if (e0.flags & (BUF_FLAG_EVENTS_LOST | BUF_FLAG_BUFFER_LOST))
+        etl->info.buffers_flagged_lost++;
+    etl->prologue.cpu = e0.cpu;
+    rc = load_buffer(etl, &etl->prologue, 0, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = parse_trace_header(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = index_buffers(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    etl->phase = PH_HEADER;
+    return 0;
+}
+
+static struct dm_etl *new_etl(const char *name)
+{
+    struct dm_etl *etl = calloc(1, sizeof *etl);
+    size_t n = strlen(name) + 1;
+
+    if (etl == NULL)
+        return NULL;
+    etl->name = malloc(n);
+    if (etl->name == NULL) {
+        free(etl);
+        return NULL;
+    }
+    memcpy(etl->name, name, n);
+    etl->prologue.cur = NO_BUF;
+    etl->prologue.next = NO_BUF;
+    return etl;
+}
+
+int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    etl = new_etl(path);
+    if (etl == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return DM_ENOMEM;
+    }
+    etl->fp = fopen(path, "rb");
+    if (etl->fp == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s (check the path and permissions)",
+                 path, strerror(errno));
+        dm_etl_close(etl);
+        return DM_EOPEN;
+    }
+    if (file_size(etl->fp, &etl->info.file_size) != 0) {
+        snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
+                 path);
+        dm_etl_close(etl);
+        return DM_EIO;
+    }
+    rc = open_common(etl, err, errlen);
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
+int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
+                    const char *name, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    etl = new_etl(name != NULL ? name : "(memory)");
+    if (etl == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return DM_ENOMEM;
+    }
+    etl->mem = data != NULL ? data : (const uint8_t *)"";
+    etl->info.file_size = data != NULL ? len : 0;
+    rc = open_common(etl, err, errlen);
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
+const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
+{
+    return &etl->info;
+}
+
+/* Remember a failure (message in err) so every later call reports it too. */
+static int fail(struct dm_etl *etl, int rc, const char *err)
+{
+    etl->err = rc;
+    snprintf(etl->err_msg, sizeof etl->err_msg, "%s", err);
+    etl->phase = PH_END;
+    return rc;
+}
+
+int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                size_t errlen)
+{
+    char local[sizeof etl->err_msg];
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    if (etl->err != 0) {
+        snprintf(err, errlen, "%s", etl->err_msg);
+        return etl->err;
+    }
+    switch (etl->phase) {
+    case PH_HEADER:
+        *rec = etl->prologue.rec;
+        etl->phase = PH_PROLOGUE;
+        return 1;
+    case PH_PROLOGUE:
+        rc = next_in_buffer(etl, &etl->prologue, rec, err, errlen);
+        if (rc != 0)
+            return rc < 0 ? fail(etl, rc, err) : 1;
+        free(etl->prologue.data);
+        etl->prologue.data = NULL;
+        etl->prologue.cap = 0;
+        /* Load the first record of every CPU stream and build the heap. */
+        for (unsigned i = 0; i < etl->nstreams; i++) {
+            rc = advance(etl, &etl->streams[i], err, errlen);
+            if (rc < 0)
+                return fail(etl, rc, err);
+            if (rc == 1) {
+                etl->heap[etl->heap_len++] = i;
+                sift_up(etl, etl->heap_len - 1);
+            }
+        }
+        etl->top_consumed = 0;
+        etl->phase = PH_MERGE;
+        /* fall through */
+    case PH_MERGE:
+        if (etl->top_consumed) {
+            etl->top_consumed = 0;
+            rc = advance(etl, &etl->streams[etl->heap[0]], err, errlen);
+            if (rc < 0)
+                return fail(etl, rc, err);
+            if (rc == 0)
+                etl->heap[0] = etl->heap[--etl->heap_len];
+            if (etl->heap_len > 0)
+                sift_down(etl, 0);
+        }
+        if (etl->heap_len > 0) {
+            *rec = etl->streams[etl->heap[0]].rec;
+            etl->top_consumed = 1;
+            return 1;
+        }
+        etl->phase = PH_END;
+        /* fall through */
+    default:
+        if (etl->index_err != 0) {
+            snprintf(err, errlen, "%s", etl->index_msg);
+            return fail(etl, etl->index_err, err);
+        }
+        return 0;
+    }
+}
+
+uint64_t dm_etl_bytes_done(const struct dm_etl *etl)
+{
+    return etl->bytes_done;
+}
+
+uint64_t dm_etl_skipped(const struct dm_etl *etl)
+{
+    return etl->skipped;
+}
+
+void dm_etl_close(struct dm_etl *etl)
+{
+    if (etl == NULL)
+        return;
+    if (etl->fp != NULL)
+        fclose(etl->fp);
+    for (unsigned i = 0; i < etl->nstreams; i++)
+        free(etl->streams[i].data);
+    free(etl->streams);
+    free(etl->heap);
+    free(etl->prologue.data);
+    free(etl->bufs);
+    free(etl->scratch);
+    free(etl->name);
+    free(etl);
+}

@@ -1,0 +1,182 @@
+/*
+ * lz77.c - MS-XCA "Plain LZ77" (LZXpress) decompression for compressed .etl
+ * buffers.
+ *
+ * The format ([MS-XCA] sections 2.3 and 2.4): the stream is a sequence of
+ * 32-bit little-endian flag words, each followed by the 32 items it
+ * describes, most significant flag bit first. A 0 bit is one literal byte; a
+ * 1 bit is a match: a 16-bit little-endian token whose high 13 bits are the
+ * distance minus 1 and whose low 3 bits are the length minus 3. A length code
+ * of 7 continues in a shared nibble (two consecutive long matches share one
+ * byte: the first uses its low half, the second its high half), then a byte,
+ * then a 16-bit and finally a 32-bit field, each taken only when the one
+ * before holds its maximum. A match flag with no input left ends the stream
+ * (the compressor pads the last flag word with 1 bits).
+ *
+ * This is the replay hot path, so the loop keeps raw pointers and checks
+ * every bound with one comparison against an end pointer, copies a flag
+ * word of 32 literals with one memcpy, and copies matches in 8-byte chunks
+ * when the distance is at least 8 (each chunk then reads only bytes already
+ * written), with memcpy when they do not overlap, with memset for runs of
+ * one byte, and byte by byte otherwise.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "diskmon.h"
+#include "etl/lz77.h"
+
+/* Item lengths from [MS-XCA] 2.4: a 16-bit token holds length - 3 in its low
+ * 3 bits (7 means "longer"); the nibble adds up to 15, the byte up to 255. */
+#define XCA_MIN_MATCH 3u
+#define XCA_TOKEN_LEN_MAX 7u
+#define XCA_NIBBLE_MAX 15u
+#define XCA_BYTE_MAX 255u
+
+static unsigned rd_u16(const uint8_t *p)
+{
+    return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+/*
+ * Copy a match of len bytes from dist bytes back. The caller has checked that
+ * dist <= bytes written and len <= room left. With dist >= 8 each 8-byte
+ * chunk reads only bytes written before it, so the chunked copy is exact for
+ * overlapping matches too. It may write up to 7 bytes past the match, so it
+ * runs only when room (bytes left in the output) has space for them; they
+ * are overwritten by what follows or lie past the returned length.
+ */
+static void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
+{
+    const uint8_t *src = op - dist;
+
+    if (dist >= 8 && len + 8 <= room) {
+        size_t i = 0;
+        do {
+            memcpy(op + i, src + i, 8);
+            i += 8;
+        } while (i < len);
+    } else if (dist >= len) {
+        memcpy(op, src, len);
+    } else if (dist == 1) {
+        memset(op, src[0], len);
+    } else {
+        for (size_t i = 0; i < len; i++)
+            op[i] = src[i];
+    }
+}
+
+long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap)
+{
+    const uint8_t *ip, *iend, *half = NULL;
+    uint8_t *obase, *op, *oend;
+    uint32_t flags = 0;
+    unsigned nflags = 0;
+
+    if (in_len == 0)
+        return 0;
+    if (in == NULL || out == NULL)
+        return DM_ECORRUPT;
+    /* The count is returned as a long, 32 bits on Windows. */
+    if (out_cap > (size_t)LONG_MAX)
+        out_cap = (size_t)LONG_MAX;
+    ip = in;
+    iend = ip + in_len;
+    obase = out;
+    op = obase;
+    oend = obase + out_cap;
+    /* half: the byte whose high nibble the next long match takes. */
+
+    for (;;) {
+        if (nflags == 0) {
+            if (iend - ip < 4) {
+                /* Input that ends exactly where a flag word would start is
+                 * a complete stream: nothing was promised after it. */
+                if (ip == iend)
+                    break;
+                return DM_ECORRUPT;
+            }
+            flags = rd_u32(ip);
+            ip += 4;
+            nflags = 32;
+            /* Fast path: a whole flag word of literals. */
+            if (flags == 0 && iend - ip >= 32 && oend - op >= 32) {
+                memcpy(op, ip, 32);
+                op += 32;
+                ip += 32;
+                nflags = 0;
+                continue;
+            }
+        }
+        nflags--;
+        if ((flags >> nflags & 1u) == 0) {
+            if (ip == iend || op == oend)
+                return DM_ECORRUPT;
+            *op++ = *ip++;
+            continue;
+        }
+
+        /* A match flag with no input left is the end of the stream. */
+        if (ip == iend)
+            break;
+        if (iend - ip < 2)
+            return DM_ECORRUPT;
+        {
+            unsigned token = rd_u16(ip);
+            size_t dist = (size_t)(token >> 3) + 1;
+            uint64_t len = token & 7u;
+
+            ip += 2;
+            if (len == XCA_TOKEN_LEN_MAX) {
+                if (half == NULL) {
+                    if (ip == iend)
+                        return DM_ECORRUPT;
+                    len = *ip & 0x0Fu;
+                    half = ip++;
+                } else {
+                    len = *half >> 4;
+                    half = NULL;
+                }
+                if (len == XCA_NIBBLE_MAX) {
+                    if (ip == iend)
+                        return DM_ECORRUPT;
+                    len = *ip++;
+                    if (len == XCA_BYTE_MAX) {
+                        if (iend - ip < 2)
+                            return DM_ECORRUPT;
+                        len = rd_u16(ip);
+                        ip += 2;
+                        if (len == 0) {
+                            if (iend - ip < 4)
+                                return DM_ECORRUPT;
+                            len = rd_u32(ip);
+                            ip += 4;
+                        }
+                        /* The 16/32-bit forms hold the whole length minus
+                         * 3; anything below the 3+7+15 that the shorter
+                         * forms already cover is malformed ([MS-XCA] 2.4). */
+                        if (len < XCA_NIBBLE_MAX + XCA_TOKEN_LEN_MAX)
+                            return DM_ECORRUPT;
+                        len -= XCA_NIBBLE_MAX + XCA_TOKEN_LEN_MAX;
+                    }
+                    len += XCA_NIBBLE_MAX;
+                }
+                len += XCA_TOKEN_LEN_MAX;
+            }
+            len += XCA_MIN_MATCH;
+
+            if (dist > (size_t)(op - obase) || len > (uint64_t)(oend - op))
+                return DM_ECORRUPT;
+            copy_match(op, dist, (size_t)len, (size_t)(oend - op));
+            op += (size_t)len;
+        }
+    }
+    return (long)(op - obase);
+}

@@ -1,0 +1,285 @@
+/*
+ * replay.c - the .etl replay source (diskmon -r trace.etl).
+ *
+ * Reads a trace file with the portable reader (etl.h), which hands back the
+ * records of every CPU merged in time order, describes each kernel record as
+ * a dm_krecord and lets the shared decoder (decode/kernel.h) turn DiskIo
+ * completions into dm_events. Runs on any OS. Nothing is ever dropped: the
+ * sink waits for room in the ring, so the output is the same however slow
+ * the printer is.
+ *
+ * Two passes over the file. The first only collects names the trace gives
+ * in hindsight: a session's end-of-trace rundown (FileRundown, DCEnd) names
+ * files, threads and processes that earlier requests used, and PerfView
+ * applies those names backwards too (see dm_kdecode_rundown). The second
+ * pass decodes and emits. Reading twice costs time (the reader inflates
+ * every buffer again) and a second set of name tables, nothing per event.
+ *
+ * Time 0 is the trace header record, as PerfView counts (etw-facts.md s.3),
+ * and the header's StartTime is the wall clock at that instant.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/options.h"
+#include "core/sink.h"
+#include "decode/kernel.h"
+#include "diskmon.h"
+#include "etl/etl.h"
+#include "platform/platform.h"
+
+/* TRACE_LOGFILE_HEADER.ReservedFlags is the session's clock type
+ * (etw-facts.md s.3, [MS-wnode] ClientContext). */
+#define CLOCK_QPC 1
+#define CLOCK_SYSTEM_TIME 2
+#define CLOCK_CPU_CYCLES 3
+/* With the system-time clock, timestamps are FILETIME: 10^7 per second. */
+#define FILETIME_PER_SEC UINT64_C(10000000)
+/* FILETIME of 1970-01-01 (100 ns units since 1601). */
+#define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
+
+/* Report progress after this many buffers: cheap, and still several times a
+ * second on a slow terminal (64 buffers of 64 KB = 4 MB of trace). */
+#define PROGRESS_EVERY_BUFFERS 64
+
+struct replay {
+    struct dm_etl *etl;
+    struct dm_kdecoder *kd;
+    char *path;
+    volatile int stop;
+    uint64_t file_size;
+};
+
+/*
+ * Events the trace says it lost: EventsLost (no free buffer) plus
+ * BuffersLost (buffers never written, each holding at least one event). When
+ * both are 0 but buffers carry the EVENTS_LOST/BUFFER_LOST flag, which says
+ * that events were lost but not how many, count one per such buffer so the
+ * loss is still reported.
+ */
+static uint64_t trace_lost_events(const struct dm_etl_info *info)
+{
+    uint64_t lost = (uint64_t)info->events_lost + info->buffers_lost;
+
+    return lost != 0 ? lost : info->buffers_flagged_lost;
+}
+
+static int replay_open(struct dm_source *src, const struct dm_options *opt)
+{
+    struct replay *r;
+    const struct dm_etl_info *info;
+    uint64_t freq;
+    int rc;
+
+    src->is_live = 0;
+    src->has_files = 1; /* FileIo name records name the files */
+    src->lost_events = 0;
+    src->malformed = 0;
+    src->start_wall_ns = 0;
+    src->errmsg[0] = '\0';
+    if (opt == NULL || opt->replay_path == NULL) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "no trace file given: use -r FILE.etl");
+        return DM_EUSAGE;
+    }
+    r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "out of memory opening %s", opt->replay_path);
+        return DM_ENOMEM;
+    }
+    src->impl = r;
+    r->path = malloc(strlen(opt->replay_path) + 1);
+    if (r->path == NULL) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "out of memory opening %s", opt->replay_path);
+        return DM_ENOMEM;
+    }
+    memcpy(r->path, opt->replay_path, strlen(opt->replay_path) + 1);
+
+    rc = dm_etl_open(&r->etl, opt->replay_path, src->errmsg, sizeof src->errmsg);
+    if (rc < 0)
+        return rc;
+    info = dm_etl_info(r->etl);
+
+    switch (info->reserved_flags) {
+    case 0: /* older writers leave it 0; QPC is the default clock */
+    case CLOCK_QPC:
+        freq = info->perf_freq;
+        break;
+    case CLOCK_SYSTEM_TIME:
+        freq = FILETIME_PER_SEC;
+        break;
+    case CLOCK_CPU_CYCLES:
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "%s: the trace was recorded with the CPU cycle counter clock "
+                 "(ClockType 3), whose timestamps cannot be turned into time "
+                 "reliably; record it again with the default QPC clock",
+                 opt->replay_path);
+        return DM_EUNSUPPORTED;
+    default:
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "%s: unknown clock type %u in the trace header (ReservedFlags); "
+                 "only QPC (1) and system time (2) are supported",
+                 opt->replay_path, (unsigned)info->reserved_flags);
+        return DM_EUNSUPPORTED;
+    }
+    if (freq == 0) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "%s: the trace header gives a timer frequency (PerfFreq) of 0; "
+                 "the file is damaged", opt->replay_path);
+        return DM_ECORRUPT;
+    }
+
+    r->kd = dm_kdecoder_create(freq, info->header_timestamp);
+    if (r->kd == NULL) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "out of memory for the decoder tables of %s", opt->replay_path);
+        return DM_ENOMEM;
+    }
+    r->file_size = info->file_size;
+    src->lost_events = trace_lost_events(info);
+    if (info->start_time > FILETIME_UNIX_EPOCH)
+        src->start_wall_ns = (info->start_time - FILETIME_UNIX_EPOCH) * 100u;
+    return 0;
+}
+
+/* The dm_krecord for an .etl record. GUID-named records (FULL_HEADER,
+ * EVENT_HEADER) are classed by GUID, system headers by HookId group. */
+static void to_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
+{
+    kr->kclass = rec->has_guid ? dm_kclass_from_guid(rec->guid)
+                               : dm_kclass_from_group(rec->group);
+    kr->opcode = rec->opcode;
+    kr->version = rec->version;
+    kr->pointer_size = rec->pointer_size;
+    kr->timestamp = rec->timestamp;
+    kr->tid = rec->tid;
+    kr->pid = rec->pid;
+    kr->payload = rec->payload;
+    kr->payload_len = rec->payload_len;
+}
+
+static void finish(struct dm_source *src, const struct replay *r)
+{
+    src->malformed = dm_kdecoder_malformed(r->kd);
+    src->lost_events = trace_lost_events(dm_etl_info(r->etl));
+}
+
+static int stopping(struct replay *r, const struct dm_sink *sink)
+{
+    return dm_atomic_load_int(&r->stop) || dm_sink_stopping(sink);
+}
+
+/* Progress over both passes: the file counts twice. */
+static void progress(struct replay *r, struct dm_sink *sink, int pass,
+                     unsigned *buffers, uint64_t *last_buffer, uint64_t offset)
+{
+    if (offset == *last_buffer)
+        return;
+    *last_buffer = offset;
+    if (++*buffers % PROGRESS_EVERY_BUFFERS == 0)
+        dm_sink_progress(sink, (uint64_t)pass * r->file_size +
+                                   dm_etl_bytes_done(r->etl),
+                         2 * r->file_size);
+}
+
+/*
+ * First pass: feed every naming record to dm_kdecode_rundown, then reopen
+ * the file for the second. A reader error ends this pass quietly: the second
+ * pass meets the same error at the same place, after emitting everything
+ * before it, and reports it. Returns 0, 1 when asked to stop, or the error
+ * of reopening the file.
+ */
+static int rundown_pass(struct dm_source *src, struct replay *r,
+                        struct dm_sink *sink)
+{
+    struct dm_etl_record rec;
+    struct dm_krecord kr;
+    uint64_t last_buffer = UINT64_MAX;
+    unsigned buffers = 0;
+    char err[512];
+
+    for (;;) {
+        if (stopping(r, sink))
+            return 1;
+        if (dm_etl_next(r->etl, &rec, err, sizeof err) <= 0)
+            break;
+        progress(r, sink, 0, &buffers, &last_buffer, rec.buffer_file_offset);
+        to_krecord(&rec, &kr);
+        if (kr.kclass != DM_K_OTHER && kr.kclass != DM_K_DISKIO)
+            (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
+    }
+    dm_etl_close(r->etl);
+    r->etl = NULL;
+    return dm_etl_open(&r->etl, r->path, src->errmsg, sizeof src->errmsg);
+}
+
+static int replay_run(struct dm_source *src, struct dm_sink *sink)
+{
+    struct replay *r = src->impl;
+    struct dm_etl_record rec;
+    struct dm_krecord kr;
+    struct dm_event ev;
+    uint64_t last_buffer = UINT64_MAX;
+    unsigned buffers = 0;
+    int rc;
+
+    if (r == NULL || r->etl == NULL || r->kd == NULL)
+        return DM_EUSAGE;
+    rc = rundown_pass(src, r, sink);
+    if (rc != 0) {
+        if (r->etl != NULL)
+            finish(src, r);
+        return rc < 0 ? rc : 0;
+    }
+    for (;;) {
+        if (stopping(r, sink)) {
+            rc = 1;
+            break;
+        }
+        rc = dm_etl_next(r->etl, &rec, src->errmsg, sizeof src->errmsg);
+        if (rc <= 0)
+            break;
+        progress(r, sink, 1, &buffers, &last_buffer, rec.buffer_file_offset);
+        to_krecord(&rec, &kr);
+        if (kr.kclass == DM_K_OTHER)
+            continue;
+        if (dm_kdecode(r->kd, &kr, &ev) == 1 &&
+            dm_sink_emit(sink, &ev) == DM_ESTOPPED) {
+            rc = 1;
+            break;
+        }
+    }
+    if (rc == 0) /* the end of the trace, not a stop */
+        dm_sink_progress(sink, 2 * r->file_size, 2 * r->file_size);
+    finish(src, r);
+    return rc < 0 ? rc : 0;
+}
+
+static void replay_stop(struct dm_source *src)
+{
+    struct replay *r = src->impl;
+
+    if (r != NULL)
+        dm_atomic_store_int(&r->stop, 1);
+}
+
+static void replay_close(struct dm_source *src)
+{
+    struct replay *r = src->impl;
+
+    if (r == NULL)
+        return;
+    if (r->etl != NULL)
+        dm_etl_close(r->etl);
+    dm_kdecoder_destroy(r->kd);
+    free(r->path);
+    free(r);
+    src->impl = NULL;
+}
+
+const struct dm_source_ops dm_replay_source = {
+    "replay", replay_open, replay_run, replay_stop, replay_close,
+};

@@ -1,0 +1,938 @@
+/*
+ * test_diskio.c - DiskIo payload decoding (decode/diskio.c) and kernel
+ * record attribution (decode/kernel.c), from hand-built payloads.
+ *
+ * Offsets and sizes in these payloads are written out from etw-facts.md
+ * sections 2 and 3, not taken from the decoder; expected times are worked
+ * out by hand in the comments.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/diskio.h"
+#include "decode/kernel.h"
+#include "diskmon.h"
+#include "dmtest.h"
+
+/* ---- payload writers ------------------------------------------------------ */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_ptr(uint8_t *p, unsigned ps, uint64_t v)
+{
+    if (ps == 8)
+        put_u64(p, v);
+    else
+        put_u32(p, (uint32_t)v);
+}
+
+/* UTF-16 units, NUL included, at p; returns bytes written. */
+static size_t put_wide(uint8_t *p, const uint_least16_t *s)
+{
+    size_t n = 0;
+
+    do {
+        put_u16(p + 2 * n, (uint16_t)s[n]);
+    } while (s[n++] != 0);
+    return 2 * n;
+}
+
+/* TypeGroup1 with the offsets of etw-facts.md s.3 (P = ps):
+ * 0 disk, 4 flags, 8 size, 12 reserved, 16 offset, 24 file object,
+ * 24+P irp, 24+2P hrrt, 32+2P itid (v3). */
+static size_t tg1(uint8_t *b, unsigned ps, unsigned ver, uint32_t disk,
+                  uint32_t flags, uint32_t size, uint64_t offset, uint64_t fo,
+                  uint64_t irp, uint64_t hrrt, uint32_t itid)
+{
+    size_t n = 32 + 2 * ps + (ver >= 3 ? 4 : 0);
+
+    memset(b, 0, n);
+    put_u32(b + 0, disk);
+    put_u32(b + 4, flags);
+    put_u32(b + 8, size);
+    put_u64(b + 16, offset);
+    put_ptr(b + 24, ps, fo);
+    put_ptr(b + 24 + ps, ps, irp);
+    put_u64(b + 24 + 2 * ps, hrrt);
+    if (ver >= 3)
+        put_u32(b + 32 + 2 * ps, itid);
+    return n;
+}
+
+/* TypeGroup2: 0 irp, P itid (v3). */
+static size_t tg2(uint8_t *b, unsigned ps, unsigned ver, uint64_t irp,
+                  uint32_t itid)
+{
+    put_ptr(b, ps, irp);
+    if (ver >= 3)
+        put_u32(b + ps, itid);
+    return ps + (ver >= 3 ? 4 : 0);
+}
+
+/* TypeGroup3: 0 disk, 4 flags, 8 hrrt, 16 irp, 16+P itid (v3). */
+static size_t tg3(uint8_t *b, unsigned ps, unsigned ver, uint32_t disk,
+                  uint32_t flags, uint64_t hrrt, uint64_t irp, uint32_t itid)
+{
+    put_u32(b + 0, disk);
+    put_u32(b + 4, flags);
+    put_u64(b + 8, hrrt);
+    put_ptr(b + 16, ps, irp);
+    if (ver >= 3)
+        put_u32(b + 16 + ps, itid);
+    return 16 + ps + (ver >= 3 ? 4 : 0);
+}
+
+/* Thread_TypeGroup1 v3: ProcessId 0, TThreadId 4; 72 bytes x64, 44 x86. */
+static size_t thread_rec(uint8_t *b, unsigned ps, uint32_t pid, uint32_t tid)
+{
+    size_t n = ps == 8 ? 72 : 44;
+
+    memset(b, 0, n);
+    put_u32(b + 0, pid);
+    put_u32(b + 4, tid);
+    return n;
+}
+
+enum sid_form { SID_NULL, SID_USER };
+
+/*
+ * Process_TypeGroup1 (etw-facts.md s.2). x64: key 0, pid 8, parent 12,
+ * session 16, exit 20, then v2 SID 24; v3 DTB 24, SID 32; v4 Flags 32,
+ * SID 36. x86: key 0, pid 4, ..., v2 SID 20; v3 SID 24; v4 SID 28.
+ * SID_USER writes TOKEN_USER (2 pointers, first non-zero) and a SID with
+ * n_sub sub-authorities; then the name, NUL, and a UTF-16 command line.
+ */
+static size_t process_rec(uint8_t *b, unsigned ps, unsigned ver, uint32_t pid,
+                          enum sid_form form, unsigned n_sub, const char *name)
+{
+    size_t sid_off, o;
+
+    if (ps == 8)
+        sid_off = ver == 2 ? 24 : ver == 3 ? 32 : 36;
+    else
+        sid_off = ver == 2 ? 20 : ver == 3 ? 24 : 28;
+    memset(b, 0, 512);
+    put_ptr(b, ps, UINT64_C(0xfffffa830007e4c0));
+    put_u32(b + ps, pid);
+    put_u32(b + ps + 4, 4);          /* parent */
+    put_u32(b + ps + 12, 259);       /* ExitStatus STILL_ACTIVE */
+    if (form == SID_NULL) {
+        o = sid_off + 4;             /* 4 zero bytes */
+    } else {
+        put_ptr(b + sid_off, ps, UINT64_C(0xfffff8a000123450));
+        put_ptr(b + sid_off + ps, ps, 0);
+        o = sid_off + 2 * ps;
+        b[o] = 1;                    /* Revision */
+        b[o + 1] = (uint8_t)n_sub;   /* SubAuthorityCount */
+        b[o + 7] = 5;                /* IdentifierAuthority NT */
+        for (unsigned i = 0; i < n_sub; i++)
+            put_u32(b + o + 8 + 4 * i, 21 + i);
+        o += 8 + 4 * n_sub;
+    }
+    memcpy(b + o, name, strlen(name) + 1);
+    o += strlen(name) + 1;
+    {
+        static const uint_least16_t cmd[] = u"cmd /c";
+        o += put_wide(b + o, cmd);
+    }
+    return o;
+}
+
+/* FileIo_Name: FileObject 0, UTF-16 name at P. */
+static size_t fileio_rec(uint8_t *b, unsigned ps, uint64_t fo,
+                         const uint_least16_t *name)
+{
+    put_ptr(b, ps, fo);
+    return ps + put_wide(b + ps, name);
+}
+
+static struct dm_krecord krec(enum dm_kclass c, unsigned op, unsigned ver,
+                              unsigned ps, uint64_t ts, uint32_t tid,
+                              uint32_t pid, const uint8_t *p, size_t n)
+{
+    struct dm_krecord r;
+
+    memset(&r, 0, sizeof r);
+    r.kclass = c;
+    r.opcode = op;
+    r.version = ver;
+    r.pointer_size = ps;
+    r.timestamp = ts;
+    r.tid = tid;
+    r.pid = pid;
+    r.payload = p;
+    r.payload_len = n;
+    return r;
+}
+
+/* ---- dm_diskio_decode ----------------------------------------------------- */
+
+DM_TEST(tg1_x64_v3)
+{
+    /* Row 3 of perfview-net452-x64-win8.diskio.csv, bytes at the offsets
+     * of etw-facts.md s.3 x64: 52 bytes. */
+    uint8_t b[52] = {0};
+    struct dm_diskio d;
+
+    put_u32(b + 0, 0);
+    put_u32(b + 4, 0x20043);
+    put_u32(b + 8, 4096);
+    put_u32(b + 12, 1);
+    put_u64(b + 16, UINT64_C(6109835264));
+    put_u64(b + 24, UINT64_C(0xfffff8a0045ffc50));
+    put_u64(b + 32, UINT64_C(0xfffffa830047e8f0));
+    put_u64(b + 40, 9284);
+    put_u32(b + 48, 44);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(11, 3, 8, b, sizeof b, &d), 0);
+    DM_ASSERT_EQ_INT(d.opcode, 11);
+    DM_ASSERT_EQ_INT(d.version, 3);
+    DM_ASSERT_EQ_INT(d.has_issuing_tid, 1);
+    DM_ASSERT_EQ_U64(d.disk_number, 0);
+    DM_ASSERT_EQ_U64(d.irp_flags, 0x20043);
+    DM_ASSERT_EQ_U64(d.transfer_size, 4096);
+    DM_ASSERT_EQ_U64(d.reserved, 1);
+    DM_ASSERT_EQ_U64(d.byte_offset, UINT64_C(6109835264));
+    DM_ASSERT_EQ_U64(d.file_object, UINT64_C(0xfffff8a0045ffc50));
+    DM_ASSERT_EQ_U64(d.irp, UINT64_C(0xfffffa830047e8f0));
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 9284);
+    DM_ASSERT_EQ_U64(d.issuing_tid, 44);
+}
+
+DM_TEST(tg1_x86_v3)
+{
+    /* x86: FileObject 24, Irp 28, HRRT 32, ITID 40; 44 bytes. */
+    uint8_t b[44] = {0};
+    struct dm_diskio d;
+
+    put_u32(b + 0, 2);
+    put_u32(b + 4, 0x60043);
+    put_u32(b + 8, 8704);
+    put_u64(b + 16, UINT64_C(5412451328));
+    put_u32(b + 24, 0x8a001300u);
+    put_u32(b + 28, 0x83b20b80u);
+    put_u64(b + 32, 31943);
+    put_u32(b + 40, 1716);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(10, 3, 4, b, sizeof b, &d), 0);
+    DM_ASSERT_EQ_U64(d.disk_number, 2);
+    DM_ASSERT_EQ_U64(d.irp_flags, 0x60043);
+    DM_ASSERT_EQ_U64(d.transfer_size, 8704);
+    DM_ASSERT_EQ_U64(d.byte_offset, UINT64_C(5412451328));
+    DM_ASSERT_EQ_U64(d.file_object, 0x8a001300u);
+    DM_ASSERT_EQ_U64(d.irp, 0x83b20b80u);
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 31943);
+    DM_ASSERT_EQ_U64(d.issuing_tid, 1716);
+}
+
+DM_TEST(tg1_v2_both_pointer_sizes)
+{
+    /* v2 has no IssuingThreadId: 48 bytes x64, 40 x86. */
+    uint8_t b[48] = {0};
+    struct dm_diskio d;
+
+    put_u64(b + 32, UINT64_C(0xfffffa8300dbc5b0)); /* x64 Irp */
+    put_u64(b + 40, 17812);                         /* x64 HRRT */
+    DM_ASSERT_EQ_INT(dm_diskio_decode(11, 2, 8, b, 48, &d), 0);
+    DM_ASSERT_EQ_INT(d.has_issuing_tid, 0);
+    DM_ASSERT_EQ_U64(d.issuing_tid, 0);
+    DM_ASSERT_EQ_U64(d.irp, UINT64_C(0xfffffa8300dbc5b0));
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 17812);
+
+    memset(b, 0, sizeof b);
+    put_u32(b + 28, 0x12345678u); /* x86 Irp */
+    put_u64(b + 32, 777);         /* x86 HRRT */
+    DM_ASSERT_EQ_INT(dm_diskio_decode(10, 2, 4, b, 40, &d), 0);
+    DM_ASSERT_EQ_INT(d.has_issuing_tid, 0);
+    DM_ASSERT_EQ_U64(d.irp, 0x12345678u);
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 777);
+}
+
+DM_TEST(tg2_all_forms)
+{
+    uint8_t b[12] = {0};
+    struct dm_diskio d;
+
+    put_u64(b, UINT64_C(0xfffffa8302a1dc60));
+    put_u32(b + 8, 44);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(12, 3, 8, b, 12, &d), 0);
+    DM_ASSERT_EQ_U64(d.irp, UINT64_C(0xfffffa8302a1dc60));
+    DM_ASSERT_EQ_U64(d.issuing_tid, 44);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(13, 2, 8, b, 8, &d), 0);
+    DM_ASSERT_EQ_U64(d.irp, UINT64_C(0xfffffa8302a1dc60));
+    DM_ASSERT_EQ_INT(d.has_issuing_tid, 0);
+
+    memset(b, 0, sizeof b);
+    put_u32(b, 0x8302a1dcu);
+    put_u32(b + 4, 412);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(15, 3, 4, b, 8, &d), 0);
+    DM_ASSERT_EQ_U64(d.irp, 0x8302a1dcu);
+    DM_ASSERT_EQ_U64(d.issuing_tid, 412);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(12, 2, 4, b, 4, &d), 0);
+    DM_ASSERT_EQ_U64(d.irp, 0x8302a1dcu);
+}
+
+DM_TEST(tg3_all_forms)
+{
+    /* x64 v3: disk 0, flags 4, HRRT 8, Irp 16, ITID 24; 28 bytes. */
+    uint8_t b[28] = {0};
+    struct dm_diskio d;
+
+    put_u32(b + 0, 1);
+    put_u32(b + 4, 0x20000);
+    put_u64(b + 8, 786839);
+    put_u64(b + 16, UINT64_C(0xfffffa83017ffb80));
+    put_u32(b + 24, 2012);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(14, 3, 8, b, 28, &d), 0);
+    DM_ASSERT_EQ_U64(d.disk_number, 1);
+    DM_ASSERT_EQ_U64(d.irp_flags, 0x20000);
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 786839);
+    DM_ASSERT_EQ_U64(d.irp, UINT64_C(0xfffffa83017ffb80));
+    DM_ASSERT_EQ_U64(d.issuing_tid, 2012);
+    DM_ASSERT_EQ_U64(d.transfer_size, 0);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(14, 2, 8, b, 24, &d), 0);
+    DM_ASSERT_EQ_INT(d.has_issuing_tid, 0);
+
+    /* x86 v3: Irp 16 (4 bytes), ITID 20; 24 bytes. */
+    memset(b, 0, sizeof b);
+    put_u64(b + 8, 1097765);
+    put_u32(b + 16, 0x83017ffbu);
+    put_u32(b + 20, 96);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(14, 3, 4, b, 24, &d), 0);
+    DM_ASSERT_EQ_U64(d.high_res_response_time, 1097765);
+    DM_ASSERT_EQ_U64(d.irp, 0x83017ffbu);
+    DM_ASSERT_EQ_U64(d.issuing_tid, 96);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(14, 2, 4, b, 20, &d), 0);
+    DM_ASSERT_EQ_U64(d.irp, 0x83017ffbu);
+}
+
+DM_TEST(sizes_short_and_long)
+{
+    /* The sizes table of etw-facts.md s.3. */
+    static const struct {
+        unsigned opcode, version, ps;
+        size_t size;
+    } t[] = {
+        {10, 3, 8, 52}, {11, 3, 4, 44}, {10, 2, 8, 48}, {11, 2, 4, 40},
+        {12, 3, 8, 12}, {13, 3, 4, 8},  {15, 2, 8, 8},  {12, 2, 4, 4},
+        {14, 3, 8, 28}, {14, 3, 4, 24}, {14, 2, 8, 24}, {14, 2, 4, 20},
+    };
+    uint8_t b[128];
+    struct dm_diskio d;
+
+    memset(b, 0x5A, sizeof b);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        DM_ASSERT_EQ_INT(dm_diskio_decode(t[i].opcode, t[i].version, t[i].ps, b,
+                                          t[i].size, &d), 0);
+        DM_ASSERT_EQ_INT(dm_diskio_decode(t[i].opcode, t[i].version, t[i].ps, b,
+                                          t[i].size - 1, &d), DM_ECORRUPT);
+        /* A newer version may append fields: accepted. */
+        DM_ASSERT_EQ_INT(dm_diskio_decode(t[i].opcode, t[i].version + 1, t[i].ps,
+                                          b, t[i].size + 8, &d), 0);
+        DM_ASSERT_EQ_INT(dm_diskio_decode(t[i].opcode, t[i].version, t[i].ps, b,
+                                          t[i].size + 1, &d), 0);
+    }
+    DM_ASSERT_EQ_INT(dm_diskio_decode(10, 3, 8, NULL, 0, &d), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(16, 3, 8, b, 52, &d), DM_ENOTFOUND);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(9, 3, 8, b, 52, &d), DM_ENOTFOUND);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(10, 1, 8, b, 52, &d), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_diskio_decode(10, 3, 2, b, 52, &d), DM_ECORRUPT);
+}
+
+/* ---- dm_kdecode ----------------------------------------------------------- */
+
+#define FREQ UINT64_C(10000000)      /* 10 MHz, as both samples */
+#define START UINT64_C(1942608875)   /* header timestamp of the win8 sample */
+
+static int feed(struct dm_kdecoder *kd, struct dm_krecord r, struct dm_event *ev)
+{
+    return dm_kdecode(kd, &r, ev);
+}
+
+/* One volume mapping record: NtPath, DosPath as UTF-16. */
+static size_t volume_rec(uint8_t *b, const uint_least16_t *nt,
+                         const uint_least16_t *dos)
+{
+    size_t n = put_wide(b, nt);
+
+    return n + put_wide(b + n, dos);
+}
+
+DM_TEST(attribution_v3_issuing_thread)
+{
+    /* The first Read of the win8 sample, rebuilt by hand: thread 44 of
+     * process 4 "System"; ReadInit from header thread 412 of process 4 with
+     * IssuingThreadId 44; Read completion at 1955368307 with
+     * HighResResponseTime 258208. */
+    static const uint_least16_t nt[] = u"\\Device\\HarddiskVolume2\\";
+    static const uint_least16_t dos[] = u"C:\\";
+    static const uint_least16_t path[] =
+        u"\\Device\\HarddiskVolume2\\Users\\brianrob\\AppData\\x.log";
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, START);
+    uint8_t b[512];
+    struct dm_event ev;
+    size_t n;
+    uint64_t counts[6];
+
+    DM_ASSERT(kd != NULL);
+    n = volume_rec(b, nt, dos);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_SYSCONFIG, 35, 0, 8, START, 0, 0, b, n), &ev), 0);
+    n = thread_rec(b, 8, 4, 44);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 3, 3, 8, START + 1, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+    n = process_rec(b, 8, 4, 4, SID_NULL, 0, "System");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 3, 4, 8, START + 2, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+    n = fileio_rec(b, 8, UINT64_C(0xfffff8a0028e0140), path);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 36, 2, 8, START + 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+    n = tg2(b, 8, 3, UINT64_C(0xfffffa8302a1dc60), 44);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 3, 8, 1955110091, 412, 4, b, n), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0x20002, 16384, UINT64_C(849788928),
+            UINT64_C(0xfffff8a0028e0140), UINT64_C(0xfffffa8302a1dc60), 258208, 44);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 1955368307, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+
+    /* (1955368307 - 1942608875) = 12759432 ticks at 10 MHz = 100 ns each:
+     * 1275943200 ns, PerfView's 1,275.943 ms. 258208 ticks = 25820800 ns. */
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1275943200));
+    DM_ASSERT_EQ_U64(ev.duration_ns, UINT64_C(25820800));
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_READ);
+    DM_ASSERT_EQ_U64(ev.byte_offset, UINT64_C(849788928));
+    DM_ASSERT_EQ_U64(ev.transfer_size, 16384);
+    DM_ASSERT_EQ_U64(ev.disk, 0);
+    DM_ASSERT_EQ_U64(ev.irp, UINT64_C(0xfffffa8302a1dc60));
+    DM_ASSERT_EQ_U64(ev.irp_flags, 0x20002);
+    DM_ASSERT_EQ_U64(ev.tid, 44);
+    DM_ASSERT_EQ_U64(ev.pid, 4);
+    DM_ASSERT_STR_EQ(ev.process, "System");
+    DM_ASSERT_STR_EQ(ev.file, "C:\\Users\\brianrob\\AppData\\x.log");
+    DM_ASSERT_EQ_INT(ev.flags, DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS |
+                                   DM_EV_HAS_FILE | DM_EV_HAS_IRP_FLAGS);
+
+    /* The completion consumed the IRP; a FlushBuffers on it now still
+     * carries its own IssuingThreadId. */
+    n = tg3(b, 8, 3, 0, 0, 786839, UINT64_C(0xfffffa8302a1dc60), 44);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 14, 3, 8, START + 10000000, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_FLUSH);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1000000000));  /* 10^7 ticks = 1 s */
+    DM_ASSERT_EQ_U64(ev.duration_ns, UINT64_C(78683900)); /* 786839 * 100 */
+    DM_ASSERT_EQ_U64(ev.tid, 44);
+    DM_ASSERT_EQ_U64(ev.pid, 4);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+
+    dm_kdecoder_diskio_counts(kd, counts);
+    DM_ASSERT_EQ_U64(counts[0], 1); /* Read */
+    DM_ASSERT_EQ_U64(counts[1], 0);
+    DM_ASSERT_EQ_U64(counts[2], 1); /* ReadInit */
+    DM_ASSERT_EQ_U64(counts[4], 1); /* FlushBuffers */
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 0);
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(attribution_v2_init_header)
+{
+    /* Version 2 (x86): no IssuingThreadId anywhere, so the Init's header
+     * thread is the issuer. The thread table wins over the Init header's
+     * pid; without a thread entry, the Init header pid is used. */
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint8_t b[512];
+    struct dm_event ev;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    n = thread_rec(b, 4, 144, 1716);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 2, 4, 5, 1, 1, b, n), &ev), 0);
+    n = process_rec(b, 4, 2, 144, SID_USER, 1, "svchost.exe");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 1, 2, 4, 6, 1, 1, b, n), &ev), 0);
+
+    n = tg2(b, 4, 2, 0x1000, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 4, 100, 1716, 999, b, n), &ev), 0);
+    n = tg2(b, 4, 2, 0x2000, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 13, 2, 4, 110, 555, 777, b, n), &ev), 0);
+
+    n = tg1(b, 4, 2, 1, 0, 512, 4096, 0, 0x1000, 30, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 130, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.tid, 1716);
+    DM_ASSERT_EQ_U64(ev.pid, 144);
+    DM_ASSERT_STR_EQ(ev.process, "svchost.exe");
+    DM_ASSERT_EQ_U64(ev.time_ns, 13000);     /* 130 ticks * 100 ns */
+    DM_ASSERT_EQ_U64(ev.duration_ns, 3000);  /* 30 ticks */
+    DM_ASSERT_EQ_U64(ev.disk, 1);
+
+    n = tg1(b, 4, 2, 1, 0, 512, 8192, 0, 0x2000, 30, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 11, 2, 4, 140, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_WRITE);
+    DM_ASSERT_EQ_U64(ev.tid, 555);
+    DM_ASSERT_EQ_U64(ev.pid, 777);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_PROCESS, 0);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID),
+                     DM_EV_HAS_PID | DM_EV_HAS_TID);
+
+    /* Same IRP again: its Init was consumed, nothing is known... */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 11, 2, 4, 150, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS), 0);
+    /* ...unless the completion's own header has a process id. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 11, 2, 4, 160, DM_KNO_ID, 144, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS),
+                     DM_EV_HAS_PID | DM_EV_HAS_PROCESS);
+    DM_ASSERT_EQ_U64(ev.pid, 144);
+
+    /* An Init stamped after the completion is for the IRP's next use. */
+    n = tg2(b, 4, 2, 0x3000, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 4, 500, 1716, 144, b, n), &ev), 0);
+    n = tg1(b, 4, 2, 1, 0, 512, 0, 0, 0x3000, 30, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 400, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_TID, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 600, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.tid, 1716);
+
+    /* Thread End removes the thread: the Init header pid takes over. */
+    n = thread_rec(b, 4, 144, 1716);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 2, 4, 700, 1716, 144, b, n), &ev), 0);
+    n = tg2(b, 4, 2, 0x4000, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 4, 710, 1716, 999, b, n), &ev), 0);
+    n = tg1(b, 4, 2, 1, 0, 512, 0, 0, 0x4000, 30, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 720, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 999);
+    dm_kdecoder_destroy(kd);
+}
+
+/* Map pid to a thread, issue a v3 x64 read by it and return the event. */
+static int read_by_pid(struct dm_kdecoder *kd, uint32_t pid, struct dm_event *ev)
+{
+    uint8_t b[128];
+    size_t n = thread_rec(b, 8, pid, pid + 1);
+    int rc = feed(kd, krec(DM_K_THREAD, 1, 3, 8, 1, DM_KNO_ID, DM_KNO_ID, b, n), ev);
+
+    if (rc != 0)
+        return -1000 + rc;
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, 0x9000, 1, pid + 1);
+    return feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 2, DM_KNO_ID, DM_KNO_ID, b, n), ev);
+}
+
+DM_TEST(process_sid_forms)
+{
+    static const struct {
+        unsigned ps, ver;
+        enum sid_form form;
+        unsigned n_sub;
+        uint32_t pid;
+        const char *name;
+    } t[] = {
+        {8, 4, SID_NULL, 0, 100, "smss.exe"},
+        {8, 4, SID_USER, 5, 101, "explorer.exe"},  /* S-1-5-21-a-b-c-1001 */
+        {8, 3, SID_NULL, 0, 102, "csrss.exe"},
+        {8, 3, SID_USER, 1, 103, "services.exe"},  /* S-1-5-18 */
+        {8, 2, SID_USER, 2, 104, "lsass.exe"},
+        {4, 4, SID_USER, 5, 105, "notepad.exe"},
+        {4, 3, SID_NULL, 0, 106, "winlogon.exe"},
+        {4, 2, SID_USER, 1, 107, "wininit.exe"},
+        {4, 2, SID_NULL, 0, 108, "dwm.exe"},
+        /* Version 5 keeps the v4 prefix and appends fields. */
+        {8, 5, SID_USER, 5, 109, "SearchIndexer.exe"},
+    };
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint8_t b[512];
+    struct dm_event ev;
+
+    DM_ASSERT(kd != NULL);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        size_t n = process_rec(b, t[i].ps, t[i].ver, t[i].pid, t[i].form,
+                               t[i].n_sub, t[i].name);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, i % 2 ? 1 : 3, t[i].ver, t[i].ps,
+                                       1, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(read_by_pid(kd, t[i].pid, &ev), 1);
+        DM_ASSERT_EQ_U64(ev.pid, t[i].pid);
+        DM_ASSERT_STR_EQ(ev.process, t[i].name);
+    }
+
+    /* End and Defunct keep the name; a new Start for the pid replaces it. */
+    {
+        size_t n = process_rec(b, 8, 4, 100, SID_NULL, 0, "smss.exe");
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 2, 4, 8, 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 39, 4, 8, 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(read_by_pid(kd, 100, &ev), 1);
+        DM_ASSERT_STR_EQ(ev.process, "smss.exe");
+        n = process_rec(b, 8, 4, 100, SID_NULL, 0, "a.exe");
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 1, 4, 8, 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(read_by_pid(kd, 100, &ev), 1);
+        DM_ASSERT_STR_EQ(ev.process, "a.exe");
+    }
+    /* A name longer than DM_PROCESS_MAX - 1 is cut; non-ASCII is marked. */
+    {
+        size_t n = process_rec(b, 8, 4, 200, SID_NULL, 0,
+                               "a-very-long-process-image-name-here.exe");
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 1, 4, 8, 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(read_by_pid(kd, 200, &ev), 1);
+        DM_ASSERT_STR_EQ(ev.process, "a-very-long-process-image-name-");
+        n = process_rec(b, 8, 4, 201, SID_NULL, 0, "caf\xe9.exe");
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 1, 4, 8, 3, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(read_by_pid(kd, 201, &ev), 1);
+        DM_ASSERT_STR_EQ(ev.process, "caf?.exe");
+    }
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 0);
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(malformed_records)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint8_t b[512];
+    struct dm_event ev;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    memset(b, 0, sizeof b);
+    /* Thread: fewer than 8 bytes. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 3, 3, 8, 1, 0, 0, b, 7), &ev), DM_ECORRUPT);
+    /* Process v4 x64: the SID field (36..40) is cut. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 3, 4, 8, 1, 0, 0, b, 39), &ev), DM_ECORRUPT);
+    /* Process: a SID that claims 255 sub-authorities runs past the end. */
+    n = process_rec(b, 8, 4, 7, SID_USER, 1, "x.exe");
+    b[36 + 16 + 1] = 255;
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 3, 4, 8, 1, 0, 0, b, n), &ev), DM_ECORRUPT);
+    /* Process: image name without its NUL. */
+    n = process_rec(b, 8, 3, 7, SID_NULL, 0, "abc");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 3, 3, 8, 1, 0, 0, b, 36 + 3), &ev), DM_ECORRUPT);
+    /* FileIo: shorter than its FileObject. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 1, 0, 0, b, 7), &ev), DM_ECORRUPT);
+    /* DiskIo: one byte short. */
+    n = tg1(b, 8, 3, 0, 0, 0, 0, 0, 1, 1, 1);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 1, 0, 0, b, n - 1), &ev), DM_ECORRUPT);
+    /* A bad pointer size. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 6, 1, 0, 0, b, n), &ev), DM_ECORRUPT);
+    /* SysConfig VolumeMapping without a terminated NT path. */
+    put_u16(b, 'A');
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_SYSCONFIG, 35, 0, 8, 1, 0, 0, b, 2), &ev), DM_ECORRUPT);
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 8);
+
+    /* Not ours: other classes, other opcodes, old process versions. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_OTHER, 10, 3, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 34, 3, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 64, 2, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 36, 5, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 3, 1, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_SYSCONFIG, 33, 0, 8, 1, 0, 0, b, 1), &ev), 0);
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 8);
+    dm_kdecoder_destroy(kd);
+}
+
+/* Random bytes of random lengths into every class: no crash (ASan watches),
+ * and only the documented return values. */
+DM_TEST(random_payloads)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(3579545, 0);
+    uint32_t seed = 12345;
+    uint8_t *b = malloc(300);
+    struct dm_event ev;
+
+    DM_ASSERT(kd != NULL && b != NULL);
+    for (int i = 0; i < 50000; i++) {
+        size_t n;
+        int rc;
+        seed = seed * 1103515245u + 12345u;
+        n = (seed >> 16) % 300;
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            b[k] = (uint8_t)(seed >> 24);
+        }
+        /* Small sub-authority counts reach the name more often. */
+        if (n > 38 && (i & 1))
+            b[37] = (uint8_t)(i % 4);
+        rc = feed(kd, krec((enum dm_kclass)(1 + i % 5), (unsigned)(i % 40),
+                           (unsigned)(i % 6), i % 3 ? 8 : 4, (uint64_t)seed << 20,
+                           (uint32_t)i, i % 7 ? DM_KNO_ID : 4u, b, n), &ev);
+        if (rc != 0 && rc != 1 && rc != DM_ECORRUPT) {
+            DM_ASSERT_EQ_INT(rc, 0);
+        }
+        if (rc == 1) {
+            DM_ASSERT(memchr(ev.process, 0, sizeof ev.process) != NULL);
+            DM_ASSERT(memchr(ev.file, 0, sizeof ev.file) != NULL);
+        }
+    }
+    DM_ASSERT(dm_kdecoder_malformed(kd) > 0);
+    free(b);
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(utf16_names)
+{
+    /* "\Device\HarddiskVolume3\Donn<e-acute>es\<U+65E5><U+672C>
+     *  <U+1F600>.txt" then an unpaired high surrogate.
+     * UTF-8 by hand: e-acute C3 A9, U+65E5 E6 97 A5, U+672C E6 9C AC,
+     * U+1F600 (D83D DE00) F0 9F 98 80, lone D800 -> U+FFFD EF BF BD. */
+    static const uint_least16_t head[] =
+        u"\\Device\\HarddiskVolume3\\Donn\u00e9es\\\u65e5\u672c\U0001F600.txt";
+    uint_least16_t name[64];
+    size_t k = 0;
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint8_t b[512];
+    struct dm_event ev;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    while (head[k] != 0) {
+        name[k] = head[k];
+        k++;
+    }
+    name[k++] = 0xD800;
+    name[k++] = 'z';
+    name[k] = 0;
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\Device\\HarddiskVolume3", "E:"), 0);
+    n = fileio_rec(b, 4, 0x8a0011e0u, name);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 4, 1, 0, 0, b, n), &ev), 0);
+    n = tg1(b, 4, 3, 0, 0, 512, 0, 0x8a0011e0u, 0x77, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 4, 2, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "E:\\Donn\xc3\xa9" "es\\\xe6\x97\xa5\xe6\x9c\xac"
+                              "\xf0\x9f\x98\x80.txt\xef\xbf\xbdz");
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_FILE_CUT, 0);
+
+    /* A name that runs to the end of the record without a NUL is kept. */
+    n = fileio_rec(b, 8, 0x1234, u"\\??\\C:\\pagefile.sys");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 32, 2, 8, 3, 0, 0, b, n - 2), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x1234, 0x78, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 11, 3, 8, 4, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\??\\C:\\pagefile.sys");
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(path_cut_and_mapping)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint_least16_t name[600];
+    uint8_t *b = malloc(2048);
+    struct dm_event ev;
+    size_t n, k = 0;
+    const char *prefix = "\\Device\\HarddiskVolume9\\";
+
+    DM_ASSERT(kd != NULL && b != NULL);
+    /* 1. "\Device\HarddiskVolume9\" (24) + 300 'a' + "\end.txt" (8) = 332
+     *    bytes, no mapping: the last DM_FILE_MAX - 1 = 263 bytes stay,
+     *    which are 255 'a' and "\end.txt". */
+    for (const char *p = prefix; *p; p++)
+        name[k++] = (uint_least16_t)*p;
+    for (int i = 0; i < 300; i++)
+        name[k++] = 'a';
+    for (const char *p = "\\end.txt"; *p; p++)
+        name[k++] = (uint_least16_t)*p;
+    name[k] = 0;
+    n = fileio_rec(b, 8, 0x100, name);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 1, 0, 0, b, n), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x100, 0x1, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 2, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(strlen(ev.file), 263);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_FILE | DM_EV_FILE_CUT),
+                     DM_EV_HAS_FILE | DM_EV_FILE_CUT);
+    DM_ASSERT_STR_EQ(ev.file + 255, "\\end.txt");
+    DM_ASSERT_EQ_INT(ev.file[0], 'a');
+
+    /* 2. 200 e-acute (400 bytes) + ".txt" = 404 bytes: dropping 141 bytes
+     *    would split a character (odd offset), so 142 go: 129 e-acute
+     *    (258 bytes) + ".txt" = 262 bytes remain, starting with C3. */
+    k = 0;
+    for (int i = 0; i < 200; i++)
+        name[k++] = 0x00e9;
+    for (const char *p = ".txt"; *p; p++)
+        name[k++] = (uint_least16_t)*p;
+    name[k] = 0;
+    n = fileio_rec(b, 8, 0x200, name);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 3, 0, 0, b, n), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x200, 0x2, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 4, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(strlen(ev.file), 262);
+    DM_ASSERT_EQ_INT((unsigned char)ev.file[0], 0xC3);
+    DM_ASSERT_EQ_INT((unsigned char)ev.file[1], 0xA9);
+    DM_ASSERT_STR_EQ(ev.file + 258, ".txt");
+    DM_ASSERT(ev.flags & DM_EV_FILE_CUT);
+
+    /* 3. "\Device\HarddiskVolume2\" (24) + 250 'b' = 274 bytes does not fit
+     *    as an NT path, but "C:\" + 250 'b' = 253 bytes does once mapped. */
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\Device\\HarddiskVolume2\\", "C:\\"), 0);
+    k = 0;
+    for (const char *p = "\\Device\\HarddiskVolume2\\"; *p; p++)
+        name[k++] = (uint_least16_t)*p;
+    for (int i = 0; i < 250; i++)
+        name[k++] = 'b';
+    name[k] = 0;
+    n = fileio_rec(b, 8, 0x300, name);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 5, 0, 0, b, n), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x300, 0x3, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 6, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(strlen(ev.file), 253);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_FILE_CUT, 0);
+    DM_ASSERT(memcmp(ev.file, "C:\\bbb", 6) == 0);
+
+    /* 4. A name stored before its mapping is known is mapped when used;
+     *    the prefix compare ignores ASCII case and stops at a backslash. */
+    n = fileio_rec(b, 8, 0x400, u"\\DEVICE\\HarddiskVolume5\\x\\y.dat");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 7, 0, 0, b, n), &ev), 0);
+    n = fileio_rec(b, 8, 0x500, u"\\Device\\HarddiskVolume55\\z.dat");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 0, 2, 8, 7, 0, 0, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\Device\\HarddiskVolume5", "D:"), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x400, 0x4, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 8, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "D:\\x\\y.dat");
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x500, 0x5, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 9, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\Device\\HarddiskVolume55\\z.dat");
+
+    /* 5. Redirector mapping as in the win8 sample: "\Device\Mup\" -> "\\". */
+    n = volume_rec(b, u"\\Device\\Mup\\", u"\\\\");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_SYSCONFIG, 35, 0, 8, 9, 0, 0, b, n), &ev), 0);
+    n = fileio_rec(b, 8, 0x600, u"\\Device\\Mup\\server\\share\\f.txt");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_FILEIO, 36, 2, 8, 10, 0, 0, b, n), &ev), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x600, 0x6, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 11, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\\\server\\share\\f.txt");
+
+    /* add_volume's own checks. */
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "", "C:"), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\", "C:"), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\??\\", ""), 0);
+    free(b);
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(time_arithmetic)
+{
+    struct dm_kdecoder *kd;
+    uint8_t b[64];
+    struct dm_event ev;
+    size_t n = tg1(b, 8, 3, 0, 0, 512, 0, 0, 0x10, 0, 8);
+
+    /* 10 MHz, start 0, completion at 10^13 ticks (11.6 days): 10^13 * 100 =
+     * 10^15 ns. A naive ticks * 10^9 would need 10^22 > 2^64. */
+    kd = dm_kdecoder_create(FREQ, 0);
+    DM_ASSERT(kd != NULL);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(10000000000000), 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1000000000000000));
+    DM_ASSERT_EQ_U64(ev.duration_ns, 0);
+    /* Before the start: clamped to 0. */
+    dm_kdecoder_destroy(kd);
+    kd = dm_kdecoder_create(FREQ, 1000);
+    DM_ASSERT(kd != NULL);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 999, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, 0);
+    dm_kdecoder_destroy(kd);
+
+    /* ACPI PM timer, 3579545 Hz: 10^13 ticks -> floor(10^22 / 3579545) =
+     * 2793651148400145 ns (10^22 / 3579545 = 2793651148400145.99...). */
+    kd = dm_kdecoder_create(3579545, 0);
+    DM_ASSERT(kd != NULL);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(10000000000000), 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(2793651148400145));
+    dm_kdecoder_destroy(kd);
+
+    /* A 2^40 Hz clock forces the 128-bit path: (2^40 - 1) ticks =
+     * 10^9 - 10^9/2^40 ns = 999999999.9990905 -> 999999999; and
+     * 2^40 + 2^39 ticks = 1.5 s = 1500000000 ns. HRRT 2^39 = 0.5 s. */
+    kd = dm_kdecoder_create(UINT64_C(1) << 40, 0);
+    DM_ASSERT(kd != NULL);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, (UINT64_C(1) << 40) - 1, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(999999999));
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, 0x10, UINT64_C(1) << 39, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, (UINT64_C(3) << 39), 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1500000000));
+    DM_ASSERT_EQ_U64(ev.duration_ns, UINT64_C(500000000));
+    dm_kdecoder_destroy(kd);
+
+    /* perf_freq 0 is refused. */
+    DM_ASSERT(dm_kdecoder_create(0, 0) == NULL);
+}
+
+DM_TEST(tables_stay_bounded)
+{
+    /* 200000 threads through a fixed table: the newest are still there. */
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    uint8_t b[128];
+    struct dm_event ev;
+    size_t n;
+    uint32_t tid;
+
+    DM_ASSERT(kd != NULL);
+    for (tid = 1; tid <= 200000; tid++) {
+        n = thread_rec(b, 8, tid + 7, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, 1, 0, 0, b, n), &ev), 0);
+    }
+    for (tid = 199900; tid <= 200000; tid++) {
+        n = tg1(b, 8, 3, 0, 0, 512, 0, 0, tid, 1, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 2, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+        DM_ASSERT(ev.flags & DM_EV_HAS_PID);
+        DM_ASSERT_EQ_U64(ev.pid, tid + 7);
+    }
+    /* 100000 Inits never completed, then one that is. */
+    for (uint64_t irp = 1; irp <= 100000; irp++) {
+        n = tg2(b, 8, 3, irp << 4, 5);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 3, 8, 3, 5, 6, b, n), &ev), 0);
+    }
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, UINT64_C(100000) << 4, 1, 200000);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 4, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 200007); /* thread 200000, from the table */
+    /* Thread 5 of the Inits is long evicted or not: either way the pid is
+     * the thread table's (12) or the Init header's (6), never garbage. */
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, UINT64_C(99999) << 4, 1, 5);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 4, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT(ev.pid == 12 || ev.pid == 6);
+    dm_kdecoder_destroy(kd);
+}
+
+DM_TEST(class_lookup)
+{
+    /* GUIDs of etw-facts.md s.2 as stored (Data1..3 little-endian). */
+    static const uint8_t diskio[16] = {0xd4, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+                                       0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c};
+    static const uint8_t thread[16] = {0xd1, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+                                       0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c};
+    static const uint8_t fileio[16] = {0x39, 0xdc, 0xcb, 0x90, 0x3e, 0x4a, 0xd1, 0x11,
+                                       0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3};
+    /* EventTrace header {68fdd900-4a3e-11d1-84f4-0000f80464e3}: not ours. */
+    static const uint8_t header[16] = {0x00, 0xd9, 0xfd, 0x68, 0x3e, 0x4a, 0xd1, 0x11,
+                                       0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3};
+    /* {9b79ee91-b5fd-41c0-a243-4248e266e9d0}, bytes as in the win8 sample. */
+    static const uint8_t sysconfig[16] = {0x91, 0xee, 0x79, 0x9b, 0xfd, 0xb5, 0xc0, 0x41,
+                                          0xa2, 0x43, 0x42, 0x48, 0xe2, 0x66, 0xe9, 0xd0};
+
+    DM_ASSERT_EQ_INT(dm_kclass_from_guid(diskio), DM_K_DISKIO);
+    DM_ASSERT_EQ_INT(dm_kclass_from_guid(thread), DM_K_THREAD);
+    DM_ASSERT_EQ_INT(dm_kclass_from_guid(fileio), DM_K_FILEIO);
+    DM_ASSERT_EQ_INT(dm_kclass_from_guid(header), DM_K_OTHER);
+    DM_ASSERT_EQ_INT(dm_kclass_from_guid(sysconfig), DM_K_SYSCONFIG);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(1), DM_K_DISKIO);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(3), DM_K_PROCESS);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(4), DM_K_FILEIO);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(5), DM_K_THREAD);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(0x0B), DM_K_OTHER);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(0), DM_K_OTHER);
+}
+
+const struct dmt_case dm_suite_diskio[] = {
+    {"tg1_x64_v3", tg1_x64_v3},
+    {"tg1_x86_v3", tg1_x86_v3},
+    {"tg1_v2_both_pointer_sizes", tg1_v2_both_pointer_sizes},
+    {"tg2_all_forms", tg2_all_forms},
+    {"tg3_all_forms", tg3_all_forms},
+    {"sizes_short_and_long", sizes_short_and_long},
+    {"attribution_v3_issuing_thread", attribution_v3_issuing_thread},
+    {"attribution_v2_init_header", attribution_v2_init_header},
+    {"process_sid_forms", process_sid_forms},
+    {"malformed_records", malformed_records},
+    {"random_payloads", random_payloads},
+    {"utf16_names", utf16_names},
+    {"path_cut_and_mapping", path_cut_and_mapping},
+    {"time_arithmetic", time_arithmetic},
+    {"tables_stay_bounded", tables_stay_bounded},
+    {"class_lookup", class_lookup},
+    {NULL, NULL},
+};

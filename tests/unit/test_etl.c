@@ -1,0 +1,1134 @@
+/*
+ * test_etl.c - the .etl container reader.
+ *
+ * Hand-built traces, written byte by byte from the layouts in etw-facts.md
+ * s.4 (buffer header, record headers, TRACE_LOGFILE_HEADER), are written to
+ * a temporary file and read back: both pointer sizes, plain and compressed
+ * buffers, every record kind, 8-byte strides, extended data items, skipped
+ * kinds, the end marker, two CPUs whose buffers interleave in time, and
+ * damaged files that must fail with the byte offset after returning what
+ * came before. Then the real sample traces, checked against PerfView's
+ * baseline and the README's DiskIo table.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "diskmon.h"
+#include "dmtest.h"
+#include "etl/etl.h"
+
+/* ---- a growable byte string ------------------------------------------- */
+
+struct tb {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static void tb_free(struct tb *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Append n bytes (src, or zeros when src is NULL); returns their offset. An
+ * allocation failure aborts: the tests cannot go on without memory. */
+static size_t tb_put(struct tb *b, const void *src, size_t n)
+{
+    size_t at = b->len;
+
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (p == NULL) {
+            fprintf(stderr, "test_etl: out of memory\n");
+            exit(1);
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    if (src != NULL)
+        memcpy(b->p + at, src, n);
+    else
+        memset(b->p + at, 0, n);
+    b->len += n;
+    return at;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static size_t tb_le(struct tb *b, uint64_t v, int n)
+{
+    size_t at = tb_put(b, NULL, (size_t)n);
+
+    put_le(b->p + at, v, n);
+    return at;
+}
+
+static void tb_fill(struct tb *b, uint8_t c, size_t n)
+{
+    size_t at = tb_put(b, NULL, n);
+
+    memset(b->p + at, c, n);
+}
+
+/* Pad a record area to the 8-byte stride. */
+static void tb_align8(struct tb *b)
+{
+    while (b->len % 8 != 0)
+        tb_put(b, NULL, 1);
+}
+
+/* ---- records (etw-facts.md s.4 table) ---------------------------------- */
+
+/* SYSTEM (0x20 bytes), COMPACT (0x18) or PERFINFO (0x10) header: marker with
+ * the MOF version in its low word, then Packet {Size, HookId}. */
+static size_t rec_system(struct tb *r, unsigned type, unsigned hook, unsigned version,
+                         uint32_t tid, uint32_t pid, uint64_t ts,
+                         const void *payload, size_t plen)
+{
+    size_t at = r->len;
+    size_t hdr = (type == 0x10 || type == 0x11) ? 0x10 : (type <= 0x02 ? 0x20 : 0x18);
+
+    tb_le(r, 0xC0000000u | (uint32_t)type << 16 | version, 4);
+    tb_le(r, hdr + plen, 2);
+    tb_le(r, hook, 2);
+    if (hdr == 0x10) {
+        tb_le(r, ts, 8);
+    } else {
+        tb_le(r, tid, 4);
+        tb_le(r, pid, 4);
+        tb_le(r, ts, 8);
+        if (hdr == 0x20)
+            tb_le(r, 0x1111111122222222u, 8); /* KernelTime, UserTime */
+    }
+    tb_put(r, payload, plen);
+    tb_align8(r);
+    return at;
+}
+
+/* EVENT_TRACE_HEADER (0x30, types 0x0A/0x14) or EVENT_INSTANCE_GUID_HEADER
+ * (0x48, types 0x0B/0x15): size in the marker's low word. */
+static size_t rec_full(struct tb *r, unsigned type, const uint8_t guid[16],
+                       unsigned ev_type, unsigned version, uint32_t tid,
+                       uint32_t pid, uint64_t ts, const void *payload, size_t plen)
+{
+    size_t at = r->len;
+    size_t hdr = (type == 0x0B || type == 0x15) ? 0x48 : 0x30;
+
+    tb_le(r, 0xC0000000u | (uint32_t)type << 16 | (uint32_t)(hdr + plen), 4);
+    tb_le(r, ev_type, 1);
+    tb_le(r, 4, 1); /* Level */
+    tb_le(r, version, 2);
+    tb_le(r, tid, 4);
+    tb_le(r, pid, 4);
+    tb_le(r, ts, 8);
+    tb_put(r, guid, 16);
+    tb_fill(r, 0x5A, hdr - 0x28); /* times, instance ids, parent GUID */
+    tb_put(r, payload, plen);
+    tb_align8(r);
+    return at;
+}
+
+/* EVENT_HEADER (0x50, types 0x12/0x13), optionally followed by extended
+ * data items (ext, ext_len bytes, already laid out). */
+static size_t rec_event(struct tb *r, unsigned type, const uint8_t guid[16],
+                        unsigned opcode, unsigned version, uint32_t tid, uint32_t pid,
+                        uint64_t ts, const void *ext, size_t ext_len,
+                        const void *payload, size_t plen)
+{
+    size_t at = r->len;
+
+    tb_le(r, 0xC0000000u | (uint32_t)type << 16 | (uint32_t)(0x50 + ext_len + plen), 4);
+    tb_le(r, (ext_len ? 0x0001u : 0) | (type == 0x13 ? 0x0040u : 0x0020u), 2); /* Flags */
+    tb_le(r, 0, 2);             /* EventProperty */
+    tb_le(r, tid, 4);
+    tb_le(r, pid, 4);
+    tb_le(r, ts, 8);
+    tb_put(r, guid, 16);
+    tb_le(r, 0x1234, 2);        /* Id */
+    tb_le(r, version, 1);
+    tb_le(r, 0x10, 1);          /* Channel */
+    tb_le(r, 4, 1);             /* Level */
+    tb_le(r, opcode, 1);
+    tb_le(r, 0x0042, 2);        /* Task */
+    tb_le(r, 0x8000000000000001u, 8); /* Keyword */
+    tb_le(r, 0, 8);             /* ProcessorTime */
+    tb_fill(r, 0xAA, 16);       /* ActivityId */
+    tb_put(r, ext, ext_len);
+    tb_put(r, payload, plen);
+    tb_align8(r);
+    return at;
+}
+
+/* One extended data item as stored: size (with the 8-byte header), type,
+ * Linkage bit, data size, data padded to 8. */
+static void ext_item(struct tb *x, unsigned ext_type, int linkage, const void *data,
+                     size_t dlen)
+{
+    size_t item = 8 + ((dlen + 7) & ~(size_t)7);
+
+    tb_le(x, item, 2);
+    tb_le(x, ext_type, 2);
+    tb_le(x, linkage ? 1 : 0, 2);
+    tb_le(x, dlen, 2);
+    tb_put(x, data, dlen);
+    tb_fill(x, 0, item - 8 - dlen);
+}
+
+/* ---- buffers and files -------------------------------------------------- */
+
+#define F_EVENTS_LOST 0x02u
+#define F_BUFFER_LOST 0x04u
+#define F_PROC_INDEX 0x20u
+#define F_COMPRESSED 0x40u
+
+/* MS-XCA Plain LZ77 with literals only: per 32 bytes a flag word whose top
+ * bits (one per literal) are 0 and whose unused low bits are 1; a stream
+ * whose length is a multiple of 32 ends with an all-ones word. */
+static void lz77_literals(struct tb *z, const uint8_t *src, size_t n)
+{
+    size_t i = 0;
+
+    for (;;) {
+        size_t k = n - i < 32 ? n - i : 32;
+
+        tb_le(z, k == 32 ? 0 : 0xFFFFFFFFu >> k, 4);
+        tb_put(z, src + i, k);
+        i += k;
+        if (k < 32)
+            break;
+    }
+}
+
+/*
+ * Append one buffer holding recs (plus the 0xFFFFFFFF end marker if asked)
+ * to file; returns its offset. Plain buffers carry 64 unused 0xFF bytes
+ * after Offset, as real files do; compressed ones are exactly header plus
+ * LZ77 bytes (an odd BufferSize is fine).
+ */
+static size_t add_buffer(struct tb *file, const struct tb *recs, unsigned cpu,
+                         unsigned flags, int end_marker, unsigned buffer_type)
+{
+    struct tb raw = {0}, z = {0};
+    size_t at = file->len, filled, disk;
+    uint8_t *h;
+
+    tb_put(&raw, recs->p, recs->len);
+    if (end_marker)
+        tb_le(&raw, 0xFFFFFFFFu, 4);
+    filled = 0x48 + raw.len;
+    if (flags & F_COMPRESSED) {
+        lz77_literals(&z, raw.p, raw.len);
+        disk = 0x48 + z.len;
+    } else {
+        disk = filled + 64;
+    }
+    tb_put(file, NULL, 0x48);
+    h = file->p + at;
+    put_le(h + 0x00, disk, 4);          /* BufferSize */
+    put_le(h + 0x04, filled, 4);        /* SavedOffset */
+    put_le(h + 0x10, 0x01D0000000000000u, 8); /* TimeStamp: FILETIME-like, unused */
+    put_le(h + 0x18, (uint64_t)(at + 1), 8);  /* SequenceNumber */
+    if (flags & F_PROC_INDEX)
+        put_le(h + 0x28, cpu, 2);       /* ProcessorIndex */
+    else
+        h[0x28] = (uint8_t)cpu;         /* ProcessorNumber */
+    put_le(h + 0x2A, 7, 2);             /* LoggerId */
+    put_le(h + 0x30, filled, 4);        /* Offset */
+    put_le(h + 0x34, flags, 2);         /* BufferFlag */
+    put_le(h + 0x36, buffer_type, 2);   /* BufferType */
+    if (flags & F_COMPRESSED) {
+        tb_put(file, z.p, z.len);
+    } else {
+        tb_put(file, raw.p, raw.len);
+        tb_fill(file, 0xFF, disk - filled);
+    }
+    tb_free(&raw);
+    tb_free(&z);
+    return at;
+}
+
+/* TRACE_LOGFILE_HEADER values a test writes and expects back. */
+struct hdr_vals {
+    int wide;                /* 64-bit layout and SYSTEM64 header */
+    uint32_t buffer_size, version, build, nproc, mode, pointer_size;
+    uint32_t events_lost, cpu_mhz, reserved_flags, buffers_lost;
+    uint64_t perf_freq, start_time, ts;
+};
+
+static const struct hdr_vals hv64 = {
+    1, 4096, 0x0002000Au, 19041, 4, 0x04010001u, 8, 3, 2900, 1, 2,
+    10000000u, 0x01D9000000001234u, 5,
+};
+
+static const struct hdr_vals hv32 = {
+    0, 8192, 0x00020106u, 7601, 2, 0x00010001u, 4, 0, 2000, 1, 0,
+    3579545u, 0x01C0000000005678u, 7,
+};
+
+/*
+ * Buffer 0: the trace header record (SYSTEM header, HookId 0, version 2)
+ * whose payload is a TRACE_LOGFILE_HEADER, offsets from etw-facts.md s.4
+ * (second value 64-bit): pointers at 0x38 widen the layout by 8 from 0x40,
+ * and a 4-byte pad follows TimeZone. The payload starts as 0xAB filler so a
+ * field read at a wrong offset shows. extra: records to put after it.
+ */
+static size_t add_header_buffer(struct tb *file, const struct hdr_vals *v,
+                                const struct tb *extra)
+{
+    uint8_t tlh[0x118 + 8];
+    size_t w = v->wide ? 8 : 0, tlh_len = 0x110 + w + 8;
+    struct tb recs = {0};
+    size_t at;
+
+    memset(tlh, 0xAB, sizeof tlh);
+    put_le(tlh + 0x00, v->buffer_size, 4);
+    put_le(tlh + 0x04, v->version, 4);
+    put_le(tlh + 0x08, v->build, 4);
+    put_le(tlh + 0x0C, v->nproc, 4);
+    put_le(tlh + 0x20, v->mode, 4);
+    put_le(tlh + 0x2C, v->pointer_size, 4);
+    put_le(tlh + 0x30, v->events_lost, 4);
+    put_le(tlh + 0x34, v->cpu_mhz, 4);
+    put_le(tlh + 0xF8 + w, v->perf_freq, 8);
+    put_le(tlh + 0x100 + w, v->start_time, 8);
+    put_le(tlh + 0x108 + w, v->reserved_flags, 4);
+    put_le(tlh + 0x10C + w, v->buffers_lost, 4);
+    memcpy(tlh + 0x110 + w, "L\0g\0\0\0\0\0", 8); /* logger name, file name */
+    rec_system(&recs, v->wide ? 0x02 : 0x01, 0x0000, 2, 1234, 5678, v->ts, tlh, tlh_len);
+    if (extra != NULL)
+        tb_put(&recs, extra->p, extra->len);
+    at = add_buffer(file, &recs, 0, 0x01 /* FLUSH_MARKER */, 0, 4 /* HEADER */);
+    tb_free(&recs);
+    return at;
+}
+
+/* ---- reading back ------------------------------------------------------- */
+
+#define MAX_RECS 64
+
+struct got_rec {
+    unsigned header_type, pointer_size, group, opcode, version, cpu;
+    int has_guid;
+    uint8_t guid[16];
+    uint32_t tid, pid;
+    uint64_t ts, buf_off;
+    size_t payload_len;
+    uint8_t payload[64];
+};
+
+struct got {
+    int rc_open, rc_end, rc_again;
+    char err_open[512], err_end[512], err_again[512];
+    size_t n;
+    struct got_rec r[MAX_RECS];
+    struct dm_etl_info info;
+    uint64_t skipped, bytes_done;
+};
+
+/* Read every record of an opened trace into g, then close it. */
+static void drain(struct dm_etl *etl, struct got *g)
+{
+    struct dm_etl_record rec;
+    int rc;
+
+    g->info = *dm_etl_info(etl);
+    while ((rc = dm_etl_next(etl, &rec, g->err_end, sizeof g->err_end)) == 1) {
+        if (g->n < MAX_RECS) {
+            struct got_rec *o = &g->r[g->n];
+            o->header_type = rec.header_type;
+            o->pointer_size = rec.pointer_size;
+            o->group = rec.group;
+            o->opcode = rec.opcode;
+            o->version = rec.version;
+            o->cpu = rec.cpu;
+            o->has_guid = rec.has_guid;
+            memcpy(o->guid, rec.guid, 16);
+            o->tid = rec.tid;
+            o->pid = rec.pid;
+            o->ts = rec.timestamp;
+            o->buf_off = rec.buffer_file_offset;
+            o->payload_len = rec.payload_len;
+            memcpy(o->payload, rec.payload,
+                   rec.payload_len < sizeof o->payload ? rec.payload_len
+                                                       : sizeof o->payload);
+        }
+        g->n++;
+    }
+    g->rc_end = rc;
+    g->rc_again = dm_etl_next(etl, &rec, g->err_again, sizeof g->err_again);
+    g->skipped = dm_etl_skipped(etl);
+    g->bytes_done = dm_etl_bytes_done(etl);
+    dm_etl_close(etl);
+}
+
+static unsigned temp_counter;
+
+/* A file name in the temp folder (TMPDIR, TEMP or TMP; else the current
+ * folder). */
+static void temp_path(char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("TEMP");
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("TMP");
+    if (dir == NULL || dir[0] == '\0')
+        dir = ".";
+    snprintf(path, len, "%s/dm_test_etl_%lu_%u.etl", dir,
+             (unsigned long)time(NULL), temp_counter++);
+}
+
+/* Write b to a temporary file, read it with dm_etl_open into g, remove it.
+ * g->rc_open < 0 when the file could not be written or opened. */
+static void run_file(const struct tb *b, struct got *g, char *path, size_t pathlen)
+{
+    struct dm_etl *etl = NULL;
+    FILE *f;
+
+    memset(g, 0, sizeof *g);
+    temp_path(path, pathlen);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(b->p, 1, b->len, f) != b->len || fclose(f) != 0) {
+        g->rc_open = DM_EIO;
+        snprintf(g->err_open, sizeof g->err_open, "cannot write %s", path);
+        return;
+    }
+    g->rc_open = dm_etl_open(&etl, path, g->err_open, sizeof g->err_open);
+    if (g->rc_open == 0)
+        drain(etl, g);
+    remove(path);
+}
+
+/* The same through dm_etl_open_mem. */
+static void run_mem(const struct tb *b, struct got *g)
+{
+    struct dm_etl *etl = NULL;
+
+    memset(g, 0, sizeof *g);
+    g->rc_open = dm_etl_open_mem(&etl, b->p, b->len, "mem.etl", g->err_open,
+                                 sizeof g->err_open);
+    if (g->rc_open == 0)
+        drain(etl, g);
+}
+
+static int contains(const char *s, const char *sub)
+{
+    return s != NULL && strstr(s, sub) != NULL;
+}
+
+/* "offset N" for messages. */
+static const char *offset_text(uint64_t off)
+{
+    static char buf[64];
+
+    snprintf(buf, sizeof buf, "offset %" PRIu64, off);
+    return buf;
+}
+
+static const uint8_t guid_a[16] = {0xd4, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
+                                   0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c};
+static const uint8_t guid_b[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const uint8_t guid_c[16] = {0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
+                                   0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F};
+
+static struct got g1, g2; /* big: kept out of the stack */
+
+/* ---- synthetic traces --------------------------------------------------- */
+
+DM_TEST(records_64bit)
+{
+    struct tb file = {0}, recs = {0}, ext = {0};
+    char path[1024];
+    size_t buf;
+    static const uint8_t pay12[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    uint8_t pay52[52];
+
+    for (int i = 0; i < 52; i++)
+        pay52[i] = (uint8_t)(0x80 + i);
+    add_header_buffer(&file, &hv64, NULL);
+    /* 1: SYSTEM64 DiskIo ReadInit (0x010C) v3, 0x20 + 12 = 44 bytes: stride 48. */
+    rec_system(&recs, 0x02, 0x010C, 3, 44, 4, 200, pay12, 12);
+    /* 2: PERFINFO64 DiskIo Read (0x010A) v3, 0x10 + 52 = 68: stride 72. */
+    rec_system(&recs, 0x11, 0x010A, 3, 0, 0, 210, pay52, 52);
+    /* A TIMED (0x0C) record of 20 bytes: skipped by its size. */
+    tb_le(&recs, 0xC00C0000u | 20, 4);
+    tb_fill(&recs, 0x33, 16);
+    tb_align8(&recs);
+    /* 3: COMPACT64 Thread (0x0501) v2, 0x18 + 5. */
+    rec_system(&recs, 0x04, 0x0501, 2, 7, 8, 215, "abcde", 5);
+    /* 4: FULL_HEADER64, class type 0x24, version 2, 3 bytes. */
+    rec_full(&recs, 0x14, guid_a, 0x24, 2, 9, 10, 220, "xyz", 3);
+    /* A MESSAGE (0x90 flags) record of 24 bytes: skipped. */
+    tb_le(&recs, 0x90000000u | 24, 4);
+    tb_fill(&recs, 0x44, 20);
+    /* 5: EVENT_HEADER64 with two extended items (5 data bytes, linked; then
+     * an empty one), opcode 0x11, version 5, payload "hello". */
+    ext_item(&ext, 1, 1, "\x01\x02\x03\x04\x05", 5);
+    ext_item(&ext, 3, 0, NULL, 0);
+    rec_event(&recs, 0x13, guid_b, 0x11, 5, 11, 12, 230, ext.p, ext.len, "hello", 5);
+    /* 6: INSTANCE64, type 2, version 1, 4 bytes. */
+    rec_full(&recs, 0x15, guid_c, 2, 1, 13, 14, 240, "inst", 4);
+    buf = add_buffer(&file, &recs, 1, 0, 1, 0);
+
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_INT(g1.rc_again, 0);
+    DM_ASSERT_EQ_U64(g1.n, 7);
+    DM_ASSERT_EQ_U64(g1.skipped, 2);
+    DM_ASSERT_EQ_U64(g1.bytes_done, file.len);
+
+    /* The header record first. */
+    DM_ASSERT_EQ_INT(g1.r[0].header_type, 0x02);
+    DM_ASSERT_EQ_INT(g1.r[0].group, 0);
+    DM_ASSERT_EQ_INT(g1.r[0].opcode, 0);
+    DM_ASSERT_EQ_INT(g1.r[0].version, 2);
+    DM_ASSERT_EQ_U64(g1.r[0].ts, 5);
+    DM_ASSERT_EQ_U64(g1.r[0].payload_len, 0x118 + 8);
+    DM_ASSERT_EQ_U64(g1.r[0].buf_off, 0);
+
+    DM_ASSERT_EQ_INT(g1.r[1].header_type, 0x02);
+    DM_ASSERT_EQ_INT(g1.r[1].pointer_size, 8);
+    DM_ASSERT_EQ_INT(g1.r[1].group, 1);
+    DM_ASSERT_EQ_INT(g1.r[1].opcode, 12);
+    DM_ASSERT_EQ_INT(g1.r[1].version, 3);
+    DM_ASSERT_EQ_INT(g1.r[1].tid, 44);
+    DM_ASSERT_EQ_INT(g1.r[1].pid, 4);
+    DM_ASSERT_EQ_U64(g1.r[1].ts, 200);
+    DM_ASSERT_EQ_INT(g1.r[1].cpu, 1);
+    DM_ASSERT_EQ_INT(g1.r[1].has_guid, 0);
+    DM_ASSERT_EQ_U64(g1.r[1].buf_off, buf);
+    DM_ASSERT_EQ_U64(g1.r[1].payload_len, 12);
+    DM_ASSERT_MEM_EQ(g1.r[1].payload, pay12, 12);
+
+    DM_ASSERT_EQ_INT(g1.r[2].header_type, 0x11);
+    DM_ASSERT_EQ_INT(g1.r[2].group, 1);
+    DM_ASSERT_EQ_INT(g1.r[2].opcode, 10);
+    DM_ASSERT_EQ_U64(g1.r[2].tid, UINT32_MAX);
+    DM_ASSERT_EQ_U64(g1.r[2].pid, UINT32_MAX);
+    DM_ASSERT_EQ_U64(g1.r[2].ts, 210);
+    DM_ASSERT_EQ_U64(g1.r[2].payload_len, 52);
+    DM_ASSERT_MEM_EQ(g1.r[2].payload, pay52, 52);
+
+    DM_ASSERT_EQ_INT(g1.r[3].header_type, 0x04);
+    DM_ASSERT_EQ_INT(g1.r[3].group, 5);
+    DM_ASSERT_EQ_INT(g1.r[3].opcode, 1);
+    DM_ASSERT_EQ_INT(g1.r[3].version, 2);
+    DM_ASSERT_EQ_INT(g1.r[3].tid, 7);
+    DM_ASSERT_EQ_INT(g1.r[3].pid, 8);
+    DM_ASSERT_EQ_U64(g1.r[3].payload_len, 5);
+    DM_ASSERT_MEM_EQ(g1.r[3].payload, "abcde", 5);
+
+    DM_ASSERT_EQ_INT(g1.r[4].header_type, 0x14);
+    DM_ASSERT_EQ_INT(g1.r[4].has_guid, 1);
+    DM_ASSERT_MEM_EQ(g1.r[4].guid, guid_a, 16);
+    DM_ASSERT_EQ_INT(g1.r[4].group, 0);
+    DM_ASSERT_EQ_INT(g1.r[4].opcode, 0x24);
+    DM_ASSERT_EQ_INT(g1.r[4].version, 2);
+    DM_ASSERT_EQ_INT(g1.r[4].tid, 9);
+    DM_ASSERT_EQ_INT(g1.r[4].pid, 10);
+    DM_ASSERT_EQ_U64(g1.r[4].ts, 220);
+    DM_ASSERT_EQ_U64(g1.r[4].payload_len, 3);
+    DM_ASSERT_MEM_EQ(g1.r[4].payload, "xyz", 3);
+
+    DM_ASSERT_EQ_INT(g1.r[5].header_type, 0x13);
+    DM_ASSERT_EQ_INT(g1.r[5].pointer_size, 8);
+    DM_ASSERT_MEM_EQ(g1.r[5].guid, guid_b, 16);
+    DM_ASSERT_EQ_INT(g1.r[5].opcode, 0x11);
+    DM_ASSERT_EQ_INT(g1.r[5].version, 5);
+    DM_ASSERT_EQ_INT(g1.r[5].tid, 11);
+    DM_ASSERT_EQ_INT(g1.r[5].pid, 12);
+    DM_ASSERT_EQ_U64(g1.r[5].ts, 230);
+    DM_ASSERT_EQ_U64(g1.r[5].payload_len, 5);
+    DM_ASSERT_MEM_EQ(g1.r[5].payload, "hello", 5);
+
+    DM_ASSERT_EQ_INT(g1.r[6].header_type, 0x15);
+    DM_ASSERT_MEM_EQ(g1.r[6].guid, guid_c, 16);
+    DM_ASSERT_EQ_INT(g1.r[6].opcode, 2);
+    DM_ASSERT_EQ_INT(g1.r[6].version, 1);
+    DM_ASSERT_EQ_U64(g1.r[6].ts, 240);
+    DM_ASSERT_EQ_U64(g1.r[6].payload_len, 4);
+    DM_ASSERT_MEM_EQ(g1.r[6].payload, "inst", 4);
+
+    /* Header values, each read from its own offset. */
+    DM_ASSERT_EQ_U64(g1.info.file_size, file.len);
+    DM_ASSERT_EQ_U64(g1.info.buffer_size, hv64.buffer_size);
+    DM_ASSERT_EQ_U64(g1.info.os_version, hv64.version);
+    DM_ASSERT_EQ_U64(g1.info.provider_version, hv64.build);
+    DM_ASSERT_EQ_U64(g1.info.number_of_processors, hv64.nproc);
+    DM_ASSERT_EQ_U64(g1.info.log_file_mode, hv64.mode);
+    DM_ASSERT_EQ_U64(g1.info.pointer_size, 8);
+    DM_ASSERT_EQ_U64(g1.info.events_lost, hv64.events_lost);
+    DM_ASSERT_EQ_U64(g1.info.buffers_lost, hv64.buffers_lost);
+    DM_ASSERT_EQ_U64(g1.info.perf_freq, hv64.perf_freq);
+    DM_ASSERT_EQ_U64(g1.info.start_time, hv64.start_time);
+    DM_ASSERT_EQ_U64(g1.info.reserved_flags, hv64.reserved_flags);
+    DM_ASSERT_EQ_U64(g1.info.header_timestamp, hv64.ts);
+    DM_ASSERT_EQ_U64(g1.info.buffers_flagged_lost, 0);
+
+    /* The in-memory reader gives the same. */
+    run_mem(&file, &g2);
+    DM_ASSERT_EQ_INT(g2.rc_open, 0);
+    DM_ASSERT_EQ_INT(g2.rc_end, 0);
+    DM_ASSERT_EQ_U64(g2.n, g1.n);
+    for (size_t i = 0; i < g1.n; i++) {
+        DM_ASSERT_EQ_U64(g2.r[i].ts, g1.r[i].ts);
+        DM_ASSERT_EQ_U64(g2.r[i].payload_len, g1.r[i].payload_len);
+    }
+    tb_free(&file);
+    tb_free(&recs);
+    tb_free(&ext);
+}
+
+DM_TEST(records_32bit)
+{
+    struct tb file = {0}, recs = {0};
+    char path[1024];
+
+    add_header_buffer(&file, &hv32, NULL);
+    rec_system(&recs, 0x01, 0x010D, 2, 21, 22, 300, "\x09\x08\x07\x06", 4);
+    rec_system(&recs, 0x10, 0x010B, 2, 0, 0, 310, "1234567890", 10);
+    rec_system(&recs, 0x03, 0x0302, 3, 23, 24, 320, NULL, 0);
+    rec_full(&recs, 0x0A, guid_a, 0x0F, 1, 25, 26, 330, "a", 1);
+    rec_event(&recs, 0x12, guid_b, 0x22, 0, 27, 28, 340, NULL, 0, "ev32", 4);
+    rec_full(&recs, 0x0B, guid_c, 3, 0, 29, 30, 350, NULL, 0);
+    add_buffer(&file, &recs, 0, 0, 1, 0);
+
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_U64(g1.n, 7);
+    DM_ASSERT_EQ_U64(g1.skipped, 0);
+    DM_ASSERT_EQ_INT(g1.r[0].header_type, 0x01);
+    DM_ASSERT_EQ_INT(g1.r[0].pointer_size, 4);
+    DM_ASSERT_EQ_U64(g1.r[0].payload_len, 0x110 + 8);
+    static const unsigned types[] = {0x01, 0x01, 0x10, 0x03, 0x0A, 0x12, 0x0B};
+    static const unsigned opcodes[] = {0, 13, 11, 2, 0x0F, 0x22, 3};
+    static const unsigned groups[] = {0, 1, 1, 3, 0, 0, 0};
+    static const uint64_t stamps[] = {7, 300, 310, 320, 330, 340, 350};
+    static const size_t lens[] = {0x118, 4, 10, 0, 1, 4, 0};
+    for (size_t i = 0; i < 7; i++) {
+        DM_ASSERT_EQ_INT(g1.r[i].header_type, types[i]);
+        DM_ASSERT_EQ_INT(g1.r[i].pointer_size, 4);
+        DM_ASSERT_EQ_INT(g1.r[i].opcode, opcodes[i]);
+        DM_ASSERT_EQ_INT(g1.r[i].group, groups[i]);
+        DM_ASSERT_EQ_U64(g1.r[i].ts, stamps[i]);
+        DM_ASSERT_EQ_U64(g1.r[i].payload_len, lens[i]);
+    }
+    DM_ASSERT_MEM_EQ(g1.r[2].payload, "1234567890", 10);
+    DM_ASSERT_MEM_EQ(g1.r[5].payload, "ev32", 4);
+    DM_ASSERT_EQ_INT(g1.r[5].tid, 27);
+    DM_ASSERT_EQ_INT(g1.r[6].pid, 30);
+
+    DM_ASSERT_EQ_U64(g1.info.pointer_size, 4);
+    DM_ASSERT_EQ_U64(g1.info.buffer_size, hv32.buffer_size);
+    DM_ASSERT_EQ_U64(g1.info.provider_version, hv32.build);
+    DM_ASSERT_EQ_U64(g1.info.number_of_processors, hv32.nproc);
+    DM_ASSERT_EQ_U64(g1.info.perf_freq, hv32.perf_freq);
+    DM_ASSERT_EQ_U64(g1.info.start_time, hv32.start_time);
+    DM_ASSERT_EQ_U64(g1.info.reserved_flags, hv32.reserved_flags);
+    DM_ASSERT_EQ_U64(g1.info.buffers_lost, hv32.buffers_lost);
+    DM_ASSERT_EQ_U64(g1.info.header_timestamp, hv32.ts);
+    tb_free(&file);
+    tb_free(&recs);
+}
+
+DM_TEST(clock_types)
+{
+    struct tb file = {0};
+    struct hdr_vals v = hv32;
+    char path[1024];
+
+    /* System time: FILETIME units, whatever PerfFreq says. */
+    v.reserved_flags = 2;
+    v.perf_freq = 0;
+    add_header_buffer(&file, &v, NULL);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.info.perf_freq, 10000000u);
+    tb_free(&file);
+
+    /* CPU cycles: CpuSpeedInMHz million per second. */
+    v.reserved_flags = 3;
+    add_header_buffer(&file, &v, NULL);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.info.perf_freq, 2000000000u);
+    tb_free(&file);
+
+    /* QPC with no frequency cannot be used. */
+    v.reserved_flags = 1;
+    add_header_buffer(&file, &v, NULL);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_open, "PerfFreq"));
+    tb_free(&file);
+}
+
+DM_TEST(compressed_buffers)
+{
+    struct tb file = {0}, a = {0}, b = {0};
+    char path[1024];
+    uint8_t big[200];
+    size_t ba, bb;
+
+    for (int i = 0; i < 200; i++)
+        big[i] = (uint8_t)(i * 7);
+    add_header_buffer(&file, &hv64, NULL);
+    /* CPU 3's first buffer compressed (a 200-byte payload spans several flag
+     * words), its second plain: one stream, file order. */
+    rec_system(&a, 0x11, 0x010B, 3, 0, 0, 100, big, 200);
+    rec_system(&a, 0x02, 0x010D, 3, 5, 6, 101, big, 12);
+    ba = add_buffer(&file, &a, 3, F_COMPRESSED | F_PROC_INDEX, 1, 0);
+    rec_system(&b, 0x11, 0x010E, 3, 0, 0, 102, big + 1, 28);
+    bb = add_buffer(&file, &b, 3, 0, 1, 0);
+
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_U64(g1.n, 4);
+    DM_ASSERT_EQ_INT(g1.r[1].opcode, 11);
+    DM_ASSERT_EQ_U64(g1.r[1].payload_len, 200);
+    DM_ASSERT_MEM_EQ(g1.r[1].payload, big, 64);
+    DM_ASSERT_EQ_U64(g1.r[1].buf_off, ba);
+    DM_ASSERT_EQ_INT(g1.r[1].cpu, 3);
+    DM_ASSERT_EQ_INT(g1.r[2].opcode, 13);
+    DM_ASSERT_EQ_INT(g1.r[2].tid, 5);
+    DM_ASSERT_EQ_INT(g1.r[3].opcode, 14);
+    DM_ASSERT_EQ_U64(g1.r[3].buf_off, bb);
+    DM_ASSERT_MEM_EQ(g1.r[3].payload, big + 1, 28);
+    DM_ASSERT_EQ_U64(g1.bytes_done, file.len);
+    tb_free(&file);
+    tb_free(&a);
+    tb_free(&b);
+}
+
+/* A PERFINFO64 record whose opcode identifies it in the merged order. */
+static void tagged(struct tb *r, unsigned id, uint64_t ts)
+{
+    uint8_t tag = (uint8_t)id;
+
+    rec_system(r, 0x11, 0x0F00 | id, 2, 0, 0, ts, &tag, 1);
+}
+
+DM_TEST(two_cpus_merge_by_time)
+{
+    struct tb file = {0}, a = {0}, b = {0}, c = {0}, d = {0}, e = {0};
+    char path[1024];
+    size_t off[5];
+
+    add_header_buffer(&file, &hv64, NULL);
+    /* File order A(cpu 0) B(cpu 300) C(cpu 0) D(cpu 300) E(cpu 0); CPU 300
+     * needs ProcessorIndex (flag 0x20). Buffers of the two CPUs overlap. */
+    tagged(&a, 1, 10);
+    tagged(&a, 2, 30);
+    tagged(&a, 3, 50);
+    tagged(&b, 4, 20);
+    tagged(&b, 5, 40);
+    tagged(&b, 6, 50);
+    tagged(&c, 7, 60);
+    tagged(&c, 8, 90);
+    tagged(&d, 9, 55);
+    tagged(&d, 10, 90);
+    tagged(&d, 11, 95);
+    tagged(&e, 12, 95);
+    off[0] = add_buffer(&file, &a, 0, 0, 1, 0);
+    off[1] = add_buffer(&file, &b, 300, F_PROC_INDEX | F_COMPRESSED, 1, 0);
+    off[2] = add_buffer(&file, &c, 0, 0, 0, 0); /* no end marker: Offset ends it */
+    off[3] = add_buffer(&file, &d, 300, F_PROC_INDEX, 1, 0);
+    off[4] = add_buffer(&file, &e, 0, F_COMPRESSED, 1, 0);
+
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_U64(g1.n, 13);
+    /* By hand: by time; at 50, 90 and 95 the earlier buffer in the file
+     * first. */
+    static const unsigned want_id[] = {1, 4, 2, 5, 3, 6, 9, 7, 8, 10, 11, 12};
+    static const unsigned want_cpu[] = {0, 300, 0, 300, 0, 300, 300, 0, 0, 300, 300, 0};
+    static const unsigned want_buf[] = {0, 1, 0, 1, 0, 1, 3, 2, 2, 3, 3, 4};
+    DM_ASSERT_EQ_INT(g1.r[0].group, 0); /* the header first */
+    for (size_t i = 0; i < 12; i++) {
+        DM_ASSERT_EQ_INT(g1.r[i + 1].opcode, want_id[i]);
+        DM_ASSERT_EQ_INT(g1.r[i + 1].cpu, want_cpu[i]);
+        DM_ASSERT_EQ_U64(g1.r[i + 1].buf_off, off[want_buf[i]]);
+        DM_ASSERT_EQ_INT(g1.r[i + 1].payload[0], want_id[i]);
+    }
+    tb_free(&file);
+    tb_free(&a);
+    tb_free(&b);
+    tb_free(&c);
+    tb_free(&d);
+    tb_free(&e);
+}
+
+DM_TEST(lost_buffer_flags)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    add_buffer(&file, &r, 0, F_EVENTS_LOST, 1, 0);
+    add_buffer(&file, &r, 1, F_BUFFER_LOST | F_COMPRESSED, 1, 0);
+    add_buffer(&file, &r, 2, 0, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_U64(g1.n, 4);
+    DM_ASSERT_EQ_U64(g1.info.buffers_flagged_lost, 2);
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(record_past_buffer_end)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t buf, bad;
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    tagged(&r, 2, 20);
+    /* A PERFINFO64 header claiming 200 bytes with 16 present. */
+    bad = r.len;
+    tb_le(&r, 0xC0110002u, 4);
+    tb_le(&r, 200, 2);
+    tb_le(&r, 0x010A, 2);
+    tb_le(&r, 30, 8);
+    buf = add_buffer(&file, &r, 0, 0, 0, 0);
+
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 3); /* header, 1, 2 */
+    DM_ASSERT_EQ_INT(g1.r[2].opcode, 2);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + bad)));
+    DM_ASSERT(contains(g1.err_end, path));
+    /* It stays failed. */
+    DM_ASSERT_EQ_INT(g1.rc_again, DM_ECORRUPT);
+    DM_ASSERT_STR_EQ(g1.err_again, g1.err_end);
+    tb_free(&file);
+
+    /* In a compressed buffer the message names the buffer and the byte. */
+    add_header_buffer(&file, &hv64, NULL);
+    buf = add_buffer(&file, &r, 0, F_COMPRESSED, 0, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 3);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf)));
+    {
+        char byte[32];
+        snprintf(byte, sizeof byte, "byte %zu", 0x48 + bad);
+        DM_ASSERT(contains(g1.err_end, byte));
+    }
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(record_smaller_than_header)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t buf;
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    /* EVENT_HEADER64 whose size (0x20) cannot hold its 0x50-byte header. */
+    tb_le(&r, 0xC0130020u, 4);
+    tb_fill(&r, 0, 0x1C);
+    buf = add_buffer(&file, &r, 0, 0, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_U64(g1.n, 2);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + 24)));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(bad_extended_item)
+{
+    struct tb file = {0}, r = {0}, ext = {0};
+    char path[1024];
+    size_t buf, at;
+
+    add_header_buffer(&file, &hv64, NULL);
+    /* Item size 64 in an event with 16 bytes after the header. */
+    tb_le(&ext, 64, 2);
+    tb_le(&ext, 1, 2);
+    tb_le(&ext, 0, 2);
+    tb_le(&ext, 4, 2);
+    tb_fill(&ext, 0, 8);
+    at = rec_event(&r, 0x13, guid_b, 1, 0, 1, 2, 10, ext.p, ext.len, NULL, 0);
+    buf = add_buffer(&file, &r, 0, 0, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_U64(g1.n, 1);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + at)));
+    tb_free(&file);
+    tb_free(&r);
+    tb_free(&ext);
+}
+
+DM_TEST(unknown_marker)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t buf;
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    tb_le(&r, 0x12345678u, 4);
+    tb_fill(&r, 0, 12);
+    buf = add_buffer(&file, &r, 0, 0, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_U64(g1.n, 2);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + 24)));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(buffer_past_eof)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t cut;
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    tagged(&r, 2, 20);
+    add_buffer(&file, &r, 0, 0, 1, 0);
+    /* CPU 1's buffer cut in half: BufferSize runs past the end of file. */
+    cut = add_buffer(&file, &r, 1, 0, 1, 0);
+    file.len = cut + 60;
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 3);
+    DM_ASSERT_EQ_INT(g1.r[2].opcode, 2);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ETRUNCATED);
+    DM_ASSERT(contains(g1.err_end, offset_text(cut)));
+    DM_ASSERT_EQ_INT(g1.rc_again, DM_ETRUNCATED);
+
+    /* 30 stray bytes after the last buffer: too few for a header. */
+    file.len = cut + 30;
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_U64(g1.n, 3);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ETRUNCATED);
+    DM_ASSERT(contains(g1.err_end, offset_text(cut)));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(bad_compressed_data)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t buf;
+
+    add_header_buffer(&file, &hv64, NULL);
+    tagged(&r, 1, 10);
+    buf = add_buffer(&file, &r, 0, F_COMPRESSED, 1, 0);
+    /* First item a match with no output yet. */
+    memset(file.p + buf + 0x48, 0xFF, 4);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 1);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf)));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(not_an_etl)
+{
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    static const char text[] =
+        "This is a plain text file, long enough to fill a buffer header and "
+        "then some more, but it is not an event trace log.\n";
+
+    tb_put(&file, text, sizeof text - 1);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_open, "not an .etl trace (bad buffer header at offset 0)"));
+    DM_ASSERT(contains(g1.err_open, path));
+    tb_free(&file);
+
+    /* Empty and short files. */
+    tb_put(&file, "x", 1);
+    file.len = 0;
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_open, "not an .etl trace"));
+    file.len = 1;
+    run_mem(&file, &g1);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ECORRUPT);
+    tb_free(&file);
+
+    /* A sound buffer whose first record is not the trace header. */
+    tagged(&r, 1, 10);
+    add_buffer(&file, &r, 0, 0, 1, 4);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_open, "not an .etl trace"));
+    DM_ASSERT(contains(g1.err_open, "offset 72"));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+DM_TEST(missing_file)
+{
+    static int dummy;
+    struct dm_etl *etl = (struct dm_etl *)(void *)&dummy;
+    char err[512] = "";
+    int rc = dm_etl_open(&etl, "/nonexistent/dir/none.etl", err, sizeof err);
+
+    DM_ASSERT_EQ_INT(rc, DM_EOPEN);
+    DM_ASSERT(etl == NULL);
+    DM_ASSERT(contains(err, "none.etl"));
+}
+
+/* ---- the real samples --------------------------------------------------- */
+
+/* Count DiskIo (group 1) records per opcode 10..15 over a whole sample and
+ * check the merged timestamps never go back. */
+struct sample_scan {
+    int rc_open, rc_end;
+    char err[512];
+    uint64_t records, backwards, cpu_out_of_range;
+    uint64_t diskio[6];
+    struct dm_etl_info info;
+    unsigned first_group, first_opcode;
+    uint64_t first_ts;
+};
+
+static void scan_sample(const char *name, struct sample_scan *s)
+{
+    char path[1024];
+    struct dm_etl *etl;
+    struct dm_etl_record rec;
+    uint64_t last = 0;
+    int rc;
+
+    memset(s, 0, sizeof *s);
+    snprintf(path, sizeof path, "%s/%s", dmt_shared_etl_dir(), name);
+    s->rc_open = dm_etl_open(&etl, path, s->err, sizeof s->err);
+    if (s->rc_open != 0)
+        return;
+    s->info = *dm_etl_info(etl);
+    while ((rc = dm_etl_next(etl, &rec, s->err, sizeof s->err)) == 1) {
+        if (s->records == 0) {
+            s->first_group = rec.group;
+            s->first_opcode = rec.opcode;
+            s->first_ts = rec.timestamp;
+        }
+        s->records++;
+        if (rec.timestamp < last)
+            s->backwards++;
+        last = rec.timestamp;
+        if (rec.cpu >= s->info.number_of_processors)
+            s->cpu_out_of_range++;
+        if (rec.group == 1 && rec.opcode >= 10 && rec.opcode <= 15 &&
+            (rec.header_type == 0x02 || rec.header_type == 0x11))
+            s->diskio[rec.opcode - 10]++;
+    }
+    s->rc_end = rc;
+    dm_etl_close(etl);
+}
+
+static struct sample_scan scan;
+
+DM_TEST(sample_perfview_win8)
+{
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder ../shared/etl not found");
+    scan_sample("perfview-net452-x64-win8.etl", &scan);
+    DM_ASSERT_EQ_INT(scan.rc_open, 0);
+    DM_ASSERT_EQ_INT(scan.rc_end, 0);
+    /* The header event as PerfView's baseline prints it (EVENT 0.000):
+     * BufferSize=65,536; Version=131,590; ProviderVersion=9,200;
+     * NumberOfProcessors=8; LogFileMode=67,174,401; PointerSize=8;
+     * EventsLost=0; PerfFreq=10,000,000; ReservedFlags=1; BuffersLost=0. */
+    DM_ASSERT_EQ_U64(scan.info.buffer_size, 65536);
+    DM_ASSERT_EQ_U64(scan.info.os_version, 131590);
+    DM_ASSERT_EQ_U64(scan.info.provider_version, 9200);
+    DM_ASSERT_EQ_U64(scan.info.number_of_processors, 8);
+    DM_ASSERT_EQ_U64(scan.info.log_file_mode, 67174401u);
+    DM_ASSERT(scan.info.log_file_mode & 0x04000000u); /* COMPRESSED_MODE */
+    DM_ASSERT_EQ_U64(scan.info.pointer_size, 8);
+    DM_ASSERT_EQ_U64(scan.info.events_lost, 0);
+    DM_ASSERT_EQ_U64(scan.info.perf_freq, 10000000u);
+    DM_ASSERT_EQ_U64(scan.info.reserved_flags, 1);
+    DM_ASSERT_EQ_U64(scan.info.buffers_lost, 0);
+    DM_ASSERT_EQ_U64(scan.info.file_size, 4879401u); /* README */
+    /* The trace header event comes first and is time 0. */
+    DM_ASSERT_EQ_INT(scan.first_group, 0);
+    DM_ASSERT_EQ_INT(scan.first_opcode, 0);
+    DM_ASSERT_EQ_U64(scan.first_ts, scan.info.header_timestamp);
+    DM_ASSERT_EQ_U64(scan.backwards, 0);
+    DM_ASSERT_EQ_U64(scan.cpu_out_of_range, 0);
+    /* README: Read/Write/ReadInit/WriteInit/FlushBuffers/FlushInit. */
+    DM_ASSERT_EQ_U64(scan.diskio[0], 1208);
+    DM_ASSERT_EQ_U64(scan.diskio[1], 21);
+    DM_ASSERT_EQ_U64(scan.diskio[2], 1208);
+    DM_ASSERT_EQ_U64(scan.diskio[3], 21);
+    DM_ASSERT_EQ_U64(scan.diskio[4], 2);
+    DM_ASSERT_EQ_U64(scan.diskio[5], 2);
+}
+
+DM_TEST(sample_filtrace_win11)
+{
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder ../shared/etl not found");
+    scan_sample("filtrace-diskio-win11.etl", &scan);
+    DM_ASSERT_EQ_INT(scan.rc_open, 0);
+    DM_ASSERT_EQ_INT(scan.rc_end, 0);
+    /* README: Windows 11, 10.0 build 26200, 64-bit, compressed, 10 MHz. */
+    DM_ASSERT_EQ_U64(scan.info.provider_version, 26200);
+    DM_ASSERT_EQ_U64(scan.info.os_version & 0xFF, 10);
+    DM_ASSERT_EQ_U64(scan.info.pointer_size, 8);
+    DM_ASSERT(scan.info.log_file_mode & 0x04000000u);
+    DM_ASSERT_EQ_U64(scan.info.perf_freq, 10000000u);
+    DM_ASSERT_EQ_U64(scan.info.file_size, 373578u);
+    /* Every buffer's CPU is below the header's processor count. */
+    DM_ASSERT(scan.info.number_of_processors >= 1);
+    DM_ASSERT_EQ_U64(scan.cpu_out_of_range, 0);
+    DM_ASSERT_EQ_INT(scan.first_group, 0);
+    DM_ASSERT_EQ_U64(scan.backwards, 0);
+    DM_ASSERT_EQ_U64(scan.diskio[0], 2);
+    DM_ASSERT_EQ_U64(scan.diskio[1], 117);
+    DM_ASSERT_EQ_U64(scan.diskio[2], 2);
+    DM_ASSERT_EQ_U64(scan.diskio[3], 116);
+    DM_ASSERT_EQ_U64(scan.diskio[4], 0);
+    DM_ASSERT_EQ_U64(scan.diskio[5], 4);
+}
+
+const struct dmt_case dm_suite_etl[] = {
+    {"records_64bit", records_64bit},
+    {"records_32bit", records_32bit},
+    {"clock_types", clock_types},
+    {"compressed_buffers", compressed_buffers},
+    {"two_cpus_merge_by_time", two_cpus_merge_by_time},
+    {"lost_buffer_flags", lost_buffer_flags},
+    {"record_past_buffer_end", record_past_buffer_end},
+    {"record_smaller_than_header", record_smaller_than_header},
+    {"bad_extended_item", bad_extended_item},
+    {"unknown_marker", unknown_marker},
+    {"buffer_past_eof", buffer_past_eof},
+    {"bad_compressed_data", bad_compressed_data},
+    {"not_an_etl", not_an_etl},
+    {"missing_file", missing_file},
+    {"sample_perfview_win8", sample_perfview_win8},
+    {"sample_filtrace_win11", sample_filtrace_win11},
+    {NULL, NULL},
+};
