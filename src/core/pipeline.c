@@ -32,7 +32,6 @@ struct source_thread {
     struct dm_source *src;
     struct dm_sink *sink;
     int rc;
-    volatile int done;
 };
 
 static void source_main(void *arg)
@@ -41,7 +40,6 @@ static void source_main(void *arg)
 
     st->rc = st->src->ops->run(st->src, st->sink);
     dm_ring_close(st->sink->ring);
-    dm_atomic_store_int(&st->done, 1);
 }
 
 /* Everything the threads share, on the heap: if the printer has to be left
@@ -142,8 +140,12 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
     for (;;) {
         uint64_t now;
 
-        if (dm_atomic_load_int(&run->st.done))
+        /* Waiting on the source thread itself (not sleeping) means the end of
+         * a replay is noticed at once. */
+        if (dm_thread_join_timeout(source_thr, POLL_MS) == 0) {
+            source_thr = NULL;
             break;
+        }
         now = dm_monotonic_ns();
         if (dm_interrupted() || dm_atomic_load_int(&run->stop) ||
             (src.is_live && opt->duration_ns != 0 && now - start_ns >= opt->duration_ns)) {
@@ -157,7 +159,6 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
             progress_shown = 1;
             last_progress = now;
         }
-        dm_sleep_ms(POLL_MS);
     }
 
 join:
