@@ -105,7 +105,9 @@ struct dm_sink;
  *
  * open  - main thread. Validates and acquires everything (sessions, files,
  *         fds). On failure returns a negative dm_err and writes a message
- *         that says what to do into src->errmsg.
+ *         that says what to do into src->errmsg. DM_ESTOPPED means open()
+ *         already did the whole job (--cleanup): errmsg says what was done,
+ *         run() is not called and diskmon exits 0.
  * run   - source thread. Produces events into the sink until the input ends,
  *         stop() is called, or dm_sink_emit() returns DM_ESTOPPED. Returns 0
  *         or a negative dm_err (message in src->errmsg); events decoded

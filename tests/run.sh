@@ -102,7 +102,10 @@ fi
 
 # --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
 note "windows (mingw-w64 + wine)"
-bash "$ROOT/tests/scripts/windows.sh" "$ROOT/build/native/diskmon" >"$LOG/windows.log" 2>&1
+# Debian's i386 package index here is out of step with amd64, so wine32 (which
+# runs the i686 build) cannot be installed: the i686 build is still checked
+# with warnings as errors, and running it under Wine is a reported skip.
+DM_WIN_ALLOW_NO_WINE32=1 bash "$ROOT/tests/scripts/windows.sh" "$ROOT/build/native/diskmon" >"$LOG/windows.log" 2>&1
 count_lines "$LOG/windows.log"
 
 echo

@@ -89,6 +89,13 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
     memset(&src, 0, sizeof src);
     src.ops = ops;
     rc = ops->open(&src, opt);
+    if (rc == DM_ESTOPPED) {
+        /* The source finished its whole job in open() (--cleanup). */
+        if (src.errmsg[0] != '\0')
+            fprintf(errf, "diskmon: %s\n", src.errmsg);
+        ops->close(&src);
+        return DM_EXIT_OK;
+    }
     if (rc != 0) {
         fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
         ops->close(&src);

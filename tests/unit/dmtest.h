@@ -27,8 +27,12 @@ extern int dmt_status;
 extern char dmt_skip_reason[256];
 
 int dmt_in_ci(void); /* CI=true in the environment */
+/* MinGW's plain "printf" archetype means Microsoft's rules (no %zu); its
+ * headers name the C99 one __MINGW_PRINTF_FORMAT. */
 void dmt_fail_at(const char *file, int line, const char *fmt, ...)
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+    __attribute__((format(__MINGW_PRINTF_FORMAT, 3, 4)))
+#elif defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
@@ -83,8 +87,8 @@ int dmt_shared_etl_present(void);
 #define DM_ASSERT_MEM_EQ(a, b, n)                                        \
     do {                                                                 \
         if (memcmp((a), (b), (n)) != 0) {                                \
-            dmt_fail_at(__FILE__, __LINE__, "%s and %s differ in %zu bytes", \
-                        #a, #b, (size_t)(n));                            \
+            dmt_fail_at(__FILE__, __LINE__, "%s and %s differ in %lu bytes", \
+                        #a, #b, (unsigned long)(n));                            \
             return;                                                      \
         }                                                                \
     } while (0)

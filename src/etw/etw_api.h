@@ -1,0 +1,33 @@
+/*
+ * etw_api.h - the ETW calls the live source makes, behind one table.
+ *
+ * dm_etw points at the real advapi32 functions. Tests point it at a fake
+ * (tests/unit/etw_fake.c) to drive the session and callback logic without
+ * Windows, and to record every call so they can check that a session is
+ * always stopped. Only the session code (etw_session.c, etw_source.c) calls
+ * through it.
+ */
+#ifndef DM_ETW_API_H
+#define DM_ETW_API_H
+
+#include <windows.h>
+#include <evntrace.h>
+#include <evntcons.h>
+
+struct dm_etw_api {
+    ULONG(WINAPI *start_trace)(PTRACEHANDLE handle, LPCWSTR name,
+                               PEVENT_TRACE_PROPERTIES props);
+    ULONG(WINAPI *control_trace)(TRACEHANDLE handle, LPCWSTR name,
+                                 PEVENT_TRACE_PROPERTIES props, ULONG code);
+    TRACEHANDLE(WINAPI *open_trace)(PEVENT_TRACE_LOGFILEW logfile);
+    ULONG(WINAPI *process_trace)(PTRACEHANDLE handles, ULONG count,
+                                 LPFILETIME start, LPFILETIME end);
+    ULONG(WINAPI *close_trace)(TRACEHANDLE handle);
+};
+
+/* The table in use; the real one unless a test replaced it. */
+extern const struct dm_etw_api *dm_etw;
+/* The real advapi32 functions, for tests that restore them. */
+extern const struct dm_etw_api dm_etw_real;
+
+#endif /* DM_ETW_API_H */

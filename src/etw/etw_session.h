@@ -1,0 +1,106 @@
+/*
+ * etw_session.h - starting and stopping the kernel trace session diskmon
+ * reads from, and turning Win32 errors into dm_err plus advice.
+ *
+ * Which session: the NT Kernel Logger when it is free. When another tool
+ * holds it, Windows 8 and later let diskmon start a private system logger of
+ * its own (named "diskmon", with its own GUID) instead; Windows 7 has only
+ * the NT Kernel Logger, so there diskmon stops with a message naming --force.
+ * --force stops the running NT Kernel Logger first. The session is stopped
+ * by dm_etw_session_stop(), which is safe from any thread and idempotent, so
+ * whatever path ends the run, the session never outlives diskmon.
+ * Facts: ../shared/docs/etw-facts.md section 1.
+ */
+#ifndef DM_ETW_SESSION_H
+#define DM_ETW_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diskmon.h"
+#include "etw/etw_api.h"
+
+/* The private session's name and GUID (Windows 8+ fallback). The GUID is
+ * diskmon's own, fixed so --cleanup can find a session left behind. */
+#define DM_ETW_PRIVATE_NAME L"diskmon"
+extern const GUID dm_etw_private_guid;
+/* SystemTraceControlGuid {9e814aad-3204-11d2-9a82-006008a86939}
+ * (etw-facts.md s.1, [mingw evntrace.h]), defined here so no INITGUID is
+ * needed. */
+extern const GUID dm_etw_system_trace_guid;
+
+enum dm_etw_logger {
+    DM_ETW_NONE = 0,
+    DM_ETW_KERNEL_LOGGER,  /* "NT Kernel Logger" */
+    DM_ETW_PRIVATE_LOGGER  /* "diskmon", EVENT_TRACE_SYSTEM_LOGGER_MODE */
+};
+
+struct dm_etw_session {
+    enum dm_etw_logger logger;
+    TRACEHANDLE handle;           /* from StartTrace */
+    ULONG enable_flags;           /* EVENT_TRACE_FLAG_* asked for */
+    int active;                   /* started by us and not yet stopped */
+    CRITICAL_SECTION lock;        /* serialises stop against itself */
+    int lock_ready;
+    /* Session loss counters, from the QUERY and STOP that end the session:
+     * events the logger could not record, buffers not delivered in real
+     * time. */
+    uint64_t events_lost;
+    uint64_t rt_buffers_lost;
+    char notice[320];             /* a note for stderr, e.g. the fallback */
+};
+
+/* Where start notices go; NULL means stderr. Tests point it at a file. */
+extern FILE *dm_etw_notice_stream;
+
+/*
+ * Start the session (see the file comment for which). force: stop a running
+ * NT Kernel Logger first. win8: the OS has private system loggers (pass
+ * dm_etw_is_win8_or_later()). Returns 0, or a negative dm_err with a message
+ * that says what to do in msg. s->notice is non-empty when the user should
+ * be told something (the private fallback, --force having stopped a
+ * session).
+ */
+int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
+                         char *msg, size_t len);
+
+/* The session's name, for OpenTrace. */
+const WCHAR *dm_etw_session_name(const struct dm_etw_session *s);
+
+/*
+ * Read the loss counters (ControlTrace QUERY) and stop the session
+ * (ControlTrace STOP). Any thread; only the first call does the work, later
+ * ones wait for it and return. Returns 0 or a negative dm_err (message in
+ * msg, which may be NULL).
+ */
+int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len);
+
+/* Stop if still running, then release the lock. */
+void dm_etw_session_free(struct dm_etw_session *s);
+
+/*
+ * --cleanup: stop a "diskmon" session left behind by a diskmon that was
+ * killed. Returns 0 when one was stopped, DM_ENOTFOUND when none was
+ * running, or another negative dm_err; msg always says what happened.
+ */
+int dm_etw_cleanup(char *msg, size_t len);
+
+/*
+ * The Win32 error translator: maps code to a dm_err and writes
+ * "<what> failed: error <code> (<system text>)" plus advice for the codes
+ * that have one (5: elevate; 1450: free a session; 183: --force).
+ */
+int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len);
+
+/* FormatMessage's text for a Win32 error, UTF-8, without the final period
+ * and line break; "unknown error" when the system has none. */
+void dm_win32_strerror(unsigned long code, char *buf, size_t len);
+
+/* Nonzero on Windows 8 / Server 2012 (6.2) and later. */
+int dm_etw_is_win8_or_later(void);
+
+/* The live source (etw_source.c); dm_live_source points at it. */
+extern const struct dm_source_ops dm_etw_source;
+
+#endif /* DM_ETW_SESSION_H */

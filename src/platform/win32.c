@@ -1,0 +1,337 @@
+/*
+ * win32.c - the platform layer on Windows: Interlocked atomics, Win32
+ * threads, QueryPerformanceCounter, console control handler.
+ *
+ * Builds with MSVC and MinGW alike: no GNU extensions, only documented Win32
+ * and CRT calls. The semantics follow posix.c; where Windows differs (console
+ * close kills the process a few seconds after the handler runs) the
+ * difference is explained where it is handled.
+ */
+#include <windows.h>
+#include <fcntl.h>
+#include <intrin.h>
+#include <io.h>
+#include <process.h>
+#include <stdlib.h>
+
+#include "diskmon.h"
+#include "platform/platform.h"
+
+/*
+ * Atomics. On x64 every aligned 64-bit load and store is atomic and the
+ * hardware keeps loads ordered with loads and stores with stores (TSO), so
+ * acquire and release need only a compiler barrier (_ReadWriteBarrier) to
+ * stop the compiler from moving accesses across them. On 32-bit x86 a plain
+ * 64-bit access is two 32-bit accesses, and on ARM64 the hardware reorders,
+ * so there every 64-bit access goes through an Interlocked call (a full
+ * barrier: stronger than asked, always correct). The casts drop const only
+ * to satisfy the Interlocked prototypes; a compare-exchange of 0 with 0
+ * never changes the value.
+ */
+#if defined(_M_X64) || defined(__x86_64__)
+#define DM_X64 1
+#else
+#define DM_X64 0
+#endif
+
+uint64_t dm_atomic_load_acquire(const volatile uint64_t *p)
+{
+#if DM_X64
+    uint64_t v = *p;
+    _ReadWriteBarrier();
+    return v;
+#else
+    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
+#endif
+}
+
+uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p)
+{
+#if DM_X64
+    return *p;
+#else
+    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
+#endif
+}
+
+void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
+{
+#if DM_X64
+    _ReadWriteBarrier();
+    *p = v;
+#else
+    InterlockedExchange64((volatile LONG64 *)p, (LONG64)v);
+#endif
+}
+
+void dm_atomic_add(volatile uint64_t *p, uint64_t v)
+{
+    InterlockedExchangeAdd64((volatile LONG64 *)p, (LONG64)v);
+}
+
+/* int and LONG are both 32 bits on every Windows ABI. */
+int dm_atomic_load_int(const volatile int *p)
+{
+    return (int)InterlockedCompareExchange((volatile LONG *)p, 0, 0);
+}
+
+void dm_atomic_store_int(volatile int *p, int v)
+{
+    InterlockedExchange((volatile LONG *)p, (LONG)v);
+}
+
+/*
+ * Threads. The start routine and its argument live in their own block that
+ * the new thread frees, so a thread left running by dm_thread_join_timeout
+ * never touches memory its creator has released.
+ */
+struct dm_thread {
+    HANDLE handle;
+};
+
+struct thread_start {
+    void (*fn)(void *);
+    void *arg;
+};
+
+static unsigned __stdcall thread_main(void *p)
+{
+    struct thread_start start = *(struct thread_start *)p;
+
+    free(p);
+    start.fn(start.arg);
+    return 0;
+}
+
+int dm_thread_start(dm_thread **out, void (*fn)(void *), void *arg)
+{
+    struct dm_thread *t = calloc(1, sizeof *t);
+    struct thread_start *start = malloc(sizeof *start);
+    uintptr_t h;
+
+    if (t == NULL || start == NULL) {
+        free(t);
+        free(start);
+        return DM_ENOMEM;
+    }
+    start->fn = fn;
+    start->arg = arg;
+    /* _beginthreadex, not CreateThread, so the CRT sets up its per-thread
+     * state (errno, stdio locks) for the new thread. */
+    h = _beginthreadex(NULL, 0, thread_main, start, 0, NULL);
+    if (h == 0) {
+        free(start);
+        free(t);
+        return DM_EOS;
+    }
+    t->handle = (HANDLE)h;
+    *out = t;
+    return 0;
+}
+
+void dm_thread_join(dm_thread *t)
+{
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+    free(t);
+}
+
+int dm_thread_join_timeout(dm_thread *t, unsigned ms)
+{
+    if (WaitForSingleObject(t->handle, ms) != WAIT_OBJECT_0)
+        return DM_ESTOPPED; /* still running: the caller exits without it */
+    CloseHandle(t->handle);
+    free(t);
+    return 0;
+}
+
+/* Ticks to nanoseconds without overflow: whole seconds, then the rest. */
+static uint64_t ticks_to_ns(uint64_t ticks, uint64_t freq)
+{
+    return ticks / freq * 1000000000u + ticks % freq * 1000000000u / freq;
+}
+
+uint64_t dm_monotonic_ns(void)
+{
+    static volatile uint64_t freq; /* cached; QPF never changes after boot */
+    LARGE_INTEGER now;
+    uint64_t f = dm_atomic_load_relaxed(&freq);
+
+    if (f == 0) {
+        LARGE_INTEGER qpf;
+
+        QueryPerformanceFrequency(&qpf);
+        f = (uint64_t)qpf.QuadPart;
+        dm_atomic_store_release(&freq, f);
+    }
+    QueryPerformanceCounter(&now);
+    return ticks_to_ns((uint64_t)now.QuadPart, f);
+}
+
+/*
+ * Wall clock. GetSystemTimePreciseAsFileTime (Windows 8+) has sub-microsecond
+ * resolution; Windows 7 lacks it, so it is looked up at run time and
+ * GetSystemTimeAsFileTime (timer-tick resolution) is the fallback.
+ */
+typedef VOID(WINAPI *get_time_fn)(LPFILETIME);
+
+static get_time_fn wall_clock_fn(void)
+{
+    static get_time_fn fn;
+
+    if (fn == NULL) {
+        HMODULE k32 = GetModuleHandleW(L"kernel32.dll");
+        FARPROC p = k32 != NULL
+                        ? GetProcAddress(k32, "GetSystemTimePreciseAsFileTime")
+                        : NULL;
+
+        /* The detour through void (*)(void) is the documented way to tell
+         * GCC's -Wcast-function-type that the cast is intended. */
+        fn = p != NULL ? (get_time_fn)(void (*)(void))p : GetSystemTimeAsFileTime;
+    }
+    return fn;
+}
+
+uint64_t dm_wall_ns(void)
+{
+    /* FILETIME counts 100 ns units since 1601-01-01; 11644473600 s separate
+     * that from 1970-01-01 (the Win32 FILETIME documentation). */
+    const uint64_t epoch_diff = 116444736000000000u;
+    FILETIME ft;
+    uint64_t t;
+
+    wall_clock_fn()(&ft);
+    t = (uint64_t)ft.dwHighDateTime << 32 | ft.dwLowDateTime;
+    return t < epoch_diff ? 0 : (t - epoch_diff) * 100u;
+}
+
+void dm_sleep_ms(unsigned ms)
+{
+    Sleep(ms);
+}
+
+void dm_yield(void)
+{
+    SwitchToThread();
+}
+
+/* _isatty is also true for the NUL device and serial ports, so a console is
+ * confirmed by GetConsoleMode, which fails for anything else. */
+int dm_is_terminal(FILE *f)
+{
+    int fd = _fileno(f);
+    intptr_t osf;
+    DWORD mode;
+
+    if (fd < 0 || !_isatty(fd))
+        return 0;
+    osf = _get_osfhandle(fd);
+    if (osf == -1)
+        return 0;
+    return GetConsoleMode((HANDLE)osf, &mode) != 0;
+}
+
+/*
+ * Console control. Windows runs the handler on a new thread. Ctrl+C and
+ * Ctrl+Break only set the flag; the main thread sees it and stops the
+ * source. Console close, logoff and shutdown kill the process as soon as the
+ * handler returns (or after about 5 s if it does not), so for those the
+ * handler waits for dm_interrupt_done(), which main calls once the ETW
+ * session is stopped, to never leave the kernel session running behind us.
+ * Every event returns TRUE: falling through to the default handler would
+ * exit at once, with the session still running.
+ */
+static volatile LONG interrupted;
+static HANDLE done_event; /* manual reset; set by dm_interrupt_done */
+
+/* 4.5 s: inside the roughly 5 s Windows grants a CTRL_CLOSE_EVENT handler
+ * (the HandlerRoutine documentation), so we return before being killed. */
+#define DM_CLOSE_WAIT_MS 4500
+
+static HANDLE get_done_event(void)
+{
+    if (done_event == NULL) {
+        HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
+
+        if (h != NULL &&
+            InterlockedCompareExchangePointer((PVOID volatile *)&done_event, h,
+                                              NULL) != NULL)
+            CloseHandle(h); /* another thread won the race */
+    }
+    return done_event;
+}
+
+static BOOL WINAPI on_console_event(DWORD type)
+{
+    InterlockedExchange(&interrupted, 1);
+    switch (type) {
+    case CTRL_CLOSE_EVENT:
+    case CTRL_LOGOFF_EVENT:
+    case CTRL_SHUTDOWN_EVENT: {
+        HANDLE ev = get_done_event();
+
+        if (ev != NULL)
+            WaitForSingleObject(ev, DM_CLOSE_WAIT_MS);
+        return TRUE;
+    }
+    default:
+        return TRUE;
+    }
+}
+
+void dm_interrupt_install(void)
+{
+    get_done_event();
+    SetConsoleCtrlHandler(on_console_event, TRUE);
+}
+
+int dm_interrupted(void)
+{
+    return InterlockedCompareExchange(&interrupted, 0, 0) != 0;
+}
+
+void dm_interrupt_done(void)
+{
+    HANDLE ev = get_done_event();
+
+    if (ev != NULL)
+        SetEvent(ev);
+}
+
+void dm_interrupt_raise(void)
+{
+    InterlockedExchange(&interrupted, 1);
+}
+
+void dm_interrupt_clear(void)
+{
+    InterlockedExchange(&interrupted, 0);
+    if (done_event != NULL)
+        ResetEvent(done_event);
+}
+
+/* The console's output code page outlives the process, so the one found at
+ * start is put back at exit. */
+static UINT saved_output_cp;
+
+static void restore_output_cp(void)
+{
+    if (saved_output_cp != 0)
+        SetConsoleOutputCP(saved_output_cp);
+}
+
+void dm_stdio_init(void)
+{
+    UINT cp = GetConsoleOutputCP(); /* 0 when there is no console */
+
+    /* Binary mode: "\n" stays "\n", so output is byte-identical to POSIX
+     * builds. UTF-8 console code page: process and file names are UTF-8. */
+    fflush(stdout);
+    fflush(stderr);
+    _setmode(_fileno(stdout), _O_BINARY);
+    _setmode(_fileno(stderr), _O_BINARY);
+    if (cp != 0 && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8)) {
+        saved_output_cp = cp;
+        atexit(restore_output_cp);
+    }
+}

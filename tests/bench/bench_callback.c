@@ -1,0 +1,272 @@
+/*
+ * bench_callback.c - how long the live callback path takes per event.
+ *
+ * The path every kernel record takes on the source thread: decode
+ * (dm_kdecode), filter (dm_filter_match), enqueue (dm_ring_try_push). The
+ * records of the sample traces are read with the .etl reader and kept in
+ * memory first, so only that path is timed. On Windows builds the real
+ * EventRecordCallback of the ETW source is timed as well, fed pre-built
+ * EVENT_RECORDs by the FAKE ETW API of tests/unit/etw_fake.c (the fake's
+ * ProcessTrace loop is a plain loop over an array; Windows' own delivery
+ * cost is not included).
+ *
+ * Usage: bench_callback [ETL_DIR] [ROUNDS]. Not a test: prints figures.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskmon.h"
+#include "core/filter.h"
+#include "core/options.h"
+#include "core/ring.h"
+#include "decode/kernel.h"
+#include "etl/etl.h"
+#include "platform/platform.h"
+
+#ifdef _WIN32
+#include "core/sink.h"
+#include "etw/etw_session.h"
+#include "etw_fake.h"
+#endif
+
+static const char *const samples[] = {
+    "perfview-net452-x64-win8.etl",
+    "filtrace-diskio-win11.etl",
+};
+
+struct loaded {
+    struct dm_krecord *recs;
+    size_t n;
+    uint8_t *arena;
+    uint64_t perf_freq, start_ts;
+};
+
+/* Read every record of a trace into memory as dm_krecords. */
+static int load(const char *path, struct loaded *out)
+{
+    struct dm_etl *etl;
+    struct dm_etl_record r;
+    char err[512];
+    size_t cap = 0, alen = 0, acap = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (dm_etl_open(&etl, path, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_callback: %s\n", err);
+        return -1;
+    }
+    out->perf_freq = dm_etl_info(etl)->perf_freq;
+    out->start_ts = dm_etl_info(etl)->header_timestamp;
+    while ((rc = dm_etl_next(etl, &r, err, sizeof err)) == 1) {
+        struct dm_krecord *k;
+
+        if (out->n == cap) {
+            size_t ncap = cap ? cap * 2 : 4096;
+            struct dm_krecord *m = realloc(out->recs, ncap * sizeof *m);
+
+            if (m == NULL)
+                break;
+            out->recs = m;
+            cap = ncap;
+        }
+        if (alen + r.payload_len > acap) {
+            size_t ncap = acap ? acap * 2 : 1u << 20;
+            uint8_t *m;
+
+            while (ncap < alen + r.payload_len)
+                ncap *= 2;
+            m = realloc(out->arena, ncap);
+            if (m == NULL)
+                break;
+            out->arena = m;
+            acap = ncap;
+        }
+        k = &out->recs[out->n++];
+        memset(k, 0, sizeof *k);
+        k->kclass = r.has_guid ? dm_kclass_from_guid(r.guid) : dm_kclass_from_group(r.group);
+        k->opcode = r.opcode;
+        k->version = r.version;
+        k->pointer_size = r.pointer_size;
+        k->timestamp = r.timestamp;
+        k->tid = r.tid == UINT32_MAX ? DM_KNO_ID : r.tid;
+        k->pid = r.pid == UINT32_MAX ? DM_KNO_ID : r.pid;
+        k->payload = (const uint8_t *)(uintptr_t)alen; /* fixed up below */
+        k->payload_len = r.payload_len;
+        if (r.payload_len > 0)
+            memcpy(out->arena + alen, r.payload, r.payload_len);
+        alen += r.payload_len;
+    }
+    dm_etl_close(etl);
+    if (rc < 0)
+        fprintf(stderr, "bench_callback: %s (using the records before it)\n", err);
+    for (size_t i = 0; i < out->n; i++)
+        out->recs[i].payload = out->arena + (uintptr_t)out->recs[i].payload;
+    return 0;
+}
+
+/*
+ * One timed pass: records through decode, filter, ring. only_diskio = 0
+ * times every record; 1 first feeds the other records untimed (so the
+ * thread, process and file tables are filled) and then times the DiskIo
+ * records alone, the ones a busy disk multiplies. The ring is drained after
+ * the pass (outside the timing) so pushes never hit a full ring. Returns
+ * nanoseconds; *timed = records timed, *emitted = completions produced.
+ */
+static uint64_t pass(const struct loaded *l, const struct dm_filter *f,
+                     struct dm_ring *ring, int only_diskio, uint64_t *timed,
+                     uint64_t *emitted)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(l->perf_freq, l->start_ts);
+    struct dm_event ev;
+    const struct dm_event *first;
+    uint64_t t0, t1, n = 0, m = 0;
+    size_t k;
+
+    if (kd == NULL)
+        return 0;
+    if (only_diskio)
+        for (size_t i = 0; i < l->n; i++)
+            if (l->recs[i].kclass != DM_K_DISKIO)
+                dm_kdecode(kd, &l->recs[i], &ev);
+    t0 = dm_monotonic_ns();
+    for (size_t i = 0; i < l->n; i++) {
+        if (only_diskio && l->recs[i].kclass != DM_K_DISKIO)
+            continue;
+        m++;
+        if (dm_kdecode(kd, &l->recs[i], &ev) == 1 && dm_filter_match(f, &ev)) {
+            dm_ring_try_push(ring, &ev);
+            n++;
+        }
+    }
+    t1 = dm_monotonic_ns();
+    while ((k = dm_ring_peek(ring, &first, 4096)) > 0)
+        dm_ring_release(ring, k);
+    dm_kdecoder_destroy(kd);
+    *timed = m;
+    *emitted = n;
+    return t1 - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+#ifdef _WIN32
+struct etw_run {
+    struct dm_source src;
+    struct dm_sink sink;
+    volatile int stop;
+};
+
+static void etw_thread(void *arg)
+{
+    struct etw_run *r = arg;
+
+    r->src.ops->run(&r->src, &r->sink);
+}
+
+/* The real ETW source, fed by the fake's pre-built EVENT_RECORDs. Returns
+ * the replay loop's nanoseconds, 0 on failure. */
+static uint64_t etw_pass(const char *path, const struct dm_options *opt,
+                         const struct dm_filter *filter, size_t *records)
+{
+    struct dm_fake_config cfg;
+    struct etw_run r;
+    dm_thread *t;
+    char err[512];
+    uint64_t ns = 0;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.etl_path = path;
+    cfg.buffer_records = 1024;
+    if (dm_fake_install(&cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_callback: %s\n", err);
+        return 0;
+    }
+    memset(&r, 0, sizeof r);
+    r.src.ops = &dm_etw_source;
+    r.sink.ring = dm_ring_create(1u << 15);
+    r.sink.stop_flag = &r.stop;
+    r.sink.filter = filter;
+    if (r.sink.ring != NULL && r.src.ops->open(&r.src, opt) == 0 &&
+        dm_thread_start(&t, etw_thread, &r) == 0) {
+        if (dm_fake_wait_replayed(60000) == 0)
+            ns = dm_fake_replay_ns();
+        r.src.ops->stop(&r.src);
+        dm_thread_join(t);
+    }
+    r.src.ops->close(&r.src);
+    *records = dm_fake_records();
+    if (r.sink.ring != NULL)
+        dm_ring_destroy(r.sink.ring);
+    dm_fake_uninstall();
+    return ns;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : getenv("DM_SHARED_ETL");
+    int rounds = argc > 2 ? atoi(argv[2]) : 20;
+    char a0[] = "diskmon", err[256];
+    char *args[] = {a0, NULL};
+    struct dm_options opt;
+    struct dm_filter filter;
+    struct dm_ring *ring = dm_ring_create(1u << 16);
+    uint64_t *times;
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = DM_SOURCE_DIR "/../shared/etl";
+    if (rounds < 1)
+        rounds = 1;
+    times = calloc((size_t)rounds, sizeof *times);
+    if (ring == NULL || times == NULL ||
+        dm_options_parse(&opt, 1, args, err, sizeof err) != 0)
+        return 1;
+    dm_filter_init(&filter, &opt);
+    printf("bench_callback: %d rounds per trace, median reported\n", rounds);
+    for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
+        char path[1024];
+        struct loaded l;
+        uint64_t emitted = 0, med;
+
+        snprintf(path, sizeof path, "%s/%s", dir, samples[s]);
+        if (load(path, &l) < 0)
+            continue;
+        for (int only = 0; only <= 1; only++) {
+            uint64_t timed = 0;
+
+            for (int i = 0; i < rounds; i++)
+                times[i] = pass(&l, &filter, ring, only, &timed, &emitted);
+            qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
+            med = times[rounds / 2];
+            printf("%s: %s: %" PRIu64 " records, %" PRIu64 " completions; "
+                   "decode+filter+enqueue %.1f ns/record\n",
+                   samples[s], only ? "DiskIo records only" : "all records",
+                   timed, emitted, timed ? (double)med / (double)timed : 0.0);
+        }
+#ifdef _WIN32
+        {
+            size_t recs = 0;
+
+            for (int i = 0; i < rounds; i++)
+                times[i] = etw_pass(path, &opt, &filter, &recs);
+            qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
+            med = times[rounds / 2];
+            if (med > 0 && recs > 0)
+                printf("%s: EventRecordCallback (fake delivery) %.1f ns/record\n",
+                       samples[s], (double)med / (double)recs);
+        }
+#endif
+        free(l.recs);
+        free(l.arena);
+    }
+    free(times);
+    dm_ring_destroy(ring);
+    return 0;
+}

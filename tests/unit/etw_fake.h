@@ -1,0 +1,91 @@
+/*
+ * etw_fake.h - a FAKE ETW API for tests. Not Windows: a stand-in that
+ * replaces dm_etw (src/etw/etw_api.h) so the tests can check diskmon's own
+ * session logic and callback path under Wine or on a machine without admin
+ * rights. It models just enough of ETW: which sessions exist (StartTrace of
+ * a running one fails with 183, STOP of a stopped one with 4201), the
+ * real-time consumer (ProcessTrace replays the records of a sample .etl
+ * through the real EventRecordCallback, then blocks until the session is
+ * stopped or the consumer closed), and configured failures. Every call is
+ * recorded so tests can assert, for example, that a session was stopped.
+ * What it proves is that our logic does the right thing with the answers
+ * ETW documents; it proves nothing about Windows itself.
+ */
+#ifndef DM_ETW_FAKE_H
+#define DM_ETW_FAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw/etw_api.h"
+
+enum dm_fake_call_kind {
+    DM_FAKE_START = 1,
+    DM_FAKE_CONTROL,
+    DM_FAKE_OPEN,
+    DM_FAKE_PROCESS,
+    DM_FAKE_CLOSE
+};
+
+struct dm_fake_call {
+    enum dm_fake_call_kind kind;
+    char name[64];          /* session name (ASCII) */
+    ULONG code;             /* ControlTrace code */
+    ULONG rc;               /* what the fake returned (OpenTrace: last error) */
+    ULONG log_file_mode;    /* StartTrace: props.LogFileMode; OpenTrace: ProcessTraceMode */
+    ULONG enable_flags;     /* StartTrace */
+    ULONG client_context;   /* StartTrace: Wnode.ClientContext */
+    GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid */
+    uint64_t when_ns;       /* dm_monotonic_ns() at the call */
+};
+
+struct dm_fake_config {
+    const char *etl_path;       /* records to replay; NULL: none */
+    int kernel_running;         /* the NT Kernel Logger already exists */
+    int private_running;        /* a "diskmon" session already exists */
+    ULONG start_error;          /* every StartTrace fails with this */
+    ULONG stop_error;           /* ControlTrace STOP fails with this */
+    ULONG open_error;           /* OpenTrace fails, GetLastError() = this */
+    ULONG process_error;        /* ProcessTrace returns this at once */
+    int end_after_replay;       /* ProcessTrace returns 0 after the replay, as
+                                 * when another tool stops the session */
+    unsigned rt_lost[3];        /* RT_LostEvent records (opcodes 32, 33, 34)
+                                 * delivered before the first sample record */
+    ULONG events_lost;          /* reported by QUERY and STOP */
+    ULONG rt_buffers_lost;      /* reported by QUERY and STOP */
+    size_t buffer_records;      /* records per "buffer" between BufferCallback
+                                 * calls; 0: 64 */
+};
+
+/*
+ * Load cfg->etl_path's records into memory (pre-built EVENT_RECORDs), reset
+ * the state and the call log, and point dm_etw at the fake. Returns 0 or a
+ * negative dm_err (message in err).
+ */
+int dm_fake_install(const struct dm_fake_config *cfg, char *err, size_t errlen);
+/* Restore the real API and free everything. */
+void dm_fake_uninstall(void);
+
+/* Calls so far (copied into out, at most max); returns the total count. */
+size_t dm_fake_calls(struct dm_fake_call *out, size_t max);
+/* How many calls match kind, name (NULL: any) and, for CONTROL, code
+ * (ULONG_MAX: any). */
+int dm_fake_count(enum dm_fake_call_kind kind, const char *name, ULONG code);
+/* Time of the first matching call, 0 if none. */
+uint64_t dm_fake_first_ns(enum dm_fake_call_kind kind, const char *name, ULONG code);
+
+/* Wait until ProcessTrace delivered every record; 0 ok, -1 on timeout. */
+int dm_fake_wait_replayed(unsigned ms);
+/* Records delivered through the callback so far, and the nanoseconds the
+ * last replay loop took (for the benchmark). */
+uint64_t dm_fake_delivered(void);
+uint64_t dm_fake_replay_ns(void);
+/* Records loaded from the sample (after install). */
+size_t dm_fake_records(void);
+/* Whether a session is running in the fake's model. */
+int dm_fake_kernel_running(void);
+int dm_fake_private_running(void);
+/* Nonzero while a ProcessTrace call is in progress. */
+int dm_fake_in_process(void);
+
+#endif /* DM_ETW_FAKE_H */
