@@ -114,7 +114,7 @@ DM_TEST(bad_input_is_refused)
 
         if (rc != DM_EUSAGE || strstr(err, bad[i].must_mention) == NULL ||
             strchr(err, '\n') != NULL) {
-            dmt_fail_at(__FILE__, __LINE__, "case %zu: rc %d, message \"%s\"", i, rc, err);
+            dmt_fail_at(__FILE__, __LINE__, "case %u: rc %d, message \"%s\"", (unsigned)i, rc, err);
             return;
         }
     }
