@@ -10,30 +10,9 @@
  */
 #include <string.h>
 
+#include "core/bytes.h"
 #include "decode/diskio.h"
 #include "diskmon.h"
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v; /* ETW payloads are little-endian; so are all supported hosts */
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* A pointer-sized field, zero-extended when the record is 32-bit. */
-static uint64_t rd_ptr(const uint8_t *p, unsigned pointer_size)
-{
-    return pointer_size == 8 ? rd_u64(p) : rd_u32(p);
-}
 
 /*
  * TypeGroup1, Read 10 / Write 11. With P the pointer size:
@@ -50,16 +29,16 @@ static int decode_tg1(const uint8_t *b, size_t len, unsigned ps,
 
     if (len < need)
         return DM_ECORRUPT;
-    out->disk_number = rd_u32(b + 0);
-    out->irp_flags = rd_u32(b + 4);
-    out->transfer_size = rd_u32(b + 8);
-    out->reserved = rd_u32(b + 12);
-    out->byte_offset = rd_u64(b + 16);
-    out->file_object = rd_ptr(b + 24, ps);
-    out->irp = rd_ptr(b + 24 + ps, ps);
-    out->high_res_response_time = rd_u64(b + 24 + 2 * ps);
+    out->disk_number = dm_le32(b + 0);
+    out->irp_flags = dm_le32(b + 4);
+    out->transfer_size = dm_le32(b + 8);
+    out->reserved = dm_le32(b + 12);
+    out->byte_offset = dm_le64(b + 16);
+    out->file_object = dm_le_ptr(b + 24, ps);
+    out->irp = dm_le_ptr(b + 24 + ps, ps);
+    out->high_res_response_time = dm_le64(b + 24 + 2 * ps);
     if (out->has_issuing_tid)
-        out->issuing_tid = rd_u32(b + 32 + 2 * ps);
+        out->issuing_tid = dm_le32(b + 32 + 2 * ps);
     return 0;
 }
 
@@ -75,9 +54,9 @@ static int decode_tg2(const uint8_t *b, size_t len, unsigned ps,
 
     if (len < need)
         return DM_ECORRUPT;
-    out->irp = rd_ptr(b, ps);
+    out->irp = dm_le_ptr(b, ps);
     if (out->has_issuing_tid)
-        out->issuing_tid = rd_u32(b + ps);
+        out->issuing_tid = dm_le32(b + ps);
     return 0;
 }
 
@@ -95,12 +74,12 @@ static int decode_tg3(const uint8_t *b, size_t len, unsigned ps,
 
     if (len < need)
         return DM_ECORRUPT;
-    out->disk_number = rd_u32(b + 0);
-    out->irp_flags = rd_u32(b + 4);
-    out->high_res_response_time = rd_u64(b + 8);
-    out->irp = rd_ptr(b + 16, ps);
+    out->disk_number = dm_le32(b + 0);
+    out->irp_flags = dm_le32(b + 4);
+    out->high_res_response_time = dm_le64(b + 8);
+    out->irp = dm_le_ptr(b + 16, ps);
     if (out->has_issuing_tid)
-        out->issuing_tid = rd_u32(b + 16 + ps);
+        out->issuing_tid = dm_le32(b + 16 + ps);
     return 0;
 }
 

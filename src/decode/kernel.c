@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "decode/diskio.h"
 #include "decode/kernel.h"
 
@@ -139,37 +140,6 @@ struct dm_kdecoder {
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
 };
-
-/* ---- little-endian reads (payloads are length-checked by the callers) --- */
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint16_t rd_u16(const uint8_t *p)
-{
-    uint16_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint64_t rd_ptr(const uint8_t *p, unsigned pointer_size)
-{
-    return pointer_size == 8 ? rd_u64(p) : rd_u32(p);
-}
 
 /* ---- fixed-size tables --------------------------------------------------- */
 
@@ -333,7 +303,7 @@ static size_t utf16_units(const uint8_t *b, size_t len, int *terminated)
     size_t n = 0;
 
     for (; 2 * n + 1 < len; n++) {
-        if (rd_u16(b + 2 * n) == 0) {
+        if (dm_le16(b + 2 * n) == 0) {
             *terminated = 1;
             return n;
         }
@@ -352,10 +322,10 @@ static size_t utf16_to_utf8(const uint8_t *b, size_t units, char *dst)
     size_t o = 0;
 
     for (size_t i = 0; i < units; i++) {
-        uint32_t c = rd_u16(b + 2 * i);
+        uint32_t c = dm_le16(b + 2 * i);
 
         if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
-            uint32_t c2 = rd_u16(b + 2 * (i + 1));
+            uint32_t c2 = dm_le16(b + 2 * (i + 1));
             if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
                 c = 0x10000 + ((c - 0xD800) << 10) + (c2 - 0xDC00);
                 i++;
@@ -479,8 +449,8 @@ static int on_thread(struct dm_kdecoder *kd, struct names *nm,
         return 0;
     if (rec->payload_len < 8)
         return malformed(kd, pass);
-    pid = rd_u32(rec->payload + (rec->version >= 1 ? 0 : 4));
-    tid = rd_u32(rec->payload + (rec->version >= 1 ? 4 : 0));
+    pid = dm_le32(rec->payload + (rec->version >= 1 ? 0 : 4));
+    tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
     if (pass == PASS_FORWARD && op == THREAD_END) {
         s = kt_find(&nm->threads, tid);
         if (s != NO_SLOT)
@@ -530,8 +500,8 @@ static int on_process(struct dm_kdecoder *kd, struct names *nm,
         sid_off = 2 * ps + 20;
     if (len < sid_off + 4)
         return malformed(kd, pass);
-    pid = rd_u32(b + ps);
-    if (rd_u32(b + sid_off) == 0) {
+    pid = dm_le32(b + ps);
+    if (dm_le32(b + sid_off) == 0) {
         name_off = sid_off + 4;
     } else {
         size_t sid = sid_off + 2 * ps;
@@ -580,7 +550,7 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
         return 0;
     if (len < ps)
         return malformed(kd, pass);
-    file_object = rd_ptr(b, (unsigned)ps);
+    file_object = dm_le_ptr(b, (unsigned)ps);
     units = utf16_units(b + ps, len - ps, &terminated);
     if (units == 0)
         return 0;

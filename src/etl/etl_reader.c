@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
@@ -202,22 +203,6 @@ struct dm_etl {
     char err_msg[384];
 };
 
-static uint16_t rd_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
-}
-
 /*
  * 64-bit file positioning: the one place the OS matters. MSVCRT's fseek
  * takes a 32-bit long even on 64-bit Windows, hence _fseeki64 there.
@@ -301,12 +286,12 @@ static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
     uint64_t left = etl->info.file_size - off;
 
     e->offset = off;
-    e->disk_size = rd_u32(hdr + BUF_OFF_SIZE);
-    e->filled = rd_u32(hdr + BUF_OFF_FILLED);
-    e->flags = rd_u16(hdr + BUF_OFF_FLAGS);
+    e->disk_size = dm_le32(hdr + BUF_OFF_SIZE);
+    e->filled = dm_le32(hdr + BUF_OFF_FILLED);
+    e->flags = dm_le16(hdr + BUF_OFF_FLAGS);
     e->next = NO_BUF;
     if (e->flags & BUF_FLAG_PROC_INDEX)
-        e->cpu = (uint16_t)(rd_u16(hdr + BUF_OFF_CONTEXT) & PROC_INDEX_MASK);
+        e->cpu = (uint16_t)(dm_le16(hdr + BUF_OFF_CONTEXT) & PROC_INDEX_MASK);
     else
         e->cpu = hdr[BUF_OFF_CONTEXT];
 
@@ -450,7 +435,7 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
         /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
         if (left < 4)
             return 0;
-        marker = rd_u32(r);
+        marker = dm_le32(r);
         if (marker == MARKER_END)
             return 0;
         type = marker >> 16 & 0xFFu;
@@ -471,7 +456,7 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                          " with no room for its size", marker);
                 return record_error(etl, s, pos, err, errlen, what);
             }
-            size = rd_u16(r + SYS_OFF_SIZE);
+            size = dm_le16(r + SYS_OFF_SIZE);
         } else {
             size = marker & 0xFFFFu;
         }
@@ -511,27 +496,27 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
         case K_SYSTEM:
         case K_COMPACT:
         case K_PERFINFO: {
-            unsigned hook = rd_u16(r + SYS_OFF_HOOK);
+            unsigned hook = dm_le16(r + SYS_OFF_HOOK);
 
             rec->group = hook >> 8;
             rec->opcode = hook & 0xFFu;
             rec->version = marker & 0xFFFFu;
             if (kind == K_PERFINFO) {
-                rec->timestamp = rd_u64(r + PERF_OFF_TIME);
+                rec->timestamp = dm_le64(r + PERF_OFF_TIME);
             } else {
-                rec->tid = rd_u32(r + SYS_OFF_TID);
-                rec->pid = rd_u32(r + SYS_OFF_PID);
-                rec->timestamp = rd_u64(r + SYS_OFF_TIME);
+                rec->tid = dm_le32(r + SYS_OFF_TID);
+                rec->pid = dm_le32(r + SYS_OFF_PID);
+                rec->timestamp = dm_le64(r + SYS_OFF_TIME);
             }
             break;
         }
         case K_FULL:
         case K_INSTANCE:
             rec->opcode = r[FULL_OFF_TYPE];
-            rec->version = rd_u16(r + FULL_OFF_VERSION);
-            rec->tid = rd_u32(r + TIDPID_OFF_TID);
-            rec->pid = rd_u32(r + TIDPID_OFF_PID);
-            rec->timestamp = rd_u64(r + TIME_OFF);
+            rec->version = dm_le16(r + FULL_OFF_VERSION);
+            rec->tid = dm_le32(r + TIDPID_OFF_TID);
+            rec->pid = dm_le32(r + TIDPID_OFF_PID);
+            rec->timestamp = dm_le64(r + TIME_OFF);
             rec->has_guid = 1;
             memcpy(rec->guid, r + FULL_OFF_GUID, sizeof rec->guid);
             break;
@@ -540,12 +525,12 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
 
             rec->opcode = r[EVH_OFF_OPCODE];
             rec->version = r[EVH_OFF_VERSION];
-            rec->tid = rd_u32(r + TIDPID_OFF_TID);
-            rec->pid = rd_u32(r + TIDPID_OFF_PID);
-            rec->timestamp = rd_u64(r + TIME_OFF);
+            rec->tid = dm_le32(r + TIDPID_OFF_TID);
+            rec->pid = dm_le32(r + TIDPID_OFF_PID);
+            rec->timestamp = dm_le64(r + TIME_OFF);
             rec->has_guid = 1;
             memcpy(rec->guid, r + EVH_OFF_PROVIDER, sizeof rec->guid);
-            if (rd_u16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO) {
+            if (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO) {
                 unsigned more;
 
                 do {
@@ -557,9 +542,9 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                                  "-byte event runs past it", at, size);
                         return record_error(etl, s, pos, err, errlen, what);
                     }
-                    item = rd_u16(r + at);
-                    data = rd_u16(r + at + EXT_OFF_DATA_SIZE);
-                    more = rd_u16(r + at + EXT_OFF_LINKAGE) & 1u;
+                    item = dm_le16(r + at);
+                    data = dm_le16(r + at + EXT_OFF_DATA_SIZE);
+                    more = dm_le16(r + at + EXT_OFF_LINKAGE) & 1u;
                     if (item < EXT_HDR_SIZE || item > size - at ||
                         data > item - EXT_HDR_SIZE) {
                         snprintf(what, sizeof what,
@@ -662,7 +647,7 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     uint32_t marker, cpu_mhz;
     int rc;
 
-    marker = s->len >= 4 ? rd_u32(s->data) : 0;
+    marker = s->len >= 4 ? dm_le32(s->data) : 0;
     if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
         snprintf(err, errlen,
                  "%s: not an .etl trace (no trace header record at offset %u)",
@@ -682,18 +667,18 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
         return DM_ECORRUPT;
     }
     p = rec->payload;
-    etl->info.buffer_size = rd_u32(p + TLH_BUFFER_SIZE);
-    etl->info.os_version = rd_u32(p + TLH_VERSION);
-    etl->info.provider_version = rd_u32(p + TLH_PROVIDER_VERSION);
-    etl->info.number_of_processors = rd_u32(p + TLH_NUM_PROCESSORS);
-    etl->info.log_file_mode = rd_u32(p + TLH_LOG_FILE_MODE);
-    etl->info.pointer_size = rd_u32(p + TLH_POINTER_SIZE);
-    etl->info.events_lost = rd_u32(p + TLH_EVENTS_LOST);
-    cpu_mhz = rd_u32(p + TLH_CPU_MHZ);
-    etl->info.perf_freq = rd_u64(p + TLH_PERF_FREQ + wide);
-    etl->info.start_time = rd_u64(p + TLH_START_TIME + wide);
-    etl->info.reserved_flags = rd_u32(p + TLH_RESERVED_FLAGS + wide);
-    etl->info.buffers_lost = rd_u32(p + TLH_BUFFERS_LOST + wide);
+    etl->info.buffer_size = dm_le32(p + TLH_BUFFER_SIZE);
+    etl->info.os_version = dm_le32(p + TLH_VERSION);
+    etl->info.provider_version = dm_le32(p + TLH_PROVIDER_VERSION);
+    etl->info.number_of_processors = dm_le32(p + TLH_NUM_PROCESSORS);
+    etl->info.log_file_mode = dm_le32(p + TLH_LOG_FILE_MODE);
+    etl->info.pointer_size = dm_le32(p + TLH_POINTER_SIZE);
+    etl->info.events_lost = dm_le32(p + TLH_EVENTS_LOST);
+    cpu_mhz = dm_le32(p + TLH_CPU_MHZ);
+    etl->info.perf_freq = dm_le64(p + TLH_PERF_FREQ + wide);
+    etl->info.start_time = dm_le64(p + TLH_START_TIME + wide);
+    etl->info.reserved_flags = dm_le32(p + TLH_RESERVED_FLAGS + wide);
+    etl->info.buffers_lost = dm_le32(p + TLH_BUFFERS_LOST + wide);
     etl->info.header_timestamp = rec->timestamp;
 
     /* perf_freq is the rate of the record timestamps, which depends on the

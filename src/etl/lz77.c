@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "diskmon.h"
 #include "etl/lz77.h"
 
@@ -33,17 +34,6 @@
 #define XCA_TOKEN_LEN_MAX 7u
 #define XCA_NIBBLE_MAX 15u
 #define XCA_BYTE_MAX 255u
-
-static unsigned rd_u16(const uint8_t *p)
-{
-    return (unsigned)p[0] | (unsigned)p[1] << 8;
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
 
 /*
  * Copy a match of len bytes from dist bytes back. The caller has checked that
@@ -103,7 +93,7 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
                     break;
                 return DM_ECORRUPT;
             }
-            flags = rd_u32(ip);
+            flags = dm_le32(ip);
             ip += 4;
             nflags = 32;
             /* Fast path: a whole flag word of literals. */
@@ -129,7 +119,7 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
         if (iend - ip < 2)
             return DM_ECORRUPT;
         {
-            unsigned token = rd_u16(ip);
+            unsigned token = dm_le16(ip);
             size_t dist = (size_t)(token >> 3) + 1;
             uint64_t len = token & 7u;
 
@@ -151,12 +141,12 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
                     if (len == XCA_BYTE_MAX) {
                         if (iend - ip < 2)
                             return DM_ECORRUPT;
-                        len = rd_u16(ip);
+                        len = dm_le16(ip);
                         ip += 2;
                         if (len == 0) {
                             if (iend - ip < 4)
                                 return DM_ECORRUPT;
-                            len = rd_u32(ip);
+                            len = dm_le32(ip);
                             ip += 4;
                         }
                         /* The 16/32-bit forms hold the whole length minus
