@@ -52,6 +52,9 @@ uint64_t dm_blk_sample_type(void)
     return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 }
 
+/* perf records and tracepoint payloads are in the host's byte order (unlike
+ * ETW data, see core/bytes.h), so these copy native integers out of the
+ * possibly unaligned ring bytes. */
 static uint16_t rd_u16(const uint8_t *p)
 {
     uint16_t v;

@@ -283,8 +283,12 @@ static void strip_commas(char *s)
 static double number(const char *s)
 {
     char buf[64];
+    size_t n = strlen(s);
 
-    snprintf(buf, sizeof buf, "%s", s);
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
     strip_commas(buf);
     return strtod(buf, NULL);
 }
