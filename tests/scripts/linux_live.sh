@@ -15,40 +15,9 @@ set -u
 DISKMON=${1:?usage: linux_live.sh DISKMON DM_DIO}
 DM_DIO=${2:?usage: linux_live.sh DISKMON DM_DIO}
 
-skip() {
-    if [ "${CI:-}" = true ]; then
-        echo "FAIL: required under CI=true: $*"
-        exit 1
-    fi
-    echo "SKIP: $*"
-    exit 77
-}
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-[ "$(id -u)" = 0 ] || skip "needs root (loop devices, perf events)"
-command -v losetup >/dev/null || skip "losetup is not installed"
-[ -d /dev/shm ] || skip "no /dev/shm"
-
-work=$(mktemp -d /dev/shm/diskmon_live.XXXXXX) || fail "mktemp"
-loop=""
-bg=""
-cleanup() {
-    for p in $bg; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    [ -n "$loop" ] && losetup -d "$loop"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-truncate -s 64M "$work/disk.img" || fail "cannot create $work/disk.img"
-loop=$(losetup -f --show "$work/disk.img") || skip "cannot create a loop device"
-name=${loop#/dev/}
-# Let udev's probe of the new device pass before capturing.
-command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
+# shellcheck source=loop_common.sh
+. "$(dirname "$0")/loop_common.sh"
+make_loop 64M live
 
 # The I/O: OP:OFFSET:LEN as dm_dio takes it; the request diskmon must show.
 # Offsets and lengths are multiples of 4 KiB and at most 64 KiB (one

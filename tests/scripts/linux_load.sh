@@ -21,43 +21,14 @@ set -u
 DISKMON=${1:?usage: linux_load.sh DISKMON}
 RUNTIME=${DM_LOAD_SECONDS:-5}
 
-skip() {
-    if [ "${CI:-}" = true ]; then
-        echo "FAIL: required under CI=true: $*"
-        exit 1
-    fi
-    echo "SKIP: $*"
-    exit 77
-}
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-[ "$(id -u)" = 0 ] || skip "needs root (loop devices, perf events)"
+# shellcheck source=loop_common.sh
+. "$(dirname "$0")/loop_common.sh"
 command -v fio >/dev/null || skip "fio is not installed (apt-get install fio)"
-command -v losetup >/dev/null || skip "losetup is not installed"
-
-work=$(mktemp -d /dev/shm/diskmon_load.XXXXXX) || fail "mktemp"
-loop=""
-dm=""
-cleanup() {
-    [ -n "$dm" ] && kill "$dm" 2>/dev/null
-    wait 2>/dev/null
-    [ -n "$loop" ] && losetup -d "$loop"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# A sparse file: reads of holes cost no memory.
-truncate -s 512M "$work/disk.img" || fail "cannot create $work/disk.img"
-loop=$(losetup -f --show "$work/disk.img") || skip "cannot create a loop device"
-name=${loop#/dev/}
-command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
+make_loop 512M load
 
 "$DISKMON" -d "$name" -s >/dev/null 2>"$work/err" &
 dm=$!
+bg="$bg $dm"
 # Capturing once its perf event fds exist (they are enabled before open()
 # returns); give the threads a moment more.
 for _ in $(seq 200); do

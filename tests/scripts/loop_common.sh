@@ -1,0 +1,43 @@
+# loop_common.sh - sourced by the Linux live tests: result helpers and a
+# scratch loop device over a file in /dev/shm that is always removed.
+#
+# After make_loop SIZE TAG: $work (scratch folder), $loop (/dev/loopN) and
+# $name (loopN) are set. Background pids added to $bg are killed at exit.
+
+skip() {
+    if [ "${CI:-}" = true ]; then
+        echo "FAIL: required under CI=true: $*"
+        exit 1
+    fi
+    echo "SKIP: $*"
+    exit 77
+}
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+work="" loop="" name="" bg=""
+
+loop_cleanup() {
+    for p in $bg; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    [ -n "$loop" ] && losetup -d "$loop"
+    [ -n "$work" ] && rm -rf "$work"
+}
+
+make_loop() { # SIZE TAG
+    [ "$(id -u)" = 0 ] || skip "needs root (loop devices, perf events)"
+    command -v losetup >/dev/null || skip "losetup is not installed"
+    [ -d /dev/shm ] || skip "no /dev/shm"
+    work=$(mktemp -d "/dev/shm/diskmon_$2.XXXXXX") || fail "mktemp"
+    trap loop_cleanup EXIT
+    trap 'exit 1' INT TERM
+    # A sparse file: reads of holes cost no memory.
+    truncate -s "$1" "$work/disk.img" || fail "cannot create $work/disk.img"
+    loop=$(losetup -f --show "$work/disk.img") || skip "cannot create a loop device"
+    name=${loop#/dev/}
+    # Let udev's probe of the new device pass before capturing.
+    if command -v udevadm >/dev/null; then udevadm settle -t 5 2>/dev/null; fi
+}
