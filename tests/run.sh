@@ -18,7 +18,7 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make mingw-w64 wine wine64 fio"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio"
 missing=""
 for pkg in $NEEDED; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
@@ -87,6 +87,16 @@ run_ctest() { # name, ctest args...
 # --- native, warnings as errors ----------------------------------------------
 if build native -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
     run_ctest native
+fi
+
+# --- clang, warnings as errors: a second compiler's warnings -----------------
+if command -v clang >/dev/null 2>&1; then
+    if CC=clang build clang -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+        run_ctest clang -E 'linux_load'
+    fi
+else
+    echo "SKIP build/clang: clang is not installed (apt-get install clang)" >"$LOG/clang.result"
+    count_lines "$LOG/clang.result"
 fi
 
 # --- ASan + UBSan: the whole suite but the timing-sensitive load test --------
