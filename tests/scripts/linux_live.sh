@@ -51,14 +51,7 @@ start_diskmon() {
 # stop_diskmon: SIGINT, then its exit code must be 0 within 10 s.
 stop_diskmon() {
     local err=$1
-    kill -INT "$dm"
-    for _ in $(seq 200); do
-        kill -0 "$dm" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -0 "$dm" 2>/dev/null && fail "diskmon did not stop within 10 s of SIGINT"
-    wait "$dm"
-    rc=$?
+    interrupt "$dm"
     [ "$rc" = 0 ] || fail "diskmon exit code $rc after SIGINT: $(cat "$err")"
     grep -q "lost 0 (" "$err" || fail "summary does not say lost 0: $(cat "$err")"
 }

@@ -51,14 +51,7 @@ fio --name=load --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \
     fail "fio failed: $(cat "$work/fio.err")"
 # The last completions reach diskmon within its 100 ms poll.
 sleep 0.5
-kill -INT "$dm"
-for _ in $(seq 200); do
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.05
-done
-kill -0 "$dm" 2>/dev/null && fail "diskmon did not stop within 10 s of SIGINT"
-wait "$dm"
-rc=$?
+interrupt "$dm"
 dm=""
 
 # fio's JSON: the first "total_ios" after the job's "read" object.

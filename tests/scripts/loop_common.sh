@@ -41,3 +41,16 @@ make_loop() { # SIZE TAG
     # Let udev's probe of the new device pass before capturing.
     if command -v udevadm >/dev/null; then udevadm settle -t 5 2>/dev/null; fi
 }
+
+# interrupt PID: SIGINT, wait up to 10 s for it to exit (else fail), and put
+# its exit code in $rc.
+interrupt() {
+    kill -INT "$1"
+    for _ in $(seq 200); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$1" 2>/dev/null && fail "diskmon did not stop within 10 s of SIGINT"
+    wait "$1"
+    rc=$?
+}
