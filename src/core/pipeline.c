@@ -156,7 +156,9 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
         now = dm_monotonic_ns();
         if (dm_interrupted() || dm_atomic_load_int(&run->stop) ||
             (src.is_live && opt->duration_ns != 0 && now - start_ns >= opt->duration_ns)) {
-            dm_atomic_store_int(&run->stop, 1);
+            /* Keep the printer's DM_SINK_STOP_ENOUGH (-n) if it set one. */
+            if (dm_atomic_load_int(&run->stop) == 0)
+                dm_atomic_store_int(&run->stop, DM_SINK_STOP_ASKED);
             ops->stop(&src);
             break;
         }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/printer.h"
+#include "core/sink.h"
 #include "platform/platform.h"
 
 #define BATCH_MAX 256
@@ -20,7 +21,9 @@ static void note_write_error(struct dm_printer *p)
         p->output_closed = 1;
     else
         p->write_errno = e != 0 ? e : EIO;
-    dm_atomic_store_int(p->stop_flag, 1);
+    /* Nothing more can be printed: a live source need not deliver the
+     * kernel's queued buffers (sink.h). */
+    dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
 }
 
 static int write_out(struct dm_printer *p, const char *buf, size_t len)
@@ -62,7 +65,7 @@ static int print_one(struct dm_printer *p, const struct dm_event *ev)
     if (write_out(p, line, len) != 0)
         return -1;
     if (p->count_limit != 0 && p->printed >= p->count_limit) {
-        dm_atomic_store_int(p->stop_flag, 1);
+        dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
         return -1;
     }
     return 0;

@@ -9,6 +9,12 @@ int dm_sink_stopping(const struct dm_sink *sink)
     return sink->stop_flag != NULL && dm_atomic_load_int(sink->stop_flag);
 }
 
+int dm_sink_enough(const struct dm_sink *sink)
+{
+    return sink->stop_flag != NULL &&
+           dm_atomic_load_int(sink->stop_flag) == DM_SINK_STOP_ENOUGH;
+}
+
 int dm_sink_emit(struct dm_sink *sink, const struct dm_event *ev)
 {
     if (sink->filter != NULL && !dm_filter_match(sink->filter, ev)) {

@@ -12,6 +12,16 @@
 #include "core/filter.h"
 #include "core/ring.h"
 
+/*
+ * Values of *stop_flag. Any nonzero value ends the run; DM_SINK_STOP_ENOUGH
+ * also says that no further event can be printed (-n reached, or the output
+ * is gone), so a live source may drop what the kernel still has queued
+ * instead of delivering it. DM_SINK_STOP_ASKED (Ctrl+C, -t) wants the
+ * events already queued in the kernel delivered and printed first.
+ */
+#define DM_SINK_STOP_ASKED 1
+#define DM_SINK_STOP_ENOUGH 2
+
 struct dm_sink {
     struct dm_ring *ring;
     const struct dm_filter *filter; /* NULL: keep everything */
@@ -33,6 +43,10 @@ int dm_sink_emit(struct dm_sink *sink, const struct dm_event *ev);
 
 /* Nonzero once the run must end (Ctrl+C, -n reached, -t elapsed). */
 int dm_sink_stopping(const struct dm_sink *sink);
+
+/* Nonzero once the run has printed all it ever will (DM_SINK_STOP_ENOUGH):
+ * -n reached or the output closed. Any thread. */
+int dm_sink_enough(const struct dm_sink *sink);
 
 /* Record file progress (bytes of the input consumed so far). */
 void dm_sink_progress(struct dm_sink *sink, uint64_t done, uint64_t total);

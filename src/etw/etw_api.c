@@ -1,10 +1,53 @@
 /*
  * etw_api.c - the real ETW functions, as the default dm_etw table.
+ *
+ * The table holds local wrappers, not the advapi32 functions themselves:
+ * those are declared __declspec(dllimport) (WMIAPI), so their address is
+ * not a constant, and MSVC warns C4232 ("address of dllimport is not
+ * static, identity not guaranteed") for a static initializer that takes it;
+ * the presets build with /W4 /WX, where that is an error. A wrapper is an
+ * ordinary function of this file, so its address is a constant, and the
+ * compiler turns each wrapper into a single jump.
  */
 #include "etw/etw_api.h"
 
+static ULONG WINAPI real_start_trace(PTRACEHANDLE handle, LPCWSTR name,
+                                     PEVENT_TRACE_PROPERTIES props)
+{
+    return StartTraceW(handle, name, props);
+}
+
+static ULONG WINAPI real_control_trace(TRACEHANDLE handle, LPCWSTR name,
+                                       PEVENT_TRACE_PROPERTIES props, ULONG code)
+{
+    return ControlTraceW(handle, name, props, code);
+}
+
+static TRACEHANDLE WINAPI real_open_trace(PEVENT_TRACE_LOGFILEW logfile)
+{
+    return OpenTraceW(logfile);
+}
+
+static ULONG WINAPI real_process_trace(PTRACEHANDLE handles, ULONG count,
+                                       LPFILETIME start, LPFILETIME end)
+{
+    return ProcessTrace(handles, count, start, end);
+}
+
+static ULONG WINAPI real_close_trace(TRACEHANDLE handle)
+{
+    return CloseTrace(handle);
+}
+
+static ULONG WINAPI real_set_information(TRACEHANDLE handle, TRACE_INFO_CLASS info_class,
+                                         PVOID info, ULONG length)
+{
+    return TraceSetInformation(handle, info_class, info, length);
+}
+
 const struct dm_etw_api dm_etw_real = {
-    StartTraceW, ControlTraceW, OpenTraceW, ProcessTrace, CloseTrace,
+    real_start_trace,   real_control_trace, real_open_trace,
+    real_process_trace, real_close_trace,   real_set_information,
 };
 
 const struct dm_etw_api *dm_etw = &dm_etw_real;

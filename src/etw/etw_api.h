@@ -23,6 +23,11 @@ struct dm_etw_api {
     ULONG(WINAPI *process_trace)(PTRACEHANDLE handles, ULONG count,
                                  LPFILETIME start, LPFILETIME end);
     ULONG(WINAPI *close_trace)(TRACEHANDLE handle);
+    /* TraceSetInformation (advapi32, Windows 7+): diskmon uses only the
+     * TraceSystemTraceEnableFlagsInfo class (Windows 8+) to force a file
+     * rundown at start (etw_session.c). */
+    ULONG(WINAPI *set_information)(TRACEHANDLE handle, TRACE_INFO_CLASS info_class,
+                                   PVOID info, ULONG length);
 };
 
 /* The table in use; the real one unless a test replaced it. */

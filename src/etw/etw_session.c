@@ -21,6 +21,7 @@ const GUID dm_etw_private_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
 
 FILE *dm_etw_notice_stream;
+int dm_etw_elevated_override = -1;
 
 /* Win32 codes the session logic tells apart (winerror.h, etw-facts.md s.1). */
 #define DM_WIN_ACCESS_DENIED 5u
@@ -29,7 +30,14 @@ FILE *dm_etw_notice_stream;
 #define DM_WIN_ALREADY_EXISTS 183u
 #define DM_WIN_MORE_DATA 234u         /* STOP: stopped, name buffer short */
 #define DM_WIN_NO_SYSTEM_RESOURCES 1450u /* no free logger slot */
+#define DM_WIN_ACTIVE_CONNECTIONS 2402u  /* STOP: the session is already stopping */
 #define DM_WIN_INSTANCE_NOT_FOUND 4201u  /* ERROR_WMI_INSTANCE_NOT_FOUND */
+
+/* TraceSetInformation's TraceSystemTraceEnableFlagsInfo takes a
+ * PERFINFO_GROUPMASK: 8 ULONGs, the first being the classic EnableFlags
+ * ([MS-tsi], etw-facts.md s.1; phnt ntwmi.h). mingw-w64 does not define the
+ * type, so diskmon spells out its size. */
+#define DM_PERFINFO_GROUPMASK_ULONGS 8
 
 /*
  * EVENT_TRACE_PROPERTIES followed by room for the two names ControlTrace may
@@ -58,11 +66,15 @@ struct props_buf {
  *    blocks (a full ring drops and counts), so ETW only has to ride out
  *    scheduling delays, not a slow printer.
  *  - FlushTimer 1 s: at low rates a partly filled buffer is still delivered
- *    within a second.
- *  - EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING: one shared buffer stream, so
- *    records arrive in time order (Init before its completion, a thread's
- *    start before its I/O); the lock it costs is negligible at disk I/O
- *    rates. krabsetw and ferrisetw use the same mode (etw-facts.md s.1).
+ *    within a second. The live source's reorder stage holds records for
+ *    this long plus a margin (decode/reorder.h), so it must stay short.
+ *  - Per-processor buffers (no EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING):
+ *    Microsoft's Logging Mode Constants page advises against that mode above
+ *    about 1,000 events per second, and disk completions alone come far
+ *    faster (etw-facts.md s.7; PerfView made it opt-in, PR #1412). So each
+ *    CPU fills its own buffers, and buffers of different CPUs reach us in
+ *    any order: a completion can arrive before its thread's DCStart or its
+ *    Init. etw_source.c puts records back in time order before decoding.
  */
 #define DM_ETW_BUFFER_KB 64u
 #define DM_ETW_SPARE_BUFFERS 16u
@@ -119,8 +131,7 @@ static void init_start_props(struct props_buf *b, enum dm_etw_logger logger,
     b->p.MinimumBuffers = 2 * cpu_count() + DM_ETW_SPARE_BUFFERS;
     b->p.MaximumBuffers = b->p.MinimumBuffers + DM_ETW_GROWTH_BUFFERS;
     b->p.FlushTimer = DM_ETW_FLUSH_SECONDS;
-    b->p.LogFileMode =
-        EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING;
+    b->p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
     if (logger == DM_ETW_PRIVATE_LOGGER)
         b->p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
     b->p.EnableFlags = enable_flags;
@@ -159,8 +170,12 @@ int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len)
     dm_win32_strerror(code, text, sizeof text);
     switch (code) {
     case DM_WIN_ACCESS_DENIED:
-        advice = ": only administrators can trace the kernel; run diskmon from "
-                 "an elevated prompt (Run as administrator)";
+        /* Advice to elevate only helps who is not elevated already. */
+        advice = dm_etw_is_elevated()
+                     ? ": diskmon already runs elevated, so a security policy "
+                       "or a protected process denies it"
+                     : ": only administrators can trace the kernel; run "
+                       "diskmon from an elevated prompt (Run as administrator)";
         err = DM_EACCESS;
         break;
     case DM_WIN_NO_SYSTEM_RESOURCES:
@@ -201,6 +216,22 @@ int dm_etw_is_win8_or_later(void)
     return VerifyVersionInfoW(&v, VER_MAJORVERSION | VER_MINORVERSION, mask) != 0;
 }
 
+int dm_etw_is_elevated(void)
+{
+    TOKEN_ELEVATION elevation;
+    HANDLE token;
+    DWORD got = 0;
+    BOOL ok;
+
+    if (dm_etw_elevated_override >= 0)
+        return dm_etw_elevated_override;
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token))
+        return 0;
+    ok = GetTokenInformation(token, TokenElevation, &elevation, sizeof elevation, &got);
+    CloseHandle(token);
+    return ok && elevation.TokenIsElevated != 0;
+}
+
 static ULONG start_logger(struct dm_etw_session *s, enum dm_etw_logger logger)
 {
     struct props_buf b;
@@ -226,7 +257,10 @@ static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
     init_control_props(&b, DM_ETW_KERNEL_LOGGER);
     rc = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
                                EVENT_TRACE_CONTROL_STOP);
-    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
+    /* 2402 ERROR_ACTIVE_CONNECTIONS: it is stopping already, which is what
+     * --force wants ([MS-ctl], etw-facts.md s.7). */
+    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA ||
+        rc == DM_WIN_ACTIVE_CONNECTIONS) {
         snprintf(s->notice, sizeof s->notice,
                  "diskmon: --force: stopped the running NT Kernel Logger "
                  "session; the program that started it gets no more events\n");
@@ -234,8 +268,81 @@ static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
     }
     if (rc == DM_WIN_INSTANCE_NOT_FOUND)
         return 0;
+    if (rc == DM_WIN_ACCESS_DENIED && dm_etw_is_elevated()) {
+        /* An administrator may stop any ordinary session, so a refusal means
+         * the session's owner is protected (a protected-process-light
+         * anti-malware or EDR service, etw-facts.md s.7). Elevating again
+         * would change nothing. */
+        snprintf(msg, len,
+                 "--force: the running NT Kernel Logger belongs to a protected "
+                 "process (typically an anti-malware or EDR service), and "
+                 "Windows does not let diskmon stop it (error 5, access "
+                 "denied, although diskmon runs elevated). Run diskmon without "
+                 "--force to use a private kernel session instead, or stop "
+                 "that product");
+        return DM_EACCESS;
+    }
     return dm_etw_error(rc, "stopping the running NT Kernel Logger (--force)",
                         msg, len);
+}
+
+/*
+ * Windows 8+: make the kernel log a file rundown now, so files opened before
+ * diskmon started are named from the first I/O on. During a session the
+ * kernel names files only as they are opened (FileCreate) and closed
+ * (FileDelete); FileRundown, the names of files already open, comes only
+ * when a session stops (etw-facts.md s.7; both sample traces show it).
+ * Setting the session's group mask to all zeros and then back to the real
+ * flags with TraceSetInformation(TraceSystemTraceEnableFlagsInfo) makes the
+ * kernel emit its rundown again: fibratus does exactly this right after
+ * StartTrace (internal/etw/trace.go, "the first call ... with empty group
+ * masks activates rundown events"), for the same file-object snapshot.
+ * diskmon prefers it to System Informer's alternative (etwmon.c: a second,
+ * short session of the kernel rundown provider) because it needs no second
+ * logger slot, of which Windows has only 8 (etw-facts.md s.1), and its
+ * rundown lands in the very stream diskmon reads, in time order.
+ * Returns 0 (done, or not possible: a note), or a negative dm_err when the
+ * session was left without its flags (the second call failed).
+ */
+static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
+{
+    ULONG mask[DM_PERFINFO_GROUPMASK_ULONGS];
+    ULONG rc;
+
+    memset(mask, 0, sizeof mask);
+    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, mask,
+                                 (ULONG)sizeof mask);
+    if (rc != ERROR_SUCCESS) {
+        /* The session still has the flags StartTrace gave it: diskmon works,
+         * only files opened before it started stay unnamed until reopened. */
+        snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
+                 "diskmon: note: could not ask Windows for the names of files "
+                 "already open (TraceSetInformation error %lu); their I/O "
+                 "shows no file name until they are opened again\n",
+                 (unsigned long)rc);
+        return 0;
+    }
+    mask[0] = s->enable_flags;
+    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, mask,
+                                 (ULONG)sizeof mask);
+    if (rc != ERROR_SUCCESS)
+        return dm_etw_error(rc,
+                            "re-enabling the kernel events after the file "
+                            "rundown (TraceSetInformation)",
+                            msg, len);
+    s->rundown_forced = 1;
+    return 0;
+}
+
+/* A Windows 8+ session has just started: force the file rundown. If that
+ * left the session without its flags, stop it again. */
+static int started(struct dm_etw_session *s, char *msg, size_t len)
+{
+    int err = force_file_rundown(s, msg, len);
+
+    if (err < 0)
+        dm_etw_session_stop(s, NULL, 0);
+    return err;
 }
 
 int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
@@ -263,16 +370,26 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
             return err;
     }
     rc = start_logger(s, DM_ETW_KERNEL_LOGGER);
+    /* Just after --force's STOP the old session may still be winding down
+     * and StartTrace says 183 for a moment; wait and retry, bounded
+     * (etw_session.h, PerfView TraceEventSession.cs). */
+    for (unsigned tries = 1; force && rc == DM_WIN_ALREADY_EXISTS &&
+                             tries < DM_ETW_RESTART_TRIES;
+         tries++) {
+        Sleep(DM_ETW_RESTART_WAIT_MS);
+        rc = start_logger(s, DM_ETW_KERNEL_LOGGER);
+    }
     if (rc == ERROR_SUCCESS)
-        return 0;
+        return win8 ? started(s, msg, len) : 0;
     if (rc != DM_WIN_ALREADY_EXISTS)
         return dm_etw_error(rc, "starting the NT Kernel Logger (StartTraceW)",
                             msg, len);
     if (force) {
         snprintf(msg, len,
-                 "the NT Kernel Logger is running again right after --force "
+                 "the NT Kernel Logger was still running %u ms after --force "
                  "stopped it: another program restarts it; close that "
-                 "program and retry");
+                 "program and retry",
+                 DM_ETW_RESTART_WAIT_MS * DM_ETW_RESTART_TRIES);
         return DM_EEXISTS;
     }
     if (!win8) {
@@ -291,7 +408,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                  "diskmon: the NT Kernel Logger is in use by another program; "
                  "using a private kernel session \"diskmon\" instead (run "
                  "with --force to take over the NT Kernel Logger)\n");
-        return 0;
+        return started(s, msg, len);
     }
     if (rc == DM_WIN_ALREADY_EXISTS) {
         snprintf(msg, len,
@@ -301,6 +418,23 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                  "(stop it with diskmon --cleanup), or run diskmon --force to "
                  "take over the NT Kernel Logger");
         return DM_EEXISTS;
+    }
+    if (rc == DM_WIN_NO_SYSTEM_RESOURCES) {
+        /* Windows 8+ runs at most 8 system loggers, 2 of them reserved for
+         * the NT Kernel Logger and the Circular Kernel Context Logger
+         * ([MS-stp], etw-facts.md s.1 and s.7): 1450 here means those are
+         * all taken, not the general limit of 64 sessions. */
+        snprintf(msg, len,
+                 "the NT Kernel Logger is in use by another program, and "
+                 "starting a private kernel session \"diskmon\" failed with "
+                 "error 1450: Windows allows only 8 kernel (system logger) "
+                 "sessions, and all are in use. Tools that commonly hold one: "
+                 "Process Monitor, Windows Performance Recorder or xperf, "
+                 "Sysmon, Microsoft Defender or another anti-malware/EDR "
+                 "agent, PerfView. List the running sessions with 'logman "
+                 "query -ets', close a tool you do not need, or run diskmon "
+                 "--force to take over the NT Kernel Logger");
+        return DM_EOS;
     }
     return dm_etw_error(rc,
                         "the NT Kernel Logger is in use by another program; "
@@ -328,6 +462,7 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
     if (!s->lock_ready)
         return 0;
     EnterCriticalSection(&s->lock);
+    s->stop_requested = 1;
     if (s->active) {
         const WCHAR *name = logger_name(s->logger);
 
@@ -358,6 +493,21 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
     }
     LeaveCriticalSection(&s->lock);
     return err;
+}
+
+int dm_etw_session_ended_outside(struct dm_etw_session *s)
+{
+    int outside = 0;
+
+    if (!s->lock_ready)
+        return 0;
+    EnterCriticalSection(&s->lock);
+    if (!s->stop_requested && s->active) {
+        s->active = 0; /* not ours any more: never QUERY or STOP it */
+        outside = 1;
+    }
+    LeaveCriticalSection(&s->lock);
+    return outside;
 }
 
 void dm_etw_session_free(struct dm_etw_session *s)

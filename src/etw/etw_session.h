@@ -40,8 +40,10 @@ struct dm_etw_session {
     enum dm_etw_logger logger;
     TRACEHANDLE handle;           /* from StartTrace */
     ULONG enable_flags;           /* EVENT_TRACE_FLAG_* asked for */
-    int active;                   /* started by us and not yet stopped */
-    CRITICAL_SECTION lock;        /* serialises stop against itself */
+    int active;                   /* started by us, not stopped, still ours */
+    int stop_requested;           /* dm_etw_session_stop() was called */
+    int rundown_forced;           /* the start-time file rundown was asked for */
+    CRITICAL_SECTION lock;        /* serialises stop and ended_outside */
     int lock_ready;
     /* Session loss counters, from the QUERY and STOP that end the session:
      * events the logger could not record, buffers not delivered in real
@@ -53,6 +55,18 @@ struct dm_etw_session {
 
 /* Where start notices go; NULL means stderr. Tests point it at a file. */
 extern FILE *dm_etw_notice_stream;
+
+/* Tests only: -1 (default) asks the OS whether diskmon runs elevated;
+ * 0 or 1 pretends. */
+extern int dm_etw_elevated_override;
+
+/* --force: after STOP, StartTrace of the same name can still fail with 183
+ * for a moment while the old session winds down. PerfView stops, sleeps
+ * 100 ms and retries once (TraceEventSession.cs EnsureStarted); diskmon
+ * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
+ * tries, so --force gives up after about 2 s. */
+#define DM_ETW_RESTART_WAIT_MS 100u
+#define DM_ETW_RESTART_TRIES 20u
 
 /*
  * Start the session (see the file comment for which). force: stop a running
@@ -71,10 +85,22 @@ const WCHAR *dm_etw_session_name(const struct dm_etw_session *s);
 /*
  * Read the loss counters (ControlTrace QUERY) and stop the session
  * (ControlTrace STOP). Any thread; only the first call does the work, later
- * ones wait for it and return. Returns 0 or a negative dm_err (message in
- * msg, which may be NULL).
+ * ones wait for it and return. Does nothing once dm_etw_session_ended_outside()
+ * said the session is no longer ours. Returns 0 or a negative dm_err
+ * (message in msg, which may be NULL).
  */
 int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len);
+
+/*
+ * Called when ProcessTrace returned on its own. ControlTrace acts on the
+ * session *name* (the handle is ignored when a name is given, and the NT
+ * Kernel Logger's id is fixed, [MS-ctl]), so once someone else stopped our
+ * session, a QUERY or STOP by name could hit a session another program has
+ * started since. Returns 1 and forgets the session (no QUERY, no STOP ever
+ * again) when dm_etw_session_stop() had not been asked for: it was stopped
+ * from outside. Returns 0 when the end was ours. Any thread.
+ */
+int dm_etw_session_ended_outside(struct dm_etw_session *s);
 
 /* Stop if still running, then release the lock. */
 void dm_etw_session_free(struct dm_etw_session *s);
@@ -89,7 +115,8 @@ int dm_etw_cleanup(char *msg, size_t len);
 /*
  * The Win32 error translator: maps code to a dm_err and writes
  * "<what> failed: error <code> (<system text>)" plus advice for the codes
- * that have one (5: elevate; 1450: free a session; 183: --force).
+ * that have one (5: elevate, unless already elevated; 1450: free a
+ * session).
  */
 int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len);
 
@@ -99,6 +126,10 @@ void dm_win32_strerror(unsigned long code, char *buf, size_t len);
 
 /* Nonzero on Windows 8 / Server 2012 (6.2) and later. */
 int dm_etw_is_win8_or_later(void);
+
+/* Nonzero when this process runs with an elevated (administrator) token:
+ * TokenElevation from GetTokenInformation, or dm_etw_elevated_override. */
+int dm_etw_is_elevated(void);
 
 /* The live source (etw_source.c); dm_live_source points at it. */
 extern const struct dm_source_ops dm_etw_source;
