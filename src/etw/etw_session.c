@@ -79,7 +79,6 @@ struct props_buf {
 #define DM_ETW_BUFFER_KB 64u
 #define DM_ETW_SPARE_BUFFERS 16u
 #define DM_ETW_GROWTH_BUFFERS 240u
-#define DM_ETW_FLUSH_SECONDS 1u
 /* Wnode.ClientContext 1: QueryPerformanceCounter timestamps [MS-wnode]. */
 #define DM_ETW_CLOCK_QPC 1u
 
@@ -130,7 +129,7 @@ static void init_start_props(struct props_buf *b, enum dm_etw_logger logger,
     b->p.BufferSize = DM_ETW_BUFFER_KB;
     b->p.MinimumBuffers = 2 * cpu_count() + DM_ETW_SPARE_BUFFERS;
     b->p.MaximumBuffers = b->p.MinimumBuffers + DM_ETW_GROWTH_BUFFERS;
-    b->p.FlushTimer = DM_ETW_FLUSH_SECONDS;
+    b->p.FlushTimer = DM_ETW_FLUSH_TIMER_S;
     b->p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
     if (logger == DM_ETW_PRIVATE_LOGGER)
         b->p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;

@@ -66,6 +66,9 @@ extern int dm_etw_elevated_override;
  * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
  * tries, so --force gives up after about 2 s. */
 #define DM_ETW_RESTART_WAIT_MS 100u
+/* The session's FlushTimer in seconds (etw_session.c explains the buffer
+ * settings); the live source's reorder window follows from it. */
+#define DM_ETW_FLUSH_TIMER_S 1u
 #define DM_ETW_RESTART_TRIES 20u
 
 /*

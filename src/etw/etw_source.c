@@ -5,13 +5,29 @@
  *
  * Threads: open() and close() run on the main thread; run() runs on the
  * source thread and blocks in ProcessTrace, which calls on_event() for every
- * event on that same thread. on_event() only decodes, filters and enqueues
- * (dm_sink_emit never blocks for a live source), so ETW's buffers drain as
- * fast as they fill. stop() may come from any thread: it stops the session
- * (ControlTrace STOP) and closes the consumer handle, after which
- * ProcessTrace returns; it touches nothing the printer owns, so a printer
- * blocked on a full pipe cannot keep the session alive.
- * Facts: ../shared/docs/etw-facts.md sections 1 and 2.
+ * event and on_buffer() after every buffer on that same thread. on_event()
+ * copies the record into the reorder stage (decode/reorder.h); records come
+ * out of it in timestamp order into release(), which decodes, filters and
+ * enqueues (dm_sink_emit never blocks for a live source), so ETW's buffers
+ * drain as fast as they fill. stop() may come from any thread: it stops the
+ * session (ControlTrace STOP) and closes the consumer handle, after which
+ * ProcessTrace delivers what is still queued and returns; it touches
+ * nothing the printer owns, so a printer blocked on a full pipe cannot keep
+ * the session alive.
+ *
+ * Why a reorder stage: the session uses per-processor buffers
+ * (etw_session.c), which reach the consumer one buffer at a time, not in
+ * global time order, so a completion may come before the Init or the thread
+ * start it needs. The stage holds records for at most the FlushTimer plus a
+ * margin and releases them in time order.
+ *
+ * The end of a run. Ctrl+C and -t stop the session: ProcessTrace then
+ * delivers the buffers already queued, and the kernel's end rundown, before
+ * it returns ([MS-close], etw-facts.md s.7), and those events are printed.
+ * Only when nothing more can be printed (-n reached, output closed:
+ * dm_sink_enough) does on_buffer() return FALSE, which makes ProcessTrace
+ * drop the rest at once.
+ * Facts: ../shared/docs/etw-facts.md sections 1, 2 and 7.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +36,7 @@
 #include "core/options.h"
 #include "core/sink.h"
 #include "decode/kernel.h"
+#include "decode/reorder.h"
 #include "etw/etw_session.h"
 #include "platform/platform.h"
 
@@ -40,9 +57,17 @@ static const GUID rt_lost_event_guid = {
 /* Returned by ProcessTrace when our BufferCallback said stop [MS-logfile]. */
 #define DM_WIN_CANCELLED 1223u
 
+/* The most records the reorder stage holds. At 250,000 events/s (a fast
+ * NVMe disk's completions plus Init) its time window of 1.5 s would be
+ * 375,000 records; 262,144 slots of about 200 bytes (50 MB) hold most of
+ * that, and past it the oldest record is released early (counted as late
+ * if something older still arrives), never dropped. */
+#define DM_REORDER_MAX_HELD (1u << 18)
+
 struct etw_source {
     struct dm_etw_session session;
     struct dm_kdecoder *kd;
+    struct dm_reorder *ro;             /* source thread only */
     struct dm_sink *sink;              /* set by run() before ProcessTrace */
     EVENT_TRACE_LOGFILEW logfile;
     WCHAR logger_name[64];             /* OpenTrace wants a writable name */
@@ -50,8 +75,11 @@ struct etw_source {
     volatile LONG consumer_open;       /* 1 until CloseTrace was called */
     volatile LONG stopping;            /* stop() was asked for */
     unsigned default_pointer_size;     /* when a header has neither flag */
+    int said_enough;                   /* on_buffer() returned FALSE */
+    int emit_stopped;                  /* release() saw DM_ESTOPPED */
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
     uint64_t rt_lost[3];
+    uint64_t copy_failed;              /* records the reorder stage could not take */
 };
 
 static int guid_eq(const GUID *a, const GUID *b)
@@ -65,21 +93,44 @@ static int is_stopping(struct etw_source *s)
 }
 
 /*
- * The EventRecordCallback. The payload (UserData) is untrusted: only its
- * pointer and length are handed to the decoder, which length-checks and
- * memcpy's every field. The pointer size comes from the event header flags,
- * not from this build, so a 32-bit diskmon on 64-bit Windows decodes the
- * 64-bit kernel's payloads correctly (etw-facts.md s.2).
+ * The reorder stage's output, in timestamp order: decode, filter, enqueue.
+ * The payload is untrusted: the decoder length-checks and memcpy's every
+ * field.
+ */
+static int release(void *ctx, const struct dm_krecord *rec)
+{
+    struct etw_source *s = ctx;
+    struct dm_event ev;
+
+    if (dm_kdecode(s->kd, rec, &ev) == 1 && dm_sink_emit(s->sink, &ev) == DM_ESTOPPED)
+        s->emit_stopped = 1; /* the run is ending; main calls stop() */
+    return 0;
+}
+
+/* The processor whose buffer carried the record: ProcessorIndex when the
+ * header says so (EVENT_HEADER_FLAG_PROCESSOR_INDEX), else ProcessorNumber
+ * ([MS-evh]; evntcons.h GetEventProcessorIndex does the same). */
+static unsigned record_cpu(const EVENT_RECORD *er)
+{
+    if (er->EventHeader.Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX)
+        return er->BufferContext.ProcessorIndex;
+    return er->BufferContext.ProcessorNumber;
+}
+
+/*
+ * The EventRecordCallback. Only the payload's pointer and length are handed
+ * on; the reorder stage copies them. The pointer size comes from the event
+ * header flags, not from this build, so a 32-bit diskmon on 64-bit Windows
+ * decodes the 64-bit kernel's payloads correctly (etw-facts.md s.2).
  */
 static VOID WINAPI on_event(PEVENT_RECORD er)
 {
     struct etw_source *s = er->UserContext;
     const EVENT_HEADER *h = &er->EventHeader;
     struct dm_krecord rec;
-    struct dm_event ev;
     uint8_t guid[16];
 
-    if (s == NULL || s->sink == NULL)
+    if (s == NULL || s->sink == NULL || s->said_enough)
         return;
     memcpy(guid, &h->ProviderId, sizeof guid);
     rec.kclass = dm_kclass_from_guid(guid);
@@ -109,23 +160,31 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
     rec.pid = h->ProcessId == 0xFFFFFFFFu ? DM_KNO_ID : h->ProcessId;
     rec.payload = er->UserData;
     rec.payload_len = er->UserData != NULL ? er->UserDataLength : 0;
-    if (dm_kdecode(s->kd, &rec, &ev) == 1 &&
-        dm_sink_emit(s->sink, &ev) == DM_ESTOPPED) {
-        /* The run is ending (-n reached, Ctrl+C): the main thread calls
-         * stop(). Stopping the session from inside the callback could wait
-         * on the very delivery we are part of, so only the flag is set
-         * here; on_buffer() ends ProcessTrace at the next buffer. */
-        InterlockedExchange(&s->stopping, 1);
-    }
+    /* DM_ENOMEM (a long payload that could not be copied) loses that one
+     * record; it is counted with the lost events. */
+    if (dm_reorder_push(s->ro, record_cpu(er), &rec, release, s) == DM_ENOMEM)
+        s->copy_failed++;
 }
 
-/* Called by ProcessTrace after each buffer; FALSE makes it return with
- * ERROR_CANCELLED (etw-facts.md s.1 [MS-logfile]). */
+/* Called by ProcessTrace after each buffer: release what can no longer be
+ * overtaken, by the QPC clock the records are stamped with. FALSE makes
+ * ProcessTrace return at once with ERROR_CANCELLED, dropping what is still
+ * queued (etw-facts.md s.1 [MS-logfile]): only when nothing more can be
+ * printed (-n reached, output closed). */
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEW lf)
 {
     struct etw_source *s = lf->Context;
+    LARGE_INTEGER now;
 
-    return s != NULL && is_stopping(s) ? FALSE : TRUE;
+    if (s == NULL || s->sink == NULL)
+        return TRUE;
+    if (dm_sink_enough(s->sink)) {
+        s->said_enough = 1;
+        return FALSE;
+    }
+    QueryPerformanceCounter(&now);
+    dm_reorder_release(s->ro, (uint64_t)now.QuadPart, release, s);
+    return TRUE;
 }
 
 static void close_consumer(struct etw_source *s)
@@ -170,6 +229,38 @@ static void add_volumes(struct dm_kdecoder *kd)
         if (n > 0)
             dm_kdecoder_add_volume(kd, nt, letter);
     }
+}
+
+/*
+ * The pointer size of payloads whose header has neither the 32- nor the
+ * 64-bit flag: the kernel's, which is the OS's bitness. Not
+ * LogfileHeader.PointerSize: PerfView notes that a real-time session
+ * reports 4 there even on x64 (ETWTraceEventSource.cs; etw-facts.md s.7).
+ * A 32-bit diskmon on 64-bit Windows runs under WOW64.
+ */
+static unsigned os_pointer_size(void)
+{
+    BOOL wow64 = FALSE;
+
+    if (sizeof(void *) == 8)
+        return 8;
+    return IsWow64Process(GetCurrentProcess(), &wow64) && wow64 ? 8u : 4u;
+}
+
+/* Processors whose buffers can arrive: every one in every group, counting
+ * those that may be added while diskmon runs (GetMaximumProcessorCount,
+ * Windows 7+), or the session's own count from the logfile header
+ * OpenTrace filled, whichever is larger. The reorder stage copes with a
+ * higher processor number too, at the price of late records. */
+static unsigned cpu_count(const TRACE_LOGFILE_HEADER *h)
+{
+    DWORD n = GetMaximumProcessorCount(ALL_PROCESSOR_GROUPS);
+
+    if (n == 0)
+        n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+    if (h->NumberOfProcessors > n)
+        n = h->NumberOfProcessors;
+    return n > 0 ? (unsigned)n : 1u;
 }
 
 /* Wine exports wine_get_version from its ntdll; Windows does not. Used
@@ -217,6 +308,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
     s->kd = dm_kdecoder_create((uint64_t)qpf.QuadPart, (uint64_t)qpc.QuadPart);
     if (s->kd == NULL)
         return DM_ENOMEM;
+    s->default_pointer_size = os_pointer_size();
 
     rc = dm_etw_session_start(&s->session, opt->force, dm_etw_is_win8_or_later(),
                               src->errmsg, sizeof src->errmsg);
@@ -258,16 +350,26 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return rc < 0 ? rc : DM_EOS;
     }
     s->consumer_open = 1;
-    s->default_pointer_size =
-        s->logfile.LogfileHeader.PointerSize == 4 || s->logfile.LogfileHeader.PointerSize == 8
-            ? (unsigned)s->logfile.LogfileHeader.PointerSize
-            : (unsigned)sizeof(void *);
+    s->ro = dm_reorder_create(cpu_count(&s->logfile.LogfileHeader),
+                              dm_reorder_window_ticks((uint64_t)qpf.QuadPart,
+                                                      DM_ETW_FLUSH_TIMER_S),
+                              DM_REORDER_MAX_HELD);
+    if (s->ro == NULL) {
+        stop_all(s, NULL, 0);
+        return DM_ENOMEM;
+    }
     return 0;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
+}
+
+static const char *session_label(const struct etw_source *s)
+{
+    return s->session.logger == DM_ETW_PRIVATE_LOGGER ? "\"diskmon\""
+                                                      : "\"NT Kernel Logger\"";
 }
 
 static int etw_run(struct dm_source *src, struct dm_sink *sink)
@@ -281,25 +383,36 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     s->sink = sink;
     if (!is_stopping(s))
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
-    if (!is_stopping(s)) {
-        /* ProcessTrace returned on its own: the session was stopped from
-         * outside (another tool, or diskmon --force elsewhere), or failed. */
-        if (rc == ERROR_SUCCESS || rc == DM_WIN_CANCELLED ||
-            rc == ERROR_WMI_INSTANCE_NOT_FOUND) {
-            snprintf(src->errmsg, sizeof src->errmsg,
-                     "the trace session %s was stopped by another program "
-                     "(for example 'xperf -stop' or 'diskmon --force')",
-                     s->session.logger == DM_ETW_PRIVATE_LOGGER ? "\"diskmon\""
-                                                                : "\"NT Kernel Logger\"");
+    /* Whatever ended ProcessTrace, every record it delivered is printed, in
+     * time order (nothing more can arrive to overtake them). */
+    if (!s->said_enough)
+        dm_reorder_flush(s->ro, release, s);
+
+    if (rc == DM_WIN_CANCELLED && s->said_enough) {
+        /* -n reached or output closed: our own end. */
+    } else if ((rc == ERROR_SUCCESS || rc == ERROR_WMI_INSTANCE_NOT_FOUND) &&
+               dm_etw_session_ended_outside(&s->session)) {
+        /* ProcessTrace returned on its own before we asked for a stop:
+         * someone stopped the session (another tool, 'logman stop', or a
+         * diskmon --force elsewhere). It is not ours any more, and a QUERY
+         * or STOP by name could hit whatever session runs under that name
+         * now (etw_session.h), so diskmon leaves it alone; losses then come
+         * from the in-stream RT_LostEvent records only. */
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "the trace session %s was stopped from outside (by another "
+                 "program, for example 'xperf -stop', 'logman stop' or a "
+                 "'diskmon --force' elsewhere); diskmon did not touch it "
+                 "again",
+                 session_label(s));
+        err = DM_EOS;
+    } else if (!is_stopping(s) && rc != ERROR_SUCCESS) {
+        err = dm_etw_error(rc, "reading events (ProcessTrace)", src->errmsg,
+                           sizeof src->errmsg);
+        if (err == 0)
             err = DM_EOS;
-        } else {
-            err = dm_etw_error(rc, "reading events (ProcessTrace)", src->errmsg,
-                               sizeof src->errmsg);
-            if (err == 0)
-                err = DM_EOS;
-        }
     }
-    /* Whatever ended ProcessTrace, the session has no reader any more. */
+    /* Whatever ended ProcessTrace, the session has no reader any more. A
+     * session stopped from outside is skipped by dm_etw_session_stop. */
     stop_all(s, NULL, 0);
 
     /* Losses: the session's counters and the in-stream RT_LostEvent records
@@ -308,8 +421,14 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
      * event: a lower bound, as its size is unknown. */
     src->lost_events += max_u64(s->session.events_lost, s->rt_lost[0]) +
                         max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
-                        s->rt_lost[2];
+                        s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
+    if (dm_reorder_late(s->ro) > 0)
+        fprintf(dm_etw_notice_stream != NULL ? dm_etw_notice_stream : stderr,
+                "diskmon: note: %llu events arrived more than %u ms late and "
+                "were printed out of time order\n",
+                (unsigned long long)dm_reorder_late(s->ro),
+                DM_ETW_FLUSH_TIMER_S * 1000u + DM_REORDER_MARGIN_MS);
     return err;
 }
 
@@ -331,6 +450,8 @@ static void etw_close(struct dm_source *src)
     dm_etw_session_free(&s->session);
     if (s->kd != NULL)
         dm_kdecoder_destroy(s->kd);
+    if (s->ro != NULL)
+        dm_reorder_destroy(s->ro);
     free(s);
     src->impl = NULL;
 }

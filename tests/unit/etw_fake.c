@@ -6,15 +6,47 @@
  * The replay turns each record of a sample .etl (read with the project's
  * .etl reader) into the EVENT_RECORD a real-time consumer would get: the
  * MOF class GUID for the record's HookId group, opcode and version in the
- * event descriptor, the 32/64-bit header flag, the raw timestamp rebased so
- * the trace starts when OpenTrace was called, and UserData pointing at the
- * payload bytes.
+ * event descriptor, the 32/64-bit header flag, the processor in
+ * BufferContext, the raw timestamp rebased so the trace starts when
+ * OpenTrace was called, and UserData pointing at the payload bytes.
+ *
+ * Behaviours modelled, with their sources:
+ *  - Rundown. With DISK_FILE_IO the kernel logs FileCreate/FileDelete while
+ *    a session runs; FileRundown (36), the names of files already open, and
+ *    the DCEnd records come only when the session stops (etw-facts.md s.7;
+ *    both samples: all 36s in the last 0.1-0.3 s). So the sample's end
+ *    rundown (FileIo 36, Process and Thread DCEnd) is held back and
+ *    delivered after STOP, before ProcessTrace returns. If the session's
+ *    group mask was set to all zeros and then to real flags with
+ *    TraceSetInformation(TraceSystemTraceEnableFlagsInfo) (fibratus
+ *    internal/etw/trace.go: the zero mask "activates rundown events"),
+ *    copies of the FileRundown records come first, stamped at that moment.
+ *  - Per-processor buffers. Without EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
+ *    each CPU fills its own buffers and a real-time consumer gets them as
+ *    they are flushed, not in global time order (etw-facts.md s.4, s.7;
+ *    [MS-props] FlushTimer). The fake delivers the sample's own buffers
+ *    (one CPU each) in file order, which is flush order, with
+ *    BufferContext.ProcessorIndex set and EVENT_HEADER_FLAG_PROCESSOR_INDEX
+ *    ([MS-evh]); with the flag it keeps global time order.
+ *  - A session stopped from outside: ProcessTrace returns 0 on its own once
+ *    the session is gone [MS-proc]; ControlTrace acts on the name [MS-ctl],
+ *    so a later STOP by name hits whatever session holds it then.
+ *  - STOP then START: StartTrace can still return 183 for a moment after a
+ *    STOP; a STOP of a stopping session returns 2402 ERROR_ACTIVE_CONNECTIONS
+ *    (etw-facts.md s.7, PerfView TraceEventSession.cs sleeps and retries).
+ *  - Queued buffers: after STOP or CloseTrace, ProcessTrace still delivers
+ *    the buffers already queued, calling the BufferCallback after each; a
+ *    FALSE return makes it return ERROR_CANCELLED without the rest
+ *    ([MS-close], [MS-logfile], etw-facts.md s.7).
+ *  - OpenTrace of a real-time session reports LogfileHeader.PointerSize 4
+ *    even on x64 (PerfView ETWTraceEventSource.cs, etw-facts.md s.7).
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diskmon.h"
+#include "decode/kernel.h"
 #include "etl/etl.h"
 #include "etw_fake.h"
 #include "platform/platform.h"
@@ -28,7 +60,9 @@
 #define W_INVALID_HANDLE 6u
 #define W_BAD_LENGTH 24u
 #define W_INVALID_PARAMETER 87u
+#define W_ALREADY_EXISTS 183u
 #define W_CANCELLED 1223u
+#define W_ACTIVE_CONNECTIONS 2402u
 #define W_TIMEOUT 1460u
 #define W_NOT_FOUND 4201u
 #define W_CLOSE_PENDING 7007u
@@ -53,10 +87,29 @@ static const GUID other_guid_base = {
 static const GUID system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 
+/* Which part of the delivery a record belongs to. */
+enum fake_part {
+    PART_MAIN = 0,   /* delivered while the session runs */
+    PART_END,        /* end rundown: only after STOP */
+    PART_COPY        /* FileRundown copy: only after the toggle */
+};
+
 struct fake_record {
     EVENT_RECORD er;
     uint64_t trace_ts;  /* timestamp in the trace */
+    uint64_t buffer;    /* the sample buffer it came from (file offset) */
+    unsigned cpu;
+    enum fake_part part;
 };
+
+/* A delivery buffer: records order[first .. first+count) (indices). */
+struct fake_buf {
+    size_t first, count;
+};
+
+/* Thread/Process DCEnd and FileIo FileRundown (etw-facts.md s.2, s.7). */
+#define OP_DCEND 4u
+#define OP_FILE_RUNDOWN 36u
 
 static struct {
     CRITICAL_SECTION lock;
@@ -75,11 +128,24 @@ static struct {
     HANDLE replayed;        /* manual reset: every record delivered */
     volatile uint64_t delivered;
     uint64_t replay_ns;
+    uint64_t out_of_order;
+    uint64_t after_stop;
+    /* per session name: 183 answers still due after a STOP */
+    unsigned busy_kernel, busy_private;
+    /* the rundown toggle */
+    int zero_mask_seen, rundown_triggered;
+    uint64_t toggle_qpc;
+    int per_cpu;            /* the running session has per-CPU buffers */
+    /* the delivery plan */
+    size_t *order;
+    struct fake_buf *bufs;
+    size_t n_bufs;
     /* the sample */
     struct fake_record *recs;
     size_t n_recs;
     uint8_t *arena;
     uint64_t header_ts, trace_freq;
+    unsigned n_cpus;        /* the sample's NumberOfProcessors */
 } fk;
 
 static void lock(void)
@@ -120,6 +186,15 @@ static int is_kernel(const char *name)
     return strcmp(name, "NT Kernel Logger") == 0;
 }
 
+static unsigned *busy_counter(const char *name)
+{
+    if (is_kernel(name))
+        return &fk.busy_kernel;
+    if (strcmp(name, "diskmon") == 0)
+        return &fk.busy_private;
+    return NULL;
+}
+
 static int *running_flag(const char *name)
 {
     if (is_kernel(name))
@@ -133,6 +208,7 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
 {
     struct dm_fake_call *c;
     int *running;
+    unsigned *busy;
     ULONG rc = 0;
 
     lock();
@@ -142,6 +218,7 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     c->client_context = p->Wnode.ClientContext;
     c->guid = p->Wnode.Guid;
     running = running_flag(c->name);
+    busy = busy_counter(c->name);
     if (fk.cfg.start_error != 0)
         rc = fk.cfg.start_error;
     else if (p->Wnode.BufferSize < sizeof *p + (wcslen(name) + 1) * sizeof(WCHAR) ||
@@ -155,11 +232,16 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
               !(p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)))
         rc = W_INVALID_PARAMETER; /* kernel events need a system logger */
     else if (running != NULL && *running)
-        rc = ERROR_ALREADY_EXISTS;
-    else {
+        rc = W_ALREADY_EXISTS;
+    else if (busy != NULL && *busy > 0) {
+        (*busy)--; /* the old session is still winding down */
+        rc = W_ALREADY_EXISTS;
+    } else {
         if (running != NULL)
             *running = 1;
         *h = FAKE_HANDLE_BASE + fk.next_handle++;
+        fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
+        fk.zero_mask_seen = fk.rundown_triggered = 0;
     }
     if (rc != 0)
         *h = 0;
@@ -190,11 +272,62 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
         p->RealTimeBuffersLost = fk.cfg.rt_buffers_lost;
         rc = 0;
         if (code == EVENT_TRACE_CONTROL_STOP) {
+            unsigned *busy = busy_counter(c->name);
+
             *running = 0;
+            if (busy != NULL)
+                *busy = fk.cfg.busy_after_stop;
+            /* "already stopping": the stop goes on all the same */
+            if (fk.cfg.stop_active_connections)
+                rc = W_ACTIVE_CONNECTIONS;
             if (fk.consumer_open &&
                 fk.consumer_is_private == (running == &fk.private_running))
                 SetEvent(fk.wake);
         }
+    }
+    c->rc = rc;
+    unlock();
+    return rc;
+}
+
+/*
+ * TraceSetInformation. Only TraceSystemTraceEnableFlagsInfo is modelled: a
+ * PERFINFO_GROUPMASK of all zeros followed by a nonzero one triggers the
+ * start-time rundown (fibratus internal/etw/trace.go; see the file
+ * comment), stamped now.
+ */
+static ULONG WINAPI fake_set_information(TRACEHANDLE h, TRACE_INFO_CLASS info_class,
+                                         PVOID info, ULONG length)
+{
+    struct dm_fake_call *c;
+    ULONG mask[8];
+    ULONG rc = 0;
+    int zero = 1;
+
+    lock();
+    c = log_call(DM_FAKE_SET_INFO, NULL);
+    c->code = (ULONG)info_class;
+    if (info != NULL && length >= sizeof mask) {
+        memcpy(mask, info, sizeof mask);
+        c->enable_flags = mask[0];
+        for (size_t i = 0; i < 8; i++)
+            zero &= mask[i] == 0;
+    }
+    if (fk.cfg.set_info_error != 0)
+        rc = fk.cfg.set_info_error;
+    else if (h < FAKE_HANDLE_BASE || h >= FAKE_HANDLE_BASE + fk.next_handle)
+        rc = W_INVALID_HANDLE;
+    else if (info_class != TraceSystemTraceEnableFlagsInfo || info == NULL ||
+             length < sizeof mask)
+        rc = W_INVALID_PARAMETER;
+    else if (zero)
+        fk.zero_mask_seen = 1;
+    else if (fk.zero_mask_seen) {
+        LARGE_INTEGER now;
+
+        QueryPerformanceCounter(&now);
+        fk.toggle_qpc = (uint64_t)now.QuadPart;
+        fk.rundown_triggered = 1;
     }
     c->rc = rc;
     unlock();
@@ -215,7 +348,8 @@ static void rebase_records(uint64_t base)
         if (fk.trace_freq != 0 && (uint64_t)qpf.QuadPart != fk.trace_freq)
             d = d / fk.trace_freq * (uint64_t)qpf.QuadPart +
                 d % fk.trace_freq * (uint64_t)qpf.QuadPart / fk.trace_freq;
-        fk.recs[i].er.EventHeader.TimeStamp.QuadPart = (LONGLONG)(base + d);
+        fk.recs[i].er.EventHeader.TimeStamp.QuadPart =
+            fk.recs[i].part == PART_COPY ? (LONGLONG)fk.toggle_qpc : (LONGLONG)(base + d);
     }
 }
 
@@ -239,7 +373,11 @@ static TRACEHANDLE WINAPI fake_open(PEVENT_TRACE_LOGFILEW lf)
     ResetEvent(fk.wake);
     QueryPerformanceFrequency(&qpf);
     QueryPerformanceCounter(&now);
-    lf->LogfileHeader.PointerSize = 8;
+    /* A real-time session reports 4 here even on x64 (PerfView
+     * ETWTraceEventSource.cs): the fake does the same, so only the event
+     * header flags or the OS bitness can be trusted. */
+    lf->LogfileHeader.PointerSize = 4;
+    lf->LogfileHeader.NumberOfProcessors = fk.n_cpus;
     lf->LogfileHeader.PerfFreq = qpf;
     rebase_records((uint64_t)now.QuadPart);
     for (size_t i = 0; i < fk.n_recs; i++)
@@ -248,9 +386,127 @@ static TRACEHANDLE WINAPI fake_open(PEVENT_TRACE_LOGFILEW lf)
     return FAKE_CONSUMER;
 }
 
-static int consumer_alive(void)
+static int trace_ts_less(size_t a, size_t b)
 {
-    return WaitForSingleObject(fk.wake, 0) != WAIT_OBJECT_0;
+    return fk.recs[a].trace_ts < fk.recs[b].trace_ts;
+}
+
+static int add_buf(size_t *cap_bufs, size_t first, size_t count)
+{
+    if (count == 0)
+        return 0;
+    if (fk.n_bufs == *cap_bufs) {
+        size_t ncap = *cap_bufs ? *cap_bufs * 2 : 256;
+        struct fake_buf *n = realloc(fk.bufs, ncap * sizeof *n);
+
+        if (n == NULL)
+            return -1;
+        fk.bufs = n;
+        *cap_bufs = ncap;
+    }
+    fk.bufs[fk.n_bufs].first = first;
+    fk.bufs[fk.n_bufs].count = count;
+    fk.n_bufs++;
+    return 0;
+}
+
+/* Stable sort of order[lo..hi) by the sample buffer the record came from
+ * (file offset = flush order); records of one buffer keep time order. */
+static int buffer_cmp(const void *pa, const void *pb)
+{
+    const size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+
+    if (fk.recs[a].buffer != fk.recs[b].buffer)
+        return fk.recs[a].buffer < fk.recs[b].buffer ? -1 : 1;
+    return a < b ? -1 : a > b; /* indices are in time order: stable */
+}
+
+/*
+ * The delivery plan, in three parts: the start-time rundown copies (if the
+ * toggle happened), the main records (per CPU buffer in flush order, or in
+ * global time order in chunks), and the end rundown. Returns the index of
+ * the first main buffer and sets *end_first to the first end-rundown buffer.
+ */
+static int build_plan(size_t *main_first, size_t *end_first)
+{
+    size_t per_buffer = fk.cfg.buffer_records != 0 ? fk.cfg.buffer_records : 64;
+    size_t n = 0, cap_bufs = 0, start;
+
+    free(fk.order);
+    free(fk.bufs);
+    fk.bufs = NULL;
+    fk.n_bufs = 0;
+    fk.order = malloc((fk.n_recs + 1) * sizeof *fk.order);
+    if (fk.order == NULL)
+        return -1;
+    /* 1. the copies, as buffers of per_buffer records */
+    start = n;
+    if (fk.rundown_triggered)
+        for (size_t i = 0; i < fk.n_recs; i++)
+            if (fk.recs[i].part == PART_COPY)
+                fk.order[n++] = i;
+    for (size_t i = start; i < n; i += per_buffer)
+        if (add_buf(&cap_bufs, i, n - i < per_buffer ? n - i : per_buffer) < 0)
+            return -1;
+    *main_first = fk.n_bufs;
+    /* 2. the main records */
+    start = n;
+    for (size_t i = 0; i < fk.n_recs; i++)
+        if (fk.recs[i].part == PART_MAIN)
+            fk.order[n++] = i;
+    if (fk.per_cpu) {
+        qsort(fk.order + start, n - start, sizeof *fk.order, buffer_cmp);
+        for (size_t i = start; i < n;) {
+            size_t j = i + 1;
+
+            while (j < n && fk.recs[fk.order[j]].buffer == fk.recs[fk.order[i]].buffer)
+                j++;
+            if (add_buf(&cap_bufs, i, j - i) < 0)
+                return -1;
+            i = j;
+        }
+    } else {
+        for (size_t i = start; i < n; i += per_buffer)
+            if (add_buf(&cap_bufs, i, n - i < per_buffer ? n - i : per_buffer) < 0)
+                return -1;
+    }
+    *end_first = fk.n_bufs;
+    /* 3. the end rundown, in time order */
+    start = n;
+    for (size_t i = 0; i < fk.n_recs; i++)
+        if (fk.recs[i].part == PART_END)
+            fk.order[n++] = i;
+    for (size_t i = start; i < n; i += per_buffer)
+        if (add_buf(&cap_bufs, i, n - i < per_buffer ? n - i : per_buffer) < 0)
+            return -1;
+    return 0;
+}
+
+/* Deliver buffers [from, to): each record through the EventRecordCallback,
+ * the BufferCallback after each buffer. Returns 0, or W_CANCELLED when the
+ * BufferCallback said FALSE. after_stop counts the records. */
+static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after_stop,
+                     size_t *last)
+{
+    for (size_t b = from; b < to; b++) {
+        const struct fake_buf *fb = &fk.bufs[b];
+
+        if (*last != SIZE_MAX && fb->count > 0 && trace_ts_less(fk.order[fb->first], *last))
+            fk.out_of_order++;
+        for (size_t k = 0; k < fb->count; k++) {
+            size_t i = fk.order[fb->first + k];
+
+            lf->EventRecordCallback(&fk.recs[i].er);
+            dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+            if (after_stop)
+                fk.after_stop++;
+            if (*last == SIZE_MAX || !trace_ts_less(i, *last))
+                *last = i;
+        }
+        if (lf->BufferCallback != NULL && !lf->BufferCallback(lf))
+            return W_CANCELLED;
+    }
+    return 0;
 }
 
 static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
@@ -258,7 +514,7 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
 {
     struct dm_fake_call *c;
     PEVENT_TRACE_LOGFILEW lf;
-    size_t per_buffer = fk.cfg.buffer_records != 0 ? fk.cfg.buffer_records : 64;
+    size_t main_first = 0, end_first = 0, queued_first, last = SIZE_MAX;
     uint64_t t0;
     ULONG rc = 0;
     int *running;
@@ -276,6 +532,8 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
         rc = fk.cfg.process_error;
     else if (running == NULL || !*running)
         rc = W_NOT_FOUND;
+    else if (build_plan(&main_first, &end_first) < 0)
+        rc = ERROR_NOT_ENOUGH_MEMORY;
     c->rc = rc;
     if (rc != 0) {
         unlock();
@@ -285,33 +543,45 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
     unlock();
 
     /* Deliver outside the lock, as ETW does: the callback may call
-     * ControlTrace or CloseTrace from another thread meanwhile. */
+     * ControlTrace or CloseTrace from another thread meanwhile. Buffers
+     * already flushed are delivered whatever happens meanwhile; the last
+     * queued_buffers ones only once the session stopped. */
+    queued_first = end_first - main_first > fk.cfg.queued_buffers
+                       ? end_first - fk.cfg.queued_buffers
+                       : main_first;
     t0 = dm_monotonic_ns();
-    for (size_t i = 0; i < fk.n_recs; i++) {
-        if ((i % per_buffer) == 0 && i > 0) {
-            if (lf->BufferCallback != NULL && !lf->BufferCallback(lf)) {
-                rc = W_CANCELLED;
-                break;
-            }
-            if (!consumer_alive())
-                break;
-        }
-        lf->EventRecordCallback(&fk.recs[i].er);
-        dm_atomic_store_release(&fk.delivered, i + 1);
-    }
+    rc = deliver(lf, 0, queued_first, 0, &last);
     fk.replay_ns = dm_monotonic_ns() - t0;
     SetEvent(fk.replayed);
-    if (rc == 0 && lf->BufferCallback != NULL && !lf->BufferCallback(lf))
-        rc = W_CANCELLED;
-    if (rc == 0) {
-        if (fk.cfg.end_after_replay) {
+    if (rc == 0 && fk.cfg.end_after_replay) {
+        /* Another tool stops the session: what was queued and the end
+         * rundown still come, then ProcessTrace returns on its own. */
+        lock();
+        if (running != NULL)
+            *running = 0;
+        unlock();
+        rc = deliver(lf, queued_first, fk.n_bufs, 1, &last);
+        if (fk.cfg.outside_restart) {
             lock();
             if (running != NULL)
-                *running = 0; /* stopped by "another tool" */
+                *running = 1; /* their new session, under the same name */
             unlock();
-        } else if (WaitForSingleObject(fk.wake, FAKE_WAIT_CAP_MS) != WAIT_OBJECT_0) {
-            rc = W_TIMEOUT; /* nobody stopped the session: a bug to report */
         }
+    } else if (rc == 0) {
+        int stopped;
+
+        if (WaitForSingleObject(fk.wake, FAKE_WAIT_CAP_MS) != WAIT_OBJECT_0) {
+            InterlockedExchange(&fk.in_process, 0);
+            return W_TIMEOUT; /* nobody stopped the session: a bug to report */
+        }
+        lock();
+        stopped = running == NULL || !*running;
+        unlock();
+        /* Queued buffers first; the end rundown only if the session was
+         * stopped (CloseTrace alone ends the consumer, not the session). */
+        rc = deliver(lf, queued_first, end_first, 1, &last);
+        if (rc == 0 && stopped)
+            rc = deliver(lf, end_first, fk.n_bufs, 1, &last);
     }
     InterlockedExchange(&fk.in_process, 0);
     return rc;
@@ -337,7 +607,7 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
 }
 
 static const struct dm_etw_api fake_api = {
-    fake_start, fake_control, fake_open, fake_process, fake_close,
+    fake_start, fake_control, fake_open, fake_process, fake_close, fake_set_information,
 };
 
 static const GUID *group_guid(unsigned group, GUID *other)
@@ -364,7 +634,8 @@ static const GUID *group_guid(unsigned group, GUID *other)
 static int add_record(size_t *cap, size_t *arena_len, size_t *arena_cap,
                       const GUID *guid, unsigned opcode, unsigned version,
                       unsigned pointer_size, uint32_t tid, uint32_t pid,
-                      uint64_t ts, const uint8_t *payload, size_t len)
+                      uint64_t ts, const uint8_t *payload, size_t len,
+                      unsigned cpu, uint64_t buffer, enum fake_part part)
 {
     struct fake_record *r;
 
@@ -398,13 +669,19 @@ static int add_record(size_t *cap, size_t *arena_len, size_t *arena_cap,
     r->er.EventHeader.EventDescriptor.Opcode = (UCHAR)opcode;
     r->er.EventHeader.EventDescriptor.Version = (UCHAR)version;
     r->er.EventHeader.Flags = (USHORT)(EVENT_HEADER_FLAG_CLASSIC_HEADER |
-                                       (pointer_size == 4 ? EVENT_HEADER_FLAG_32_BIT_HEADER
-                                                          : EVENT_HEADER_FLAG_64_BIT_HEADER));
+                                       EVENT_HEADER_FLAG_PROCESSOR_INDEX);
+    if (!fk.cfg.strip_pointer_flags)
+        r->er.EventHeader.Flags |= (USHORT)(pointer_size == 4 ? EVENT_HEADER_FLAG_32_BIT_HEADER
+                                                              : EVENT_HEADER_FLAG_64_BIT_HEADER);
+    r->er.BufferContext.ProcessorIndex = (USHORT)cpu;
     r->er.EventHeader.ThreadId = tid;
     r->er.EventHeader.ProcessId = pid;
     r->er.UserDataLength = (USHORT)len;
     r->er.UserData = (PVOID)(uintptr_t)*arena_len; /* fixed up after loading */
     r->trace_ts = ts;
+    r->cpu = cpu;
+    r->buffer = buffer;
+    r->part = part;
     *arena_len += len;
     return 0;
 }
@@ -420,7 +697,7 @@ static int load_sample(const char *path, char *err, size_t errlen)
         for (unsigned i = 0; i < fk.cfg.rt_lost[op]; i++) {
             rc = add_record(&cap, &arena_len, &arena_cap, &rt_lost_guid,
                             32u + (unsigned)op, 2, 8, UINT32_MAX, UINT32_MAX, 0,
-                            NULL, 0);
+                            NULL, 0, 0, 0, PART_MAIN);
             if (rc < 0)
                 return rc;
         }
@@ -430,8 +707,11 @@ static int load_sample(const char *path, char *err, size_t errlen)
             return rc;
         fk.header_ts = dm_etl_info(etl)->header_timestamp;
         fk.trace_freq = dm_etl_info(etl)->perf_freq;
+        fk.n_cpus = dm_etl_info(etl)->number_of_processors;
         while ((rc = dm_etl_next(etl, &rec, err, errlen)) == 1) {
             GUID g, other;
+            enum dm_kclass kclass;
+            enum fake_part part;
 
             /* The trace header record exists in files only, never in a
              * real-time session (etw-facts.md s.2). */
@@ -443,9 +723,22 @@ static int load_sample(const char *path, char *err, size_t errlen)
                 memcpy(&g, rec.guid, sizeof g);
             else
                 g = *group_guid(rec.group, &other);
+            kclass = dm_kclass_from_guid((const uint8_t *)&g);
+            part = (kclass == DM_K_FILEIO && rec.opcode == OP_FILE_RUNDOWN) ||
+                           ((kclass == DM_K_PROCESS || kclass == DM_K_THREAD) &&
+                            rec.opcode == OP_DCEND)
+                       ? PART_END
+                       : PART_MAIN;
             rc = add_record(&cap, &arena_len, &arena_cap, &g, rec.opcode,
                             rec.version, rec.pointer_size, rec.tid, rec.pid,
-                            rec.timestamp, rec.payload, rec.payload_len);
+                            rec.timestamp, rec.payload, rec.payload_len, rec.cpu,
+                            rec.buffer_file_offset, part);
+            /* The same FileRundown again, for a start-time rundown. */
+            if (rc == 0 && part == PART_END && kclass == DM_K_FILEIO)
+                rc = add_record(&cap, &arena_len, &arena_cap, &g, rec.opcode,
+                                rec.version, rec.pointer_size, rec.tid, rec.pid,
+                                rec.timestamp, rec.payload, rec.payload_len, 0, 0,
+                                PART_COPY);
             if (rc < 0)
                 break;
         }
@@ -500,6 +793,16 @@ void dm_fake_uninstall(void)
         CloseHandle(fk.replayed);
     free(fk.recs);
     free(fk.arena);
+    free(fk.order);
+    free(fk.bufs);
+    fk.order = NULL;
+    fk.bufs = NULL;
+    fk.n_bufs = 0;
+    fk.out_of_order = fk.after_stop = 0;
+    fk.busy_kernel = fk.busy_private = 0;
+    fk.zero_mask_seen = fk.rundown_triggered = 0;
+    fk.toggle_qpc = 0;
+    fk.per_cpu = 0;
     fk.wake = fk.replayed = NULL;
     fk.recs = NULL;
     fk.arena = NULL;
@@ -511,6 +814,7 @@ void dm_fake_uninstall(void)
     fk.delivered = 0;
     fk.replay_ns = 0;
     fk.header_ts = fk.trace_freq = 0;
+    fk.n_cpus = 0;
     memset(&fk.cfg, 0, sizeof fk.cfg);
 }
 
@@ -601,4 +905,24 @@ int dm_fake_private_running(void)
 int dm_fake_in_process(void)
 {
     return InterlockedCompareExchange(&fk.in_process, 0, 0) != 0;
+}
+
+int dm_fake_rundown_triggered(void)
+{
+    int r;
+
+    lock();
+    r = fk.rundown_triggered;
+    unlock();
+    return r;
+}
+
+uint64_t dm_fake_out_of_order_buffers(void)
+{
+    return fk.out_of_order;
+}
+
+uint64_t dm_fake_delivered_after_stop(void)
+{
+    return fk.after_stop;
 }

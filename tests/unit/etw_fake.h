@@ -8,8 +8,16 @@
  * through the real EventRecordCallback, then blocks until the session is
  * stopped or the consumer closed), and configured failures. Every call is
  * recorded so tests can assert, for example, that a session was stopped.
- * What it proves is that our logic does the right thing with the answers
- * ETW documents; it proves nothing about Windows itself.
+ * Documented behaviours it models, each cited where etw_fake.c implements
+ * it: the end-of-session rundown (FileRundown, DCEnd) comes only at STOP,
+ * unless a start-time rundown was forced with the TraceSetInformation
+ * toggle; per-processor buffers arrive whole but out of global time order
+ * unless the session has EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING; a session
+ * stopped (and perhaps restarted) by another program; 183 from StartTrace
+ * for a moment after a STOP, 2402 from a STOP of a stopping session;
+ * buffers still queued at STOP are delivered unless the BufferCallback says
+ * FALSE. What it proves is that our logic does the right thing with the
+ * answers ETW documents; it proves nothing about Windows itself.
  */
 #ifndef DM_ETW_FAKE_H
 #define DM_ETW_FAKE_H
@@ -24,16 +32,17 @@ enum dm_fake_call_kind {
     DM_FAKE_CONTROL,
     DM_FAKE_OPEN,
     DM_FAKE_PROCESS,
-    DM_FAKE_CLOSE
+    DM_FAKE_CLOSE,
+    DM_FAKE_SET_INFO
 };
 
 struct dm_fake_call {
     enum dm_fake_call_kind kind;
     char name[64];          /* session name (ASCII) */
-    ULONG code;             /* ControlTrace code */
+    ULONG code;             /* ControlTrace code; TraceSetInformation: class */
     ULONG rc;               /* what the fake returned (OpenTrace: last error) */
     ULONG log_file_mode;    /* StartTrace: props.LogFileMode; OpenTrace: ProcessTraceMode */
-    ULONG enable_flags;     /* StartTrace */
+    ULONG enable_flags;     /* StartTrace; TraceSetInformation: mask[0] */
     ULONG client_context;   /* StartTrace: Wnode.ClientContext */
     GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid */
     uint64_t when_ns;       /* dm_monotonic_ns() at the call */
@@ -47,14 +56,24 @@ struct dm_fake_config {
     ULONG stop_error;           /* ControlTrace STOP fails with this */
     ULONG open_error;           /* OpenTrace fails, GetLastError() = this */
     ULONG process_error;        /* ProcessTrace returns this at once */
-    int end_after_replay;       /* ProcessTrace returns 0 after the replay, as
-                                 * when another tool stops the session */
+    int end_after_replay;       /* another tool stops the session after the
+                                 * replay: ProcessTrace delivers the end
+                                 * rundown and returns 0 on its own */
+    int outside_restart;        /* ...and then starts its own session under
+                                 * the same name (a STOP by name would hit it) */
+    unsigned busy_after_stop;   /* after a STOP, the next K StartTrace calls
+                                 * of that name still return 183 */
+    int stop_active_connections; /* STOP returns 2402 (stopping anyway) */
+    size_t queued_buffers;      /* the last N buffers are still queued when the
+                                 * session is stopped: delivered only then */
+    ULONG set_info_error;       /* TraceSetInformation fails with this */
+    int strip_pointer_flags;    /* records carry neither 32- nor 64-bit flag */
     unsigned rt_lost[3];        /* RT_LostEvent records (opcodes 32, 33, 34)
                                  * delivered before the first sample record */
     ULONG events_lost;          /* reported by QUERY and STOP */
     ULONG rt_buffers_lost;      /* reported by QUERY and STOP */
-    size_t buffer_records;      /* records per "buffer" between BufferCallback
-                                 * calls; 0: 64 */
+    size_t buffer_records;      /* records per "buffer" in global-order mode
+                                 * (NO_PER_PROCESSOR_BUFFERING); 0: 64 */
 };
 
 /*
@@ -87,5 +106,14 @@ int dm_fake_kernel_running(void);
 int dm_fake_private_running(void);
 /* Nonzero while a ProcessTrace call is in progress. */
 int dm_fake_in_process(void);
+/* Whether the start-time file rundown was triggered (zero mask, then the
+ * real one), and how many BufferCallback calls returned FALSE. */
+int dm_fake_rundown_triggered(void);
+/* Buffers ProcessTrace delivered out of global time order (a buffer whose
+ * first record is older than the last record delivered before it). */
+uint64_t dm_fake_out_of_order_buffers(void);
+/* Records delivered after the session was stopped (queued buffers, end
+ * rundown). */
+uint64_t dm_fake_delivered_after_stop(void);
 
 #endif /* DM_ETW_FAKE_H */
