@@ -76,7 +76,6 @@ struct etw_source {
     volatile LONG stopping;            /* stop() was asked for */
     unsigned default_pointer_size;     /* when a header has neither flag */
     int said_enough;                   /* on_buffer() returned FALSE */
-    int emit_stopped;                  /* release() saw DM_ESTOPPED */
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
     uint64_t rt_lost[3];
     uint64_t copy_failed;              /* records the reorder stage could not take */
@@ -102,8 +101,10 @@ static int release(void *ctx, const struct dm_krecord *rec)
     struct etw_source *s = ctx;
     struct dm_event ev;
 
-    if (dm_kdecode(s->kd, rec, &ev) == 1 && dm_sink_emit(s->sink, &ev) == DM_ESTOPPED)
-        s->emit_stopped = 1; /* the run is ending; main calls stop() */
+    /* DM_ESTOPPED from the sink only says the run is ending; main calls
+     * stop(), and events until then are still queued and printed. */
+    if (dm_kdecode(s->kd, rec, &ev) == 1)
+        dm_sink_emit(s->sink, &ev);
     return 0;
 }
 
@@ -130,7 +131,8 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
     struct dm_krecord rec;
     uint8_t guid[16];
 
-    if (s == NULL || s->sink == NULL || s->said_enough)
+    /* Once nothing more can be printed, the rest is not worth decoding. */
+    if (s == NULL || s->sink == NULL || s->said_enough || dm_sink_enough(s->sink))
         return;
     memcpy(guid, &h->ProviderId, sizeof guid);
     rec.kclass = dm_kclass_from_guid(guid);

@@ -221,6 +221,8 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     busy = busy_counter(c->name);
     if (fk.cfg.start_error != 0)
         rc = fk.cfg.start_error;
+    else if (fk.cfg.private_start_error != 0 && !is_kernel(c->name))
+        rc = fk.cfg.private_start_error;
     else if (p->Wnode.BufferSize < sizeof *p + (wcslen(name) + 1) * sizeof(WCHAR) ||
              p->LoggerNameOffset < sizeof *p)
         rc = W_BAD_LENGTH; /* [MS-start]: name room required */

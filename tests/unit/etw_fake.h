@@ -53,6 +53,7 @@ struct dm_fake_config {
     int kernel_running;         /* the NT Kernel Logger already exists */
     int private_running;        /* a "diskmon" session already exists */
     ULONG start_error;          /* every StartTrace fails with this */
+    ULONG private_start_error;  /* StartTrace of "diskmon" fails with this */
     ULONG stop_error;           /* ControlTrace STOP fails with this */
     ULONG open_error;           /* OpenTrace fails, GetLastError() = this */
     ULONG process_error;        /* ProcessTrace returns this at once */
