@@ -18,7 +18,7 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio nodejs npm"
 missing=""
 for pkg in $NEEDED; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
@@ -117,6 +117,38 @@ note "windows (mingw-w64 + wine)"
 # with warnings as errors, and running it under Wine is a reported skip.
 DM_WIN_ALLOW_NO_WINE32=1 bash "$ROOT/tests/scripts/windows.sh" "$ROOT/build/native/diskmon" >"$LOG/windows.log" 2>&1
 count_lines "$LOG/windows.log"
+
+# --- the GitHub Actions workflow: schema lint ---------------------------------
+# .github/workflows/ci.yml runs on GitHub only; here it is checked against
+# the workflow schema with @action-validator/cli (npm; a WebAssembly build,
+# runs offline once installed), pinned, installed into build/tools/npm.
+note "lint .github/workflows/ci.yml"
+lint_workflow() {
+    local dir=$ROOT/build/tools/npm v=$ROOT/build/tools/npm/node_modules/.bin/action-validator
+    local bad=$ROOT/build/tools/bad-workflow.yml
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "SKIP lint/ci.yml: npm is not installed (apt-get install nodejs npm)"
+        return
+    fi
+    if [ ! -x "$v" ]; then
+        mkdir -p "$dir"
+        (cd "$dir" && npm install --no-audit --no-fund --prefix "$dir" \
+            @action-validator/cli@0.6.0 @action-validator/core@0.6.0) >"$LOG/npm.log" 2>&1 ||
+            { echo "FAIL lint/ci.yml: npm install failed; see $LOG/npm.log"; return; }
+    fi
+    # The linter must reject a broken workflow, or its PASS means nothing.
+    printf 'name: bad\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz: []\n' >"$bad"
+    if "$v" "$bad" >"$LOG/lint-bad.log" 2>&1; then
+        echo "FAIL lint/ci.yml: the linter accepted a broken workflow"
+    elif "$v" "$ROOT/.github/workflows/ci.yml" >"$LOG/lint.log" 2>&1; then
+        echo "PASS lint/ci.yml"
+    else
+        echo "FAIL lint/ci.yml: see $LOG/lint.log"
+        head -40 "$LOG/lint.log"
+    fi
+}
+lint_workflow >"$LOG/lint.result" 2>&1
+count_lines "$LOG/lint.result"
 
 echo
 if [ "$skipped" -gt 0 ]; then

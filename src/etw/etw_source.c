@@ -242,11 +242,13 @@ static void add_volumes(struct dm_kdecoder *kd)
  */
 static unsigned os_pointer_size(void)
 {
+#if defined(_WIN64)
+    return 8; /* (an #if, not if (sizeof ...): MSVC /W4 C4127) */
+#else
     BOOL wow64 = FALSE;
 
-    if (sizeof(void *) == 8)
-        return 8;
     return IsWow64Process(GetCurrentProcess(), &wow64) && wow64 ? 8u : 4u;
+#endif
 }
 
 /* Processors whose buffers can arrive: every one in every group, counting

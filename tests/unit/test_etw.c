@@ -1413,13 +1413,15 @@ DM_TEST(pointer_size_fallback_is_os_bitness)
     struct dm_event *evs;
     size_t n = 0;
     unsigned counts[DM_REQ_COUNT] = {0};
-    BOOL wow64 = FALSE;
     int ok;
+#if !defined(_WIN64)
+    BOOL wow64 = FALSE;
+
+    if (!(IsWow64Process(GetCurrentProcess(), &wow64) && wow64))
+        DM_SKIP("32-bit Windows: the 64-bit sample is not this OS's own layout");
+#endif
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
-    if (sizeof(void *) == 4 &&
-        !(IsWow64Process(GetCurrentProcess(), &wow64) && wow64))
-        DM_SKIP("32-bit Windows: the 64-bit sample is not this OS's own layout");
     sample_path(etl, sizeof etl, WIN8_ETL);
     memset(&cfg, 0, sizeof cfg);
     cfg.etl_path = etl;
@@ -1461,7 +1463,7 @@ static int run_with_queue(const char *extra, size_t queued, int interrupt,
 {
     struct dm_fake_config cfg;
     struct whole_run w;
-    dm_thread *thr;
+    dm_thread *thr = NULL;
     char etl[1024], out_path[MAX_PATH + 64], err_path[MAX_PATH + 64], err[256];
     static char text[1 << 20];
     int ok, joined;

@@ -366,7 +366,7 @@ static int do_io(const wchar_t *path, struct expect *exp)
     HANDLE f;
     uint8_t *buf;
     uint64_t offset = 0;
-    DWORD done;
+    DWORD done = 0;
     int ok = 1;
     size_t n = 0;
 
