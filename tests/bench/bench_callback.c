@@ -40,7 +40,7 @@ struct loaded {
     struct dm_krecord *recs;
     size_t n;
     uint8_t *arena;
-    uint64_t perf_freq, start_ts;
+    uint64_t perf_freq, start_ts, qpc_freq;
 };
 
 /* Read every record of a trace into memory as dm_krecords. */
@@ -58,6 +58,7 @@ static int load(const char *path, struct loaded *out)
         return -1;
     }
     out->perf_freq = dm_etl_info(etl)->perf_freq;
+    out->qpc_freq = dm_etl_info(etl)->qpc_freq;
     out->start_ts = dm_etl_info(etl)->header_timestamp;
     while ((rc = dm_etl_next(etl, &r, err, sizeof err)) == 1) {
         struct dm_krecord *k;
@@ -118,7 +119,8 @@ static uint64_t pass(const struct loaded *l, const struct dm_filter *f,
                      struct dm_ring *ring, int only_diskio, uint64_t *timed,
                      uint64_t *emitted)
 {
-    struct dm_kdecoder *kd = dm_kdecoder_create(l->perf_freq, l->start_ts);
+    struct dm_kdecoder *kd = dm_kdecoder_create(l->perf_freq, l->start_ts,
+                                                l->qpc_freq);
     struct dm_event ev;
     const struct dm_event *first;
     uint64_t t0, t1, n = 0, m = 0;
