@@ -91,14 +91,12 @@
 
 /*
  * How long a thread's entry outlives its End event. Its I/O can complete
- * after the thread ended (etw-facts.md s.7), and live sessions see records
- * of different CPUs out of order. An I/O still outstanding at End completes
- * within its own service time: tens of milliseconds usually, and 5 s is
- * far above the slowest completions in both sample traces (at most
- * 1.2 s) while well below the disk class driver's 60 s request timeout,
- * after which a request is retried anyway. A new Start of the same thread
- * id replaces the entry at once, so a longer grace never attributes a
- * reused id wrongly; it only keeps a table slot a little longer.
+ * after the thread ended (etw-facts.md s.7). An I/O still outstanding at
+ * End completes within its own service time, and 5 s is more than ten
+ * times the slowest completion in the sample traces (0.40 s win8, 0.3 ms
+ * win11). A new Start of the same thread id replaces the entry at once,
+ * so a longer grace cannot attribute a reused id wrongly; it only keeps a
+ * table slot a little longer.
  */
 #define THREAD_GRACE_SEC 5u
 #define THREAD_ALIVE UINT64_MAX /* thread_end of a thread that has not ended */
@@ -779,9 +777,10 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         has_tid = 1;
     } else if (!d.has_issuing_tid && rec->tid != DM_KNO_ID &&
                rec->tid != UINT32_MAX) {
-        /* Windows 7 (version 2) without its Init: the completion's header
-         * names the thread (PerfView DiskIOTraceData uses the header's
-         * ThreadID unless it is -1). */
+        /* Windows 7 (version 2) without its Init: the completion's own
+         * header thread, when it has one (issue 7 item 6; etw-facts.md
+         * s.2: a header ThreadId of -1 means none, as PerfView's
+         * DiskIOTraceData.FixupData treats it). */
         tid = rec->tid;
         has_tid = 1;
     }
