@@ -6,10 +6,12 @@
  * (etw-facts.md s.2). So the decoder keeps what the other kernel records tell
  * it, in four tables:
  *
- *   thread id   -> process id      Thread Start/DCStart (End removes)
+ *   thread id   -> process id      Thread Start/DCStart (End starts a
+ *                                  grace period, see THREAD_GRACE_SEC)
  *   process id  -> image name      Process Start/DCStart (kept after End
  *                                  until the id is reused)
- *   file object -> file name       FileIo Name/FileCreate/FileDelete/FileRundown
+ *   file object -> file name       FileIo Name/FileCreate/FileRundown
+ *                                  (FileDelete removes)
  *   IRP         -> issuing thread, DiskIo ReadInit/WriteInit/FlushInit
  *                  header pid, time  (removed by the completion)
  *
@@ -26,7 +28,9 @@
  * names backwards. For that, a replay may first feed the whole trace to
  * dm_kdecode_rundown(), which fills a second set of the same tables from
  * records that describe the past (DCEnd, End, FileRundown, FileDelete); the
- * main tables are always asked first.
+ * main tables are always asked first. A rundown file name is the name an
+ * object had up to that record, so it is used only for requests completed
+ * no later than the record (see on_fileio).
  *
  * Device paths: FileIo names are NT paths (\Device\HarddiskVolume2\...).
  * A short list of NT-prefix -> DOS-prefix pairs, from SysConfig VolumeMapping
@@ -85,6 +89,18 @@
 
 #define NS_PER_SEC 1000000000u
 
+/*
+ * How long a thread's entry outlives its End event. Its I/O can complete
+ * after the thread ended (etw-facts.md s.7). An I/O still outstanding at
+ * End completes within its own service time, and 5 s is more than ten
+ * times the slowest completion in the sample traces (0.40 s win8, 0.3 ms
+ * win11). A new Start of the same thread id replaces the entry at once,
+ * so a longer grace cannot attribute a reused id wrongly; it only keeps a
+ * table slot a little longer.
+ */
+#define THREAD_GRACE_SEC 5u
+#define THREAD_ALIVE UINT64_MAX /* thread_end of a thread that has not ended */
+
 struct ktable {
     uint64_t *keys;
     uint64_t *ages; /* 0: free slot; else the write clock of the entry */
@@ -95,6 +111,7 @@ struct file_entry {
     char name[DM_FILE_MAX];
     uint8_t cut;    /* the start of the path was dropped */
     uint8_t mapped; /* a volume mapping was applied */
+    uint64_t until; /* rundown tables: time of the FileDelete/FileRundown */
 };
 
 struct irp_entry {
@@ -114,6 +131,7 @@ struct volume {
 struct names {
     struct ktable threads;
     uint32_t *thread_pid;
+    uint64_t *thread_end; /* timestamp of the End, or THREAD_ALIVE */
     struct ktable processes;
     char (*process_name)[DM_PROCESS_MAX];
     struct ktable files;
@@ -124,8 +142,10 @@ struct names {
 enum pass { PASS_FORWARD, PASS_RUNDOWN };
 
 struct dm_kdecoder {
-    uint64_t perf_freq;
+    uint64_t ts_freq;   /* ticks per second of record timestamps */
+    uint64_t hrrt_freq; /* ticks per second of HighResResponseTime (QPC) */
     uint64_t start_ts;
+    uint64_t thread_grace; /* THREAD_GRACE_SEC in timestamp ticks */
     uint64_t clock; /* write clock for the tables' replacement order */
     uint64_t malformed;
     uint64_t diskio_counts[6];
@@ -217,11 +237,13 @@ static void kt_remove(struct ktable *t, size_t slot)
 static int names_init(struct names *n)
 {
     n->thread_pid = calloc(THREAD_SLOTS, sizeof *n->thread_pid);
+    n->thread_end = calloc(THREAD_SLOTS, sizeof *n->thread_end);
     n->process_name = calloc(PROCESS_SLOTS, sizeof *n->process_name);
     n->file = calloc(FILE_SLOTS, sizeof *n->file);
     if (kt_init(&n->threads, THREAD_SLOTS) < 0 ||
         kt_init(&n->processes, PROCESS_SLOTS) < 0 ||
         kt_init(&n->files, FILE_SLOTS) < 0 || n->thread_pid == NULL ||
+        n->thread_end == NULL ||
         n->process_name == NULL || n->file == NULL)
         return DM_ENOMEM;
     return 0;
@@ -233,6 +255,7 @@ static void names_free(struct names *n)
     kt_free(&n->processes);
     kt_free(&n->files);
     free(n->thread_pid);
+    free(n->thread_end);
     free(n->process_name);
     free(n->file);
 }
@@ -433,8 +456,10 @@ static int malformed(struct dm_kdecoder *kd, enum pass pass)
 /*
  * Thread_TypeGroup1: ProcessId 0, TThreadId 4 from version 1 on; version 0
  * had them the other way round (PerfView ThreadTraceData comments).
- * Forward: Start/DCStart add, End removes. Rundown: End/DCEnd add.
- * [etw-facts.md s.2; MS thread-typegroup1]
+ * Forward: Start/DCStart add (replacing an ended entry of a reused id at
+ * once), End only marks the entry ended: it serves the thread's last I/O
+ * for THREAD_GRACE_SEC more. Rundown: End/DCEnd add.
+ * [etw-facts.md s.2 and s.7; MS thread-typegroup1]
  */
 static int on_thread(struct dm_kdecoder *kd, struct names *nm,
                      const struct dm_krecord *rec, enum pass pass)
@@ -451,14 +476,11 @@ static int on_thread(struct dm_kdecoder *kd, struct names *nm,
         return malformed(kd, pass);
     pid = dm_le32(rec->payload + (rec->version >= 1 ? 0 : 4));
     tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
-    if (pass == PASS_FORWARD && op == THREAD_END) {
-        s = kt_find(&nm->threads, tid);
-        if (s != NO_SLOT)
-            kt_remove(&nm->threads, s);
-        return 0;
-    }
     s = kt_put(&nm->threads, tid, ++kd->clock);
     nm->thread_pid[s] = pid;
+    nm->thread_end[s] = pass == PASS_FORWARD && op == THREAD_END
+                            ? rec->timestamp
+                            : THREAD_ALIVE;
     return 0;
 }
 
@@ -531,9 +553,34 @@ static int on_process(struct dm_kdecoder *kd, struct names *nm,
 /*
  * FileIo_Name (Name 0, FileCreate 32, FileDelete 35, FileRundown 36):
  * FileObject 0 (ptr), then the NT path as NUL-terminated UTF-16 at P.
- * The rundown pass takes only FileDelete and FileRundown, the two that
- * describe a name the object had before (PerfView's isRundown).
- * [etw-facts.md s.2; MS fileio-name; PerfView KernelTraceEventParser]
+ * A FileObject is the address of a kernel FILE_OBJECT, which is reused
+ * once the object is freed; Microsoft's FileIo_Name page matches it to
+ * DiskIo's FileObject, and its FileIo class page says FileRundown
+ * "enumerates all open files on the computer at the end of the trace
+ * session" (they are still open then).
+ *
+ * Forward (what a live session sees, in time order): Name, FileCreate and
+ * FileRundown name the object from then on; FileDelete ends the mapping:
+ * the object is gone, and a later object at the same address is another
+ * file. (PerfView, which works on whole files, keeps the deleted name in
+ * force after FileDelete: its HistoryDictionary adds every FileIo_Name
+ * record from its time onward.)
+ *
+ * Rundown (replay's first pass): FileDelete and FileRundown describe the
+ * name an object had before them (PerfView's isRundown: opcodes 35, 36).
+ * The first such record of an address names the first object that lived
+ * there: every request on that address up to the record's time (until)
+ * gets it, unless the forward table names it. Later objects at the same
+ * address were created during the trace and are named forward by their
+ * FileCreate; a request of theirs after the first record's time never gets
+ * the first object's name. PerfView, too, applies a rundown name backwards
+ * only when nothing named the address before (HistoryDictionary.Add,
+ * isEndRundown), but from time 0 and without the end. We take the first
+ * FileDelete/FileRundown even after a FileCreate of the same address: the
+ * win8 sample reads a directory through its new file object 0.12 ms before
+ * that object's FileCreate is logged (the create's own I/O).
+ * [etw-facts.md s.2; MS fileio-name, fileio; PerfView
+ * KernelTraceEventParser.cs FileIONameTraceData callback, HistoryDictionary.cs]
  */
 static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
                      const struct dm_krecord *rec, enum pass pass)
@@ -545,12 +592,21 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     int terminated, cut;
 
     if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
-        (pass == PASS_RUNDOWN ||
-         (rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)))
+        rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)
         return 0;
     if (len < ps)
         return malformed(kd, pass);
     file_object = dm_le_ptr(b, (unsigned)ps);
+    if (pass == PASS_FORWARD && rec->opcode == FILEIO_FILEDELETE) {
+        s = kt_find(&nm->files, file_object);
+        if (s != NO_SLOT)
+            kt_remove(&nm->files, s);
+        return 0;
+    }
+    if (pass == PASS_RUNDOWN &&
+        (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE ||
+         kt_find(&nm->files, file_object) != NO_SLOT))
+        return 0; /* not the address's first end-of-life record: see above */
     units = utf16_units(b + ps, len - ps, &terminated);
     if (units == 0)
         return 0;
@@ -563,6 +619,7 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     }
     n = utf16_to_utf8(name, units, kd->scratch);
     s = kt_put(&nm->files, file_object, ++kd->clock);
+    nm->file[s].until = rec->timestamp;
     nm->file[s].cut = (uint8_t)(store_path(kd, nm->file[s].name, DM_FILE_MAX,
                                            kd->scratch, n,
                                            &nm->file[s].mapped) | cut);
@@ -593,14 +650,20 @@ static int on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     return 0;
 }
 
-/* The process of thread tid: forward tables first, then rundown ones. */
-static int lookup_thread(const struct dm_kdecoder *kd, uint32_t tid, uint32_t *pid)
+/* The process of thread tid at time ts: forward tables first (an ended
+ * thread within its grace), then rundown ones. */
+static int lookup_thread(const struct dm_kdecoder *kd, uint32_t tid,
+                         uint64_t ts, uint32_t *pid)
 {
     size_t s = kt_find(&kd->names.threads, tid);
 
     if (s != NO_SLOT) {
-        *pid = kd->names.thread_pid[s];
-        return 1;
+        uint64_t end = kd->names.thread_end[s];
+        if (end == THREAD_ALIVE || ts <= end ||
+            ts - end <= kd->thread_grace) {
+            *pid = kd->names.thread_pid[s];
+            return 1;
+        }
     }
     if (kd->rundown != NULL && (s = kt_find(&kd->rundown->threads, tid)) != NO_SLOT) {
         *pid = kd->rundown->thread_pid[s];
@@ -622,16 +685,19 @@ static const char *lookup_process(const struct dm_kdecoder *kd, uint32_t pid)
     return NULL;
 }
 
+/* The name of file_object for a request completed at ts: the forward
+ * table's, else a rundown name still in force then. */
 static const struct file_entry *lookup_file(const struct dm_kdecoder *kd,
-                                            uint64_t file_object)
+                                            uint64_t file_object, uint64_t ts)
 {
-    const struct names *nm[2] = {&kd->names, kd->rundown};
+    size_t s = kt_find(&kd->names.files, file_object);
 
-    for (int i = 0; i < 2 && nm[i] != NULL; i++) {
-        size_t s = kt_find(&nm[i]->files, file_object);
-        if (s != NO_SLOT)
-            return &nm[i]->file[s];
-    }
+    if (s != NO_SLOT)
+        return &kd->names.file[s];
+    if (kd->rundown != NULL &&
+        (s = kt_find(&kd->rundown->files, file_object)) != NO_SLOT &&
+        ts <= kd->rundown->file[s].until)
+        return &kd->rundown->file[s];
     return NULL;
 }
 
@@ -686,10 +752,12 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 
     ev->time_ns = rec->timestamp > kd->start_ts
                       ? mul_div_u64(rec->timestamp - kd->start_ts, NS_PER_SEC,
-                                    kd->perf_freq)
+                                    kd->ts_freq)
                       : 0;
+    /* HighResResponseTime counts QPC ticks whatever the session's clock
+     * (MS diskio-typegroup1; etw-facts.md s.3 and s.7). */
     ev->duration_ns = mul_div_u64(d.high_res_response_time, NS_PER_SEC,
-                                  kd->perf_freq);
+                                  kd->hrrt_freq);
     ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
                   : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
                                                    : DM_REQ_FLUSH;
@@ -707,8 +775,16 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     } else if (init != NULL && init->has_tid && init->tid != UINT32_MAX) {
         tid = init->tid;
         has_tid = 1;
+    } else if (!d.has_issuing_tid && rec->tid != DM_KNO_ID &&
+               rec->tid != UINT32_MAX) {
+        /* Windows 7 (version 2) without its Init: the completion's own
+         * header thread, when it has one (issue 7 item 6; etw-facts.md
+         * s.2: a header ThreadId of -1 means none, as PerfView's
+         * DiskIOTraceData.FixupData treats it). */
+        tid = rec->tid;
+        has_tid = 1;
     }
-    if (has_tid && lookup_thread(kd, tid, &pid)) {
+    if (has_tid && lookup_thread(kd, tid, rec->timestamp, &pid)) {
         has_pid = 1;
     } else if (init != NULL && init->has_pid) {
         pid = init->pid;
@@ -730,7 +806,8 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
             ev->flags |= DM_EV_HAS_PROCESS;
         }
     }
-    if (d.file_object != 0 && (f = lookup_file(kd, d.file_object)) != NULL) {
+    if (d.file_object != 0 &&
+        (f = lookup_file(kd, d.file_object, rec->timestamp)) != NULL) {
         uint8_t mapped = f->mapped;
         int cut = f->cut;
 
@@ -751,17 +828,22 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 
 /* ---- public --------------------------------------------------------------- */
 
-struct dm_kdecoder *dm_kdecoder_create(uint64_t perf_freq, uint64_t start_ts)
+struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
+                                       uint64_t hrrt_freq)
 {
     struct dm_kdecoder *kd;
 
-    if (perf_freq == 0)
+    if (ts_freq == 0 || hrrt_freq == 0)
         return NULL;
     kd = calloc(1, sizeof *kd);
     if (kd == NULL)
         return NULL;
-    kd->perf_freq = perf_freq;
+    kd->ts_freq = ts_freq;
+    kd->hrrt_freq = hrrt_freq;
     kd->start_ts = start_ts;
+    kd->thread_grace = ts_freq > UINT64_MAX / THREAD_GRACE_SEC
+                           ? UINT64_MAX
+                           : ts_freq * THREAD_GRACE_SEC;
     kd->irp = calloc(IRP_SLOTS, sizeof *kd->irp);
     kd->scratch = malloc(SCRATCH_SIZE);
     if (names_init(&kd->names) < 0 || kt_init(&kd->irps, IRP_SLOTS) < 0 ||

@@ -37,7 +37,7 @@ struct dm_krecord {
     unsigned opcode;           /* MOF EventType */
     unsigned version;          /* MOF version */
     unsigned pointer_size;     /* 4 or 8 */
-    uint64_t timestamp;        /* raw clock ticks (QPC) */
+    uint64_t timestamp;        /* raw ticks of the session's clock */
     uint32_t tid;              /* header thread id, or DM_KNO_ID */
     uint32_t pid;              /* header process id, or DM_KNO_ID */
     const uint8_t *payload;
@@ -46,9 +46,20 @@ struct dm_krecord {
 
 struct dm_kdecoder;
 
-/* perf_freq: ticks per second of the timestamps; start_ts: the tick that is
- * time 0 (replay: the trace header event; live: the capture start). */
-struct dm_kdecoder *dm_kdecoder_create(uint64_t perf_freq, uint64_t start_ts);
+/*
+ * Two clocks: record timestamps follow the session's clock type
+ * (Wnode.ClientContext / the trace header's ReservedFlags: 1 QPC, 2 system
+ * time in 100 ns units, 3 CPU cycles), but DiskIo's HighResResponseTime is
+ * always in QueryPerformanceCounter ticks (MS diskio-typegroup1;
+ * etw-facts.md s.3 and s.7).
+ * ts_freq: ticks per second of rec->timestamp (time_ns); start_ts: the tick
+ * that is time 0 (replay: the trace header event; live: the capture start);
+ * hrrt_freq: ticks per second of HighResResponseTime (duration_ns): the
+ * trace header's PerfFreq, or QueryPerformanceFrequency live. NULL when out
+ * of memory or a frequency is 0.
+ */
+struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
+                                       uint64_t hrrt_freq);
 void dm_kdecoder_destroy(struct dm_kdecoder *kd);
 
 /*
@@ -56,6 +67,15 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd);
  * (DiskIo Read 10, Write 11, FlushBuffers 14), 0 when the record only
  * updated the tables or was of no interest, DM_ECORRUPT when a record of a
  * class we decode failed its size checks (counted in malformed, skipped).
+ *
+ * Records must come in timestamp order (live: through decode/reorder.h).
+ * Names take effect forward, as a live session learns them: FileIo Name,
+ * FileCreate and FileRundown name a file object from then on, FileDelete
+ * ends the name (the address may be reused by another object). A Thread
+ * End keeps the thread's process for a grace period (5 s of timestamp
+ * ticks) for its last completions; a new Start of the id replaces it.
+ * A version 2 (Windows 7) completion whose Init was not seen is attributed
+ * to its header thread id, when the header has one.
  */
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev);
@@ -67,8 +87,12 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
  * name), FileIo FileRundown/FileDelete (file object -> name) and SysConfig
  * VolumeMapping, into separate tables that dm_kdecode() consults only when
  * its own (forward) tables have no entry; PerfView resolves names from
- * rundown the same way. Returns 0, DM_ECORRUPT (not counted: the forward
- * pass counts it) or DM_ENOMEM (the first call allocates the tables).
+ * rundown the same way. A file name from here is used only when its record
+ * is the first FileIo_Name record of that file object in the trace, and
+ * only for requests completed no later than that record (a later object at
+ * the same address is another file). Feed records in timestamp order.
+ * Returns 0, DM_ECORRUPT (not counted: the forward pass counts it) or
+ * DM_ENOMEM (the first call allocates the tables).
  */
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 

@@ -29,6 +29,9 @@ struct dm_etl_info {
     uint64_t perf_freq;          /* ticks per second of record timestamps: PerfFreq,
                                   * or 10,000,000 for the system-time clock and
                                   * CpuSpeedInMHz * 1e6 for the cycle clock */
+    uint64_t qpc_freq;           /* PerfFreq as the header gives it: QPC ticks per
+                                  * second, the unit of DiskIo HighResResponseTime
+                                  * whatever the clock type; 0 if the header says 0 */
     uint64_t start_time;         /* FILETIME of the session start */
     uint64_t header_timestamp;   /* timestamp of the header record: time 0 */
     uint32_t buffers_flagged_lost; /* buffers with BufferFlag EVENTS_LOST/BUFFER_LOST */

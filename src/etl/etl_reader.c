@@ -676,6 +676,7 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     etl->info.events_lost = dm_le32(p + TLH_EVENTS_LOST);
     cpu_mhz = dm_le32(p + TLH_CPU_MHZ);
     etl->info.perf_freq = dm_le64(p + TLH_PERF_FREQ + wide);
+    etl->info.qpc_freq = etl->info.perf_freq;
     etl->info.start_time = dm_le64(p + TLH_START_TIME + wide);
     etl->info.reserved_flags = dm_le32(p + TLH_RESERVED_FLAGS + wide);
     etl->info.buffers_lost = dm_le32(p + TLH_BUFFERS_LOST + wide);

@@ -34,8 +34,6 @@
 #define CLOCK_QPC 1
 #define CLOCK_SYSTEM_TIME 2
 #define CLOCK_CPU_CYCLES 3
-/* With the system-time clock, timestamps are FILETIME: 10^7 per second. */
-#define FILETIME_PER_SEC UINT64_C(10000000)
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
 #define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
 
@@ -69,7 +67,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct replay *r;
     const struct dm_etl_info *info;
-    uint64_t freq;
+    uint64_t freq, hrrt_freq;
     int rc;
 
     src->is_live = 0;
@@ -103,13 +101,17 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     info = dm_etl_info(r->etl);
 
+    /* Timestamps tick at info->perf_freq, which the reader derives from the
+     * clock type (10^7 for system time); DiskIo durations are QPC ticks in
+     * every clock type, so they are divided by the header's own PerfFreq
+     * (etw-facts.md s.3 and s.7). PerfView divides them by 10^7 in a
+     * system-time trace; it is no reference for those. */
+    freq = info->perf_freq;
+    hrrt_freq = info->qpc_freq;
     switch (info->reserved_flags) {
     case 0: /* older writers leave it 0; QPC is the default clock */
     case CLOCK_QPC:
-        freq = info->perf_freq;
-        break;
     case CLOCK_SYSTEM_TIME:
-        freq = FILETIME_PER_SEC;
         break;
     case CLOCK_CPU_CYCLES:
         snprintf(src->errmsg, sizeof src->errmsg,
@@ -125,14 +127,15 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
                  opt->replay_path, (unsigned)info->reserved_flags);
         return DM_EUNSUPPORTED;
     }
-    if (freq == 0) {
+    if (freq == 0 || hrrt_freq == 0) {
         snprintf(src->errmsg, sizeof src->errmsg,
-                 "%s: the trace header gives a timer frequency (PerfFreq) of 0; "
-                 "the file is damaged", opt->replay_path);
+                 "%s: the trace header gives a timer frequency (PerfFreq) of 0, "
+                 "so request durations cannot be computed; the file is damaged",
+                 opt->replay_path);
         return DM_ECORRUPT;
     }
 
-    r->kd = dm_kdecoder_create(freq, info->header_timestamp);
+    r->kd = dm_kdecoder_create(freq, info->header_timestamp, hrrt_freq);
     if (r->kd == NULL) {
         snprintf(src->errmsg, sizeof src->errmsg,
                  "out of memory for the decoder tables of %s", opt->replay_path);

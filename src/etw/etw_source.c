@@ -309,7 +309,8 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
     QueryPerformanceFrequency(&qpf);
     QueryPerformanceCounter(&qpc);
     src->start_wall_ns = dm_wall_ns();
-    s->kd = dm_kdecoder_create((uint64_t)qpf.QuadPart, (uint64_t)qpc.QuadPart);
+    s->kd = dm_kdecoder_create((uint64_t)qpf.QuadPart, (uint64_t)qpc.QuadPart,
+                               (uint64_t)qpf.QuadPart);
     if (s->kd == NULL)
         return DM_ENOMEM;
     s->default_pointer_size = os_pointer_size();

@@ -383,7 +383,7 @@ DM_TEST(attribution_v3_issuing_thread)
     static const uint_least16_t dos[] = u"C:\\";
     static const uint_least16_t path[] =
         u"\\Device\\HarddiskVolume2\\Users\\brianrob\\AppData\\x.log";
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, START);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, START, FREQ);
     uint8_t b[512];
     struct dm_event ev;
     size_t n;
@@ -446,7 +446,7 @@ DM_TEST(attribution_v2_init_header)
     /* Version 2 (x86): no IssuingThreadId anywhere, so the Init's header
      * thread is the issuer. The thread table wins over the Init header's
      * pid; without a thread entry, the Init header pid is used. */
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint8_t b[512];
     struct dm_event ev;
     size_t n;
@@ -498,13 +498,14 @@ DM_TEST(attribution_v2_init_header)
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 600, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.tid, 1716);
 
-    /* Thread End removes the thread: the Init header pid takes over. */
+    /* Once the thread has ended and its grace (5 s) is over, the Init
+     * header pid takes over. */
     n = thread_rec(b, 4, 144, 1716);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 2, 4, 700, 1716, 144, b, n), &ev), 0);
     n = tg2(b, 4, 2, 0x4000, 0);
-    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 4, 710, 1716, 999, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 4, 710 + 6 * FREQ, 1716, 999, b, n), &ev), 0);
     n = tg1(b, 4, 2, 1, 0, 512, 0, 0, 0x4000, 30, 0);
-    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 720, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 4, 720 + 6 * FREQ, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.pid, 999);
     dm_kdecoder_destroy(kd);
 }
@@ -543,7 +544,7 @@ DM_TEST(process_sid_forms)
         /* Version 5 keeps the v4 prefix and appends fields. */
         {8, 5, SID_USER, 5, 109, "SearchIndexer.exe"},
     };
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint8_t b[512];
     struct dm_event ev;
 
@@ -588,7 +589,7 @@ DM_TEST(process_sid_forms)
 
 DM_TEST(malformed_records)
 {
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint8_t b[512];
     struct dm_event ev;
     size_t n;
@@ -633,7 +634,7 @@ DM_TEST(malformed_records)
  * and only the documented return values. */
 DM_TEST(random_payloads)
 {
-    struct dm_kdecoder *kd = dm_kdecoder_create(3579545, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(3579545, 0, 3579545);
     uint32_t seed = 12345;
     uint8_t *b = malloc(300);
     struct dm_event ev;
@@ -677,7 +678,7 @@ DM_TEST(utf16_names)
         u"\\Device\\HarddiskVolume3\\Donn\u00e9es\\\u65e5\u672c\U0001F600.txt";
     uint_least16_t name[64];
     size_t k = 0;
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint8_t b[512];
     struct dm_event ev;
     size_t n;
@@ -710,7 +711,7 @@ DM_TEST(utf16_names)
 
 DM_TEST(path_cut_and_mapping)
 {
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint_least16_t name[600];
     uint8_t *b = malloc(2048);
     struct dm_event ev;
@@ -814,14 +815,14 @@ DM_TEST(time_arithmetic)
 
     /* 10 MHz, start 0, completion at 10^13 ticks (11.6 days): 10^13 * 100 =
      * 10^15 ns. A naive ticks * 10^9 would need 10^22 > 2^64. */
-    kd = dm_kdecoder_create(FREQ, 0);
+    kd = dm_kdecoder_create(FREQ, 0, FREQ);
     DM_ASSERT(kd != NULL);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(10000000000000), 0, 0, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1000000000000000));
     DM_ASSERT_EQ_U64(ev.duration_ns, 0);
     /* Before the start: clamped to 0. */
     dm_kdecoder_destroy(kd);
-    kd = dm_kdecoder_create(FREQ, 1000);
+    kd = dm_kdecoder_create(FREQ, 1000, FREQ);
     DM_ASSERT(kd != NULL);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 999, 0, 0, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.time_ns, 0);
@@ -829,7 +830,7 @@ DM_TEST(time_arithmetic)
 
     /* ACPI PM timer, 3579545 Hz: 10^13 ticks -> floor(10^22 / 3579545) =
      * 2793651148400145 ns (10^22 / 3579545 = 2793651148400145.99...). */
-    kd = dm_kdecoder_create(3579545, 0);
+    kd = dm_kdecoder_create(3579545, 0, 3579545);
     DM_ASSERT(kd != NULL);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(10000000000000), 0, 0, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(2793651148400145));
@@ -838,7 +839,7 @@ DM_TEST(time_arithmetic)
     /* A 2^40 Hz clock forces the 128-bit path: (2^40 - 1) ticks =
      * 10^9 - 10^9/2^40 ns = 999999999.9990905 -> 999999999; and
      * 2^40 + 2^39 ticks = 1.5 s = 1500000000 ns. HRRT 2^39 = 0.5 s. */
-    kd = dm_kdecoder_create(UINT64_C(1) << 40, 0);
+    kd = dm_kdecoder_create(UINT64_C(1) << 40, 0, UINT64_C(1) << 40);
     DM_ASSERT(kd != NULL);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, (UINT64_C(1) << 40) - 1, 0, 0, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(999999999));
@@ -849,13 +850,14 @@ DM_TEST(time_arithmetic)
     dm_kdecoder_destroy(kd);
 
     /* perf_freq 0 is refused. */
-    DM_ASSERT(dm_kdecoder_create(0, 0) == NULL);
+    DM_ASSERT(dm_kdecoder_create(0, 0, FREQ) == NULL);
+    DM_ASSERT(dm_kdecoder_create(FREQ, 0, 0) == NULL);
 }
 
 DM_TEST(tables_stay_bounded)
 {
     /* 200000 threads through a fixed table: the newest are still there. */
-    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0);
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
     uint8_t b[128];
     struct dm_event ev;
     size_t n;
@@ -885,6 +887,216 @@ DM_TEST(tables_stay_bounded)
     n = tg1(b, 8, 3, 0, 0, 512, 0, 0, UINT64_C(99999) << 4, 1, 5);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 4, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
     DM_ASSERT(ev.pid == 12 || ev.pid == 6);
+    dm_kdecoder_destroy(kd);
+}
+
+/* A v3 x64 Read of file object fo by thread itid, completed at ts. */
+static int read_at(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo,
+                   uint64_t irp, uint32_t itid, struct dm_event *ev)
+{
+    uint8_t b[64];
+    size_t n = tg1(b, 8, 3, 0, 0, 4096, 0, fo, irp, 100, itid);
+
+    return feed(kd, krec(DM_K_DISKIO, 10, 3, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n), ev);
+}
+
+static int name_rec(struct dm_kdecoder *kd, unsigned op, uint64_t ts,
+                    uint64_t fo, const uint_least16_t *name, int rundown)
+{
+    uint8_t b[256];
+    size_t n = fileio_rec(b, 8, fo, name);
+    struct dm_krecord r = krec(DM_K_FILEIO, op, 2, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n);
+    struct dm_event ev;
+
+    return rundown ? dm_kdecode_rundown(kd, &r) : dm_kdecode(kd, &r, &ev);
+}
+
+/*
+ * Forward naming, as live sees it: FileCreate (32), Name (0) and
+ * FileRundown (36) name a file object from then on; FileDelete (35) ends
+ * it, so a later object at the same address never gets the old name.
+ */
+DM_TEST(forward_file_names)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    struct dm_event ev;
+    const uint64_t fo = UINT64_C(0xfffffa8001234560), other = fo + 0x100;
+
+    DM_ASSERT(kd != NULL);
+    DM_ASSERT_EQ_INT(read_at(kd, 5, fo, 1, 8, &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 10, fo, u"\\a.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 20, fo, 2, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\a.txt");
+    DM_ASSERT(ev.flags & DM_EV_HAS_FILE);
+    /* The object is freed: its address means nothing now. */
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 30, fo, u"\\a.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 40, fo, 3, 8, &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    DM_ASSERT_STR_EQ(ev.file, "");
+    /* A new object at the same address. */
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 50, fo, u"\\b.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 60, fo, 4, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\b.txt");
+    /* FileRundown and Name name from then on, not before. */
+    DM_ASSERT_EQ_INT(read_at(kd, 65, other, 5, 8, &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 36, 70, other, u"\\c.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 80, other, 6, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\c.txt");
+    DM_ASSERT_EQ_INT(name_rec(kd, 0, 90, other, u"\\d.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 95, other, 7, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\d.txt");
+    /* A FileDelete of an address never named is harmless. */
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 96, other + 0x100, u"\\e.txt", 0), 0);
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 0);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Replay's rundown names: the first FileDelete/FileRundown of an address
+ * names its requests up to that record's time, backwards; a request of a
+ * later object at the same address (whose create the trace lacks) does not
+ * get it, and a later object's FileCreate names its own requests.
+ */
+DM_TEST(rundown_file_names_end)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    struct dm_event ev;
+    const uint64_t fo = UINT64_C(0xfffffa8001234560), dir = fo + 0x200;
+
+    DM_ASSERT(kd != NULL);
+    /* The whole trace, in order, to the rundown pass first. */
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 30, fo, u"\\old.txt", 1), 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 50, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 61, dir, u"\\dir", 1), 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 90, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 36, 100, dir, u"\\dir", 1), 0);
+    /* Then the forward pass. */
+    DM_ASSERT_EQ_INT(read_at(kd, 20, fo, 1, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\old.txt");              /* before 30 */
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 30, fo, u"\\old.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 40, fo, 2, 8, &ev), 1); /* unknown object */
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 50, fo, u"\\new.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 55, fo, 3, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\new.txt");
+    /* The create's own I/O comes just before its FileCreate (the win8
+     * sample does this): the rundown name covers it. */
+    DM_ASSERT_EQ_INT(read_at(kd, 60, dir, 4, 8, &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "\\dir");
+    DM_ASSERT_EQ_INT(name_rec(kd, 32, 61, dir, u"\\dir", 0), 0);
+    DM_ASSERT_EQ_INT(name_rec(kd, 35, 90, fo, u"\\new.txt", 0), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 95, fo, 5, 8, &ev), 1); /* after both */
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Thread End keeps the thread's process for 5 s of timestamp ticks; a new
+ * Start of the same id replaces it at once.
+ */
+DM_TEST(thread_end_grace)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    uint8_t b[128];
+    struct dm_event ev;
+    const uint64_t end = 1000, grace = 5 * FREQ;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    n = thread_rec(b, 8, 500, 50);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, 10, 50, 500, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 3, 8, end, 50, 500, b, n), &ev), 0);
+    /* Just after the End, and at the last tick of the grace. */
+    DM_ASSERT_EQ_INT(read_at(kd, end + 1, 0, 1, 50, &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 500);
+    DM_ASSERT(ev.flags & DM_EV_HAS_PID);
+    DM_ASSERT_EQ_INT(read_at(kd, end + grace, 0, 2, 50, &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 500);
+    /* One tick later the thread is unknown: tid, but no pid. */
+    DM_ASSERT_EQ_INT(read_at(kd, end + grace + 1, 0, 3, 50, &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID), DM_EV_HAS_TID);
+    DM_ASSERT_EQ_U64(ev.tid, 50);
+
+    /* Reuse within the grace: the new process at once. */
+    n = thread_rec(b, 8, 700, 70);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, 2 * grace, 70, 700, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 3, 8, 2 * grace + 10, 70, 700, b, n), &ev), 0);
+    n = thread_rec(b, 8, 800, 70);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, 2 * grace + 20, 70, 800, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 2 * grace + 30, 0, 4, 70, &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 800);
+    /* And the new thread does not inherit the old End. */
+    DM_ASSERT_EQ_INT(read_at(kd, 4 * grace, 0, 5, 70, &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 800);
+
+    /* An End for a thread whose Start was missed still serves its last
+     * I/O during the grace. */
+    n = thread_rec(b, 8, 900, 90);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 3, 8, 5 * grace, 90, 900, b, n), &ev), 0);
+    DM_ASSERT_EQ_INT(read_at(kd, 5 * grace + 5, 0, 6, 90, &ev), 1);
+    DM_ASSERT_EQ_U64(ev.pid, 900);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Windows 7 (DiskIo version 2): no IssuingThreadId. When the Init was
+ * missed, the completion's own header thread id names the issuer, if the
+ * header has one; version 3 never falls back to it.
+ */
+DM_TEST(win7_header_tid_fallback)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    uint8_t b[128];
+    struct dm_event ev;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    n = thread_rec(b, 8, 300, 77);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 2, 8, 1, 77, 300, b, n), &ev), 0);
+    n = process_rec(b, 8, 2, 300, SID_NULL, 0, "app.exe");
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_PROCESS, 1, 2, 8, 2, 77, 300, b, n), &ev), 0);
+    n = tg1(b, 8, 2, 0, 0, 512, 0, 0, 0x9000, 10, 0);
+    DM_ASSERT_EQ_INT(n, 48);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 8, 10, 77, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.tid, 77);
+    DM_ASSERT_EQ_U64(ev.pid, 300);
+    DM_ASSERT_STR_EQ(ev.process, "app.exe");
+    /* -1 in the header is "no thread" (etw-facts.md s.2). */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 8, 11, UINT32_MAX, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID), 0);
+    /* An Init still wins over the completion header. */
+    n = tg2(b, 8, 2, 0x9100, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 12, 2, 8, 12, 78, 301, b, n), &ev), 0);
+    n = tg1(b, 8, 2, 0, 0, 512, 0, 0, 0x9100, 10, 0);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 8, 13, 77, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.tid, 78);
+    DM_ASSERT_EQ_U64(ev.pid, 301);
+    /* Version 3 with IssuingThreadId -1 does not use the header. */
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, 0x9200, 10, UINT32_MAX);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 14, 77, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_TID, 0);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Two clocks: system-time timestamps (10^7 per second) for time_ns, QPC
+ * ticks at another rate for HighResResponseTime.
+ */
+DM_TEST(two_clock_decoder)
+{
+    /* 3,579,545 Hz QPC: 715,909 ticks = 0.2 s exactly. */
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 1000, 3579545u);
+    uint8_t b[64];
+    struct dm_event ev;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0, 0x10, 715909u, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 11, 3, 8, 1000 + 12345678u, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1234567800));
+    DM_ASSERT_EQ_U64(ev.duration_ns, UINT64_C(200000000));
     dm_kdecoder_destroy(kd);
 }
 
@@ -933,6 +1145,11 @@ const struct dmt_case dm_suite_diskio[] = {
     {"path_cut_and_mapping", path_cut_and_mapping},
     {"time_arithmetic", time_arithmetic},
     {"tables_stay_bounded", tables_stay_bounded},
+    {"forward_file_names", forward_file_names},
+    {"rundown_file_names_end", rundown_file_names_end},
+    {"thread_end_grace", thread_end_grace},
+    {"win7_header_tid_fallback", win7_header_tid_fallback},
+    {"two_clock_decoder", two_clock_decoder},
     {"class_lookup", class_lookup},
     {NULL, NULL},
 };

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/options.h"
+#include "core/ring.h"
+#include "core/sink.h"
 #include "diskmon.h"
 #include "dmtest.h"
 #include "etl/etl.h"
@@ -675,6 +678,118 @@ DM_TEST(clock_types)
     tb_free(&file);
 }
 
+/*
+ * Replay a file b through dm_replay_source; the events in ev (up to max),
+ * their count in *n. Returns open's or run's error, or 0; the source's
+ * message in err. The file is removed before returning.
+ */
+static int replay_file(const struct tb *b, struct dm_event *ev, size_t max,
+                       size_t *n, char *err, size_t errlen)
+{
+    struct dm_options opt;
+    struct dm_source src;
+    struct dm_sink sink;
+    struct dm_ring *ring = dm_ring_create(64);
+    const struct dm_event *first;
+    char path[1024];
+    size_t got;
+    FILE *f;
+    int rc;
+
+    *n = 0;
+    err[0] = '\0';
+    if (ring == NULL)
+        return DM_ENOMEM;
+    temp_path(path, sizeof path);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(b->p, 1, b->len, f) != b->len || fclose(f) != 0) {
+        dm_ring_destroy(ring);
+        remove(path);
+        return DM_EIO;
+    }
+    memset(&opt, 0, sizeof opt);
+    memset(&src, 0, sizeof src);
+    memset(&sink, 0, sizeof sink);
+    opt.replay_path = path;
+    src.ops = &dm_replay_source;
+    sink.ring = ring;
+    sink.wait_when_full = 1;
+    rc = src.ops->open(&src, &opt);
+    if (rc == 0)
+        rc = src.ops->run(&src, &sink);
+    snprintf(err, errlen, "%s", src.errmsg);
+    src.ops->close(&src);
+    remove(path);
+    dm_ring_close(ring);
+    while ((got = dm_ring_peek(ring, &first, 64)) > 0) {
+        for (size_t i = 0; i < got && *n < max; i++)
+            ev[(*n)++] = first[i];
+        dm_ring_release(ring, got);
+    }
+    dm_ring_destroy(ring);
+    return rc;
+}
+
+/*
+ * A system-time (ClockType 2) trace: record timestamps are 100 ns units,
+ * but DiskIo's HighResResponseTime stays in QPC ticks of the header's
+ * PerfFreq (MS diskio-typegroup1; etw-facts.md s.3, s.7). PerfFreq here is
+ * 3,579,545 Hz (the ACPI PM timer), so a wrong divisor of 10^7 shows.
+ */
+DM_TEST(replay_system_time_clock)
+{
+    struct tb file = {0}, recs = {0};
+    struct hdr_vals v = hv64;
+    uint8_t read[52] = {0};
+    struct dm_event ev[4];
+    char err[512];
+    size_t n;
+
+    v.reserved_flags = 2;
+    v.perf_freq = 3579545u;
+    v.ts = UINT64_C(0x01D9000000000000); /* a FILETIME */
+    /* DiskIo_TypeGroup1 Read v3, x64 (etw-facts.md s.3): TransferSize 8,
+     * ByteOffset 16, Irp 32, HighResResponseTime 40, IssuingThreadId 48.
+     * 715,909 ticks = PerfFreq / 5 = 0.2 s exactly. */
+    put_le(read + 8, 4096, 4);
+    put_le(read + 16, 8192, 8);
+    put_le(read + 32, 0xfffffa8000001000u, 8);
+    put_le(read + 40, 715909u, 8);
+    put_le(read + 48, 44, 4);
+    /* PERFINFO64 header, HookId 0x010A (DiskIo Read), 1.2345678 s after the
+     * header in 100 ns units. */
+    rec_system(&recs, 0x11, 0x010A, 3, 0, 0, v.ts + 12345678u, read, sizeof read);
+    add_header_buffer(&file, &v, NULL);
+    add_buffer(&file, &recs, 0, 0, 0, 0);
+    DM_ASSERT_EQ_INT(replay_file(&file, ev, 4, &n, err, sizeof err), 0);
+    DM_ASSERT_EQ_U64(n, 1);
+    DM_ASSERT_EQ_U64(ev[0].time_ns, UINT64_C(1234567800));
+    /* HRRT * 1e9 / PerfFreq; 10^7 would give 71,590,900. */
+    DM_ASSERT_EQ_U64(ev[0].duration_ns, UINT64_C(200000000));
+    DM_ASSERT_EQ_U64(ev[0].byte_offset, 8192u);
+    DM_ASSERT_EQ_U64(ev[0].transfer_size, 4096u);
+    tb_free(&file);
+
+    /* Without PerfFreq no duration can be computed: refused, by name. */
+    v.perf_freq = 0;
+    add_header_buffer(&file, &v, NULL);
+    add_buffer(&file, &recs, 0, 0, 0, 0);
+    DM_ASSERT_EQ_INT(replay_file(&file, ev, 4, &n, err, sizeof err), DM_ECORRUPT);
+    DM_ASSERT(contains(err, "PerfFreq"));
+    DM_ASSERT_EQ_U64(n, 0);
+
+    /* The cycle clock stays refused. */
+    v.perf_freq = 3579545u;
+    v.reserved_flags = 3;
+    tb_free(&file);
+    add_header_buffer(&file, &v, NULL);
+    add_buffer(&file, &recs, 0, 0, 0, 0);
+    DM_ASSERT_EQ_INT(replay_file(&file, ev, 4, &n, err, sizeof err), DM_EUNSUPPORTED);
+    DM_ASSERT(contains(err, "ClockType 3"));
+    tb_free(&file);
+    tb_free(&recs);
+}
+
 DM_TEST(compressed_buffers)
 {
     struct tb file = {0}, a = {0}, b = {0};
@@ -1117,6 +1232,7 @@ const struct dmt_case dm_suite_etl[] = {
     {"records_64bit", records_64bit},
     {"records_32bit", records_32bit},
     {"clock_types", clock_types},
+    {"replay_system_time_clock", replay_system_time_clock},
     {"compressed_buffers", compressed_buffers},
     {"two_cpus_merge_by_time", two_cpus_merge_by_time},
     {"lost_buffer_flags", lost_buffer_flags},
