@@ -6,7 +6,8 @@
 # itself: replay output (text, csv, json, both sample traces) byte-identical
 # to the native build's, --help, and that live capture under Wine (whose ETW
 # is a stub: OpenTrace fails with access denied) exits 1 with a clear
-# message, in time and without crashing.
+# message, in time and without crashing, and that the real-Windows live
+# check (live_exact.exe) skips under Wine with its reason.
 #
 # Usage: tests/scripts/windows.sh NATIVE_DISKMON
 # Prints one line per check: PASS name / FAIL name / SKIP name: reason.
@@ -172,6 +173,23 @@ check_live() { # preset, exe
     fi
 }
 
+# The real-Windows live check (tests/windows/live_exact.c) is built for every
+# preset; under Wine it must skip (exit 77) and say why, never touch ETW.
+check_live_exact_skips() { # preset, exe dir
+    local exe=$2/live_exact.exe out rc
+    if [ ! -f "$exe" ]; then
+        fail "$1/live_exact-skips-under-wine" "live_exact.exe was not built"
+        return
+    fi
+    out=$(wine_run 60 "$exe" "$(winpath "$2/diskmon.exe")" 2>&1)
+    rc=$?
+    if [ $rc -eq 77 ] && printf '%s' "$out" | grep -q 'Wine'; then
+        pass "$1/live_exact-skips-under-wine"
+    else
+        fail "$1/live_exact-skips-under-wine" "exit $rc, want 77 and a reason naming Wine: $(printf '%s' "$out" | head -c 200)"
+    fi
+}
+
 run_preset() { # preset
     local preset=$1 bdir=$BUILD_ROOT/$1 exe built=1
     exe=$bdir/diskmon.exe
@@ -204,6 +222,7 @@ run_preset() { # preset
     check_help "$preset" "$exe"
     compare_replay "$preset" "$exe"
     check_live "$preset" "$exe"
+    check_live_exact_skips "$preset" "$bdir"
     [ $built -eq 1 ] || return
 
     # One line per CTest test, from CTest's own summary lines:
