@@ -18,7 +18,11 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio nodejs npm"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio"
+# npm lints the GitHub workflow. Debian's npm package conflicts with the
+# nodejs builds that bundle npm (NodeSource), so it is asked for only when
+# no npm is on the PATH.
+command -v npm >/dev/null 2>&1 || NEEDED="$NEEDED nodejs npm"
 missing=""
 for pkg in $NEEDED; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"

@@ -673,8 +673,9 @@ static int add_record(size_t *cap, size_t *arena_len, size_t *arena_cap,
     r->er.EventHeader.Flags = (USHORT)(EVENT_HEADER_FLAG_CLASSIC_HEADER |
                                        EVENT_HEADER_FLAG_PROCESSOR_INDEX);
     if (!fk.cfg.strip_pointer_flags)
-        r->er.EventHeader.Flags |= (USHORT)(pointer_size == 4 ? EVENT_HEADER_FLAG_32_BIT_HEADER
-                                                              : EVENT_HEADER_FLAG_64_BIT_HEADER);
+        r->er.EventHeader.Flags =
+            (USHORT)(r->er.EventHeader.Flags | (pointer_size == 4 ? EVENT_HEADER_FLAG_32_BIT_HEADER
+                                                                  : EVENT_HEADER_FLAG_64_BIT_HEADER));
     r->er.BufferContext.ProcessorIndex = (USHORT)cpu;
     r->er.EventHeader.ThreadId = tid;
     r->er.EventHeader.ProcessId = pid;
