@@ -57,12 +57,15 @@ static const GUID rt_lost_event_guid = {
 /* Returned by ProcessTrace when our BufferCallback said stop [MS-logfile]. */
 #define DM_WIN_CANCELLED 1223u
 
-/* The most records the reorder stage holds. At 250,000 events/s (a fast
- * NVMe disk's completions plus Init) its time window of 1.5 s would be
- * 375,000 records; 262,144 slots of about 200 bytes (50 MB) hold most of
- * that, and past it the oldest record is released early (counted as late
- * if something older still arrives), never dropped. */
-#define DM_REORDER_MAX_HELD (1u << 18)
+/* The most records the reorder stage holds (allocated up front, about 190
+ * bytes each: 12 MB). The 1.5 s time window matters when CPUs are quiet and
+ * partly filled buffers wait for the FlushTimer; under load a 64 KB buffer
+ * (about 900 DiskIo records) fills in milliseconds, so records wait for
+ * their buffer, not the timer. 65,536 records are a quarter second at
+ * 250,000 events/s (a fast NVMe disk); past that the oldest record is
+ * released early (counted as late if something older still arrives),
+ * never dropped. */
+#define DM_REORDER_MAX_HELD (1u << 16)
 
 struct etw_source {
     struct dm_etw_session session;
