@@ -2,9 +2,10 @@
 # run.sh - diskmon's one test command.
 #
 # Installs what the tests need (Debian, as root), builds diskmon natively with
-# warnings as errors, again with ASan+UBSan and with TSan, cross-builds the
-# Windows executable for x86_64 and i686 with mingw-w64 and runs its tests
-# under Wine, runs every test, and ends with one line "N passed, N failed".
+# warnings as errors (gcc, clang, and gcc -m32 for the portable suites),
+# again with ASan+UBSan and with TSan, cross-builds the Windows executable
+# for x86_64 and i686 with mingw-w64 and runs its tests under Wine, lints the
+# GitHub workflow, runs every test, and ends with one line "N passed, N failed".
 # Exit status 0 when nothing failed.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -112,6 +113,18 @@ fi
 # --- TSan: the threaded parts (ring, pipeline through replay) ----------------
 if build tsan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=thread; then
     TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli)$'
+fi
+
+# --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------
+# The payload layouts follow each record's pointer size, not the build's;
+# a 32-bit build runs the portable suites (and replay's CLI test) to show it.
+if dpkg -s gcc-multilib >/dev/null 2>&1; then
+    if CFLAGS=-m32 build m32 -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+        run_ctest m32 -R '^(ring|format|filter|options|stats|lz77|diskio|etl|replay|reorder|forward|cli)$'
+    fi
+else
+    echo "SKIP build/m32: gcc-multilib is not installed (apt-get install gcc-multilib)" >"$LOG/m32.result"
+    count_lines "$LOG/m32.result"
 fi
 
 # --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
