@@ -6,10 +6,14 @@
  * holds it, Windows 8 and later let diskmon start a private system logger of
  * its own (named "diskmon", with its own GUID) instead; Windows 7 has only
  * the NT Kernel Logger, so there diskmon stops with a message naming --force.
- * --force stops the running NT Kernel Logger first. The session is stopped
- * by dm_etw_session_stop(), which is safe from any thread and idempotent, so
- * whatever path ends the run, the session never outlives diskmon.
- * Facts: ../shared/docs/etw-facts.md section 1.
+ * --force stops the running NT Kernel Logger first (and retries StartTrace
+ * while it winds down). On Windows 8+ a file rundown is forced right after
+ * the start, so files opened earlier are named from the first I/O on. The
+ * session is stopped by dm_etw_session_stop(), which is safe from any thread
+ * and idempotent, so whatever path ends the run, the session never outlives
+ * diskmon; but once the session was stopped from outside it is never
+ * queried or stopped again (dm_etw_session_ended_outside).
+ * Facts: ../shared/docs/etw-facts.md sections 1 and 7.
  */
 #ifndef DM_ETW_SESSION_H
 #define DM_ETW_SESSION_H
