@@ -1048,7 +1048,7 @@ DM_TEST(thread_end_grace)
 DM_TEST(win7_header_tid_fallback)
 {
     struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
-    uint8_t b[128];
+    uint8_t b[512]; /* process_rec writes 512 */
     struct dm_event ev;
     size_t n;
 
