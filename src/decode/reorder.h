@@ -26,8 +26,9 @@
  * window_ticks: the caller passes it, in the ticks of rec->timestamp. It
  * must cover the longest a record can wait in a CPU's buffer before it is
  * delivered, which for a quiet CPU is the session's FlushTimer (1 s in
- * etw_session.c; [MS-props] FlushTimer: a real-time session flushes at least
- * every FlushTimer seconds), plus the consumer's own delivery delay.
+ * etw_session.c; [MS-props] FlushTimer: how often, in seconds, a partly
+ * filled buffer is flushed; 0 means 1 s for a real-time session; etw-facts.md
+ * s.1), plus the consumer's own delivery delay.
  * dm_reorder_window_ticks() computes FlushTimer + DM_REORDER_MARGIN_MS.
  *
  * Records released by the time or count bound can still be overtaken by a
