@@ -100,6 +100,9 @@
  */
 #define THREAD_GRACE_SEC 5u
 #define THREAD_ALIVE UINT64_MAX /* thread_end of a thread that has not ended */
+/* The table age of an ended thread: older than every entry written, which
+ * get ages from 2 on (0 marks a free slot). */
+#define AGE_ENDED 1u
 
 struct ktable {
     uint64_t *keys;
@@ -478,9 +481,13 @@ static int on_thread(struct dm_kdecoder *kd, struct names *nm,
     tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
     s = kt_put(&nm->threads, tid, ++kd->clock);
     nm->thread_pid[s] = pid;
-    nm->thread_end[s] = pass == PASS_FORWARD && op == THREAD_END
-                            ? rec->timestamp
-                            : THREAD_ALIVE;
+    nm->thread_end[s] = THREAD_ALIVE;
+    if (pass == PASS_FORWARD && op == THREAD_END) {
+        nm->thread_end[s] = rec->timestamp;
+        /* Oldest possible age: when a probe window is full, an ended
+         * thread makes room before any live one (kt_put evicts the oldest). */
+        nm->threads.ages[s] = AGE_ENDED;
+    }
     return 0;
 }
 
@@ -840,6 +847,7 @@ struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
         return NULL;
     kd->ts_freq = ts_freq;
     kd->hrrt_freq = hrrt_freq;
+    kd->clock = AGE_ENDED; /* every entry written is younger than that */
     kd->start_ts = start_ts;
     kd->thread_grace = ts_freq > UINT64_MAX / THREAD_GRACE_SEC
                            ? UINT64_MAX

@@ -146,7 +146,7 @@ struct dm_reorder *dm_reorder_create(unsigned n_cpus, uint64_t window_ticks,
 {
     struct dm_reorder *ro;
 
-    if (max_held == 0 || max_held > UINT32_MAX)
+    if (max_held == 0 || max_held > UINT32_MAX || n_cpus > DM_REORDER_MAX_CPUS)
         return NULL;
     if (n_cpus == 0)
         n_cpus = 1;

@@ -26,8 +26,9 @@
  * window_ticks: the caller passes it, in the ticks of rec->timestamp. It
  * must cover the longest a record can wait in a CPU's buffer before it is
  * delivered, which for a quiet CPU is the session's FlushTimer (1 s in
- * etw_session.c; [MS-props] FlushTimer: a real-time session flushes at least
- * every FlushTimer seconds), plus the consumer's own delivery delay.
+ * etw_session.c; [MS-props] FlushTimer: how often, in seconds, a partly
+ * filled buffer is flushed; 0 means 1 s for a real-time session; etw-facts.md
+ * s.1), plus the consumer's own delivery delay.
  * dm_reorder_window_ticks() computes FlushTimer + DM_REORDER_MARGIN_MS.
  *
  * Records released by the time or count bound can still be overtaken by a
@@ -60,6 +61,9 @@
 /* Cap on the bytes of all allocated (longer) payloads held at once:
  * 4 MiB is thousands of file-name records (a few hundred bytes each). */
 #define DM_REORDER_BIG_BYTES (4u * 1024u * 1024u)
+/* Far above any processor count (Windows' ProcessorIndex is 16 bits wide
+ * in ETW_BUFFER_CONTEXT; etw-facts.md s.4); keeps the per-CPU array sane. */
+#define DM_REORDER_MAX_CPUS 65536u
 /* Added to the FlushTimer by dm_reorder_window_ticks(): the consumer
  * receives a flushed buffer some time after the flush, and a buffer that is
  * just not full when the timer fires waits one more period at worst. */
@@ -71,7 +75,8 @@ struct dm_reorder;
  * n_cpus: processors whose buffers arrive (records name theirs; 0 is taken
  * as 1); window_ticks: how late a record may arrive, in timestamp ticks;
  * max_held: the most records held at once (count bound, at least 1).
- * NULL: no memory, or max_held is 0 or above UINT32_MAX.
+ * NULL: no memory, max_held is 0 or above UINT32_MAX, or n_cpus is above
+ * DM_REORDER_MAX_CPUS.
  */
 struct dm_reorder *dm_reorder_create(unsigned n_cpus, uint64_t window_ticks,
                                      size_t max_held);

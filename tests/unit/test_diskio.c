@@ -890,6 +890,38 @@ DM_TEST(tables_stay_bounded)
     dm_kdecoder_destroy(kd);
 }
 
+/*
+ * Thread churn: 200,000 threads start and end after 2,000 long-lived ones
+ * (DCStart). Ended threads linger for their grace, but when the table is
+ * full they make room first: every long-lived thread is still known.
+ */
+DM_TEST(ended_threads_make_room)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    uint8_t b[128];
+    struct dm_event ev;
+    size_t n;
+    uint32_t tid;
+
+    DM_ASSERT(kd != NULL);
+    for (tid = 1; tid <= 2000; tid++) {
+        n = thread_rec(b, 8, 4, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 3, 3, 8, 1, 0, 0, b, n), &ev), 0);
+    }
+    for (tid = 10000; tid < 210000; tid++) {
+        n = thread_rec(b, 8, tid + 7, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, 2, 0, 0, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 3, 8, 3, 0, 0, b, n), &ev), 0);
+    }
+    for (tid = 1; tid <= 2000; tid++) {
+        n = tg1(b, 8, 3, 0, 0, 512, 0, 0, tid, 1, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 4, DM_KNO_ID, DM_KNO_ID, b, n), &ev), 1);
+        DM_ASSERT(ev.flags & DM_EV_HAS_PID);
+        DM_ASSERT_EQ_U64(ev.pid, 4);
+    }
+    dm_kdecoder_destroy(kd);
+}
+
 /* A v3 x64 Read of file object fo by thread itid, completed at ts. */
 static int read_at(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo,
                    uint64_t irp, uint32_t itid, struct dm_event *ev)
@@ -1048,7 +1080,7 @@ DM_TEST(thread_end_grace)
 DM_TEST(win7_header_tid_fallback)
 {
     struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
-    uint8_t b[128];
+    uint8_t b[512]; /* process_rec writes 512 */
     struct dm_event ev;
     size_t n;
 
@@ -1145,6 +1177,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"path_cut_and_mapping", path_cut_and_mapping},
     {"time_arithmetic", time_arithmetic},
     {"tables_stay_bounded", tables_stay_bounded},
+    {"ended_threads_make_room", ended_threads_make_room},
     {"forward_file_names", forward_file_names},
     {"rundown_file_names_end", rundown_file_names_end},
     {"thread_end_grace", thread_end_grace},

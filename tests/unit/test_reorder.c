@@ -450,6 +450,7 @@ DM_TEST(random_streams)
 DM_TEST(create_limits_and_window)
 {
     DM_ASSERT(dm_reorder_create(1, 0, 0) == NULL);
+    DM_ASSERT(dm_reorder_create(DM_REORDER_MAX_CPUS + 1, 0, 1) == NULL);
     /* 10 MHz QPC, FlushTimer 1 s: 1.5 s = 15,000,000 ticks. */
     DM_ASSERT_EQ_U64(dm_reorder_window_ticks(10000000u, 1), 15000000u);
     DM_ASSERT_EQ_U64(dm_reorder_window_ticks(10000000u, 0), 15000000u);
