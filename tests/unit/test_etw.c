@@ -1539,6 +1539,42 @@ DM_TEST(count_limit_drops_queued_buffers)
     DM_ASSERT(q.delivered < q.records);
 }
 
+/* Item 2 through dm_run: the user sees the message on stderr and exit 1. */
+DM_TEST(outside_stop_exits_1)
+{
+    struct dm_fake_config cfg;
+    struct whole_run w;
+    dm_thread *thr = NULL;
+    char out_path[MAX_PATH + 64], err_path[MAX_PATH + 64], text[2048];
+    int ok, joined;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.end_after_replay = 1;
+    cfg.outside_restart = 1;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    memset(&w, 0, sizeof w);
+    default_options(&w.opt, NULL);
+    w.out = temp_file("outside_out", out_path, sizeof out_path);
+    w.errf = temp_file("outside_err", err_path, sizeof err_path);
+    DM_ASSERT(w.out != NULL && w.errf != NULL);
+    dm_interrupt_clear();
+    DM_ASSERT_EQ_INT(dm_thread_start(&thr, whole_run_thread, &w), 0);
+    joined = dm_thread_join_timeout(thr, 15000) == 0;
+    DM_ASSERT(joined);
+    read_all(w.errf, text, sizeof text);
+    fclose(w.out);
+    fclose(w.errf);
+    remove(out_path);
+    remove(err_path);
+    DM_ASSERT_EQ_INT(w.rc, DM_EXIT_ERROR);
+    DM_ASSERT(strstr(text, "was stopped from outside") != NULL);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, NULL, ULONG_MAX), 0);
+    DM_ASSERT(dm_fake_kernel_running());
+    dm_fake_uninstall();
+}
+
 /* --- the real advapi32, only under Wine ----------------------------------- */
 
 static int under_wine(void)
@@ -1609,6 +1645,7 @@ const struct dmt_case dm_suite_etw[] = {
     {"pointer_size_fallback_is_os_bitness", pointer_size_fallback_is_os_bitness},
     {"ctrl_c_prints_queued_buffers", ctrl_c_prints_queued_buffers},
     {"count_limit_drops_queued_buffers", count_limit_drops_queued_buffers},
+    {"outside_stop_exits_1", outside_stop_exits_1},
     {"loss_accounting", loss_accounting},
     {"cleanup_stops_leftover_session", cleanup_stops_leftover_session},
     {"ctrl_c_stops_session", ctrl_c_stops_session},
