@@ -265,7 +265,8 @@ static unsigned cpu_count(const TRACE_LOGFILE_HEADER *h)
 
     if (n == 0)
         n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
-    if (h->NumberOfProcessors > n)
+    /* BufferContext.ProcessorIndex is 16 bits: a larger count is noise. */
+    if (h->NumberOfProcessors > n && h->NumberOfProcessors <= 0xFFFFu)
         n = h->NumberOfProcessors;
     return n > 0 ? (unsigned)n : 1u;
 }
