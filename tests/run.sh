@@ -18,7 +18,7 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio libtraceevent-dev"
 missing=""
 for pkg in $NEEDED; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
