@@ -227,14 +227,19 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* Append ", N what" to line when n is not zero. */
+/* Append ", N what" to line when n is not zero (what: "one|many"). */
 static void part(char *line, size_t cap, int *parts, uint64_t n, const char *what)
 {
     size_t len = strlen(line);
+    const char *bar = strchr(what, '|');
+    int one_len = (int)(bar - what);
 
     if (n == 0 || len >= cap)
         return;
-    snprintf(line + len, cap - len, "%s%" PRIu64 " %s", *parts ? ", " : "", n, what);
+    if (n == 1)
+        snprintf(line + len, cap - len, "%s1 %.*s", *parts ? ", " : "", one_len, what);
+    else
+        snprintf(line + len, cap - len, "%s%" PRIu64 " %s", *parts ? ", " : "", n, bar + 1);
     (*parts)++;
 }
 
@@ -260,17 +265,23 @@ uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_los
     if (lost == 0)
         return 0;
 
-    snprintf(line, sizeof line, "diskmon: %" PRIu64 " requests lost (block tracepoints "
-             "via %s: ", lost, l->backend);
+    snprintf(line, sizeof line, "diskmon: %" PRIu64 " request%s lost (block tracepoints "
+             "via %s: ", lost, lost == 1 ? "" : "s", l->backend);
     part(line, sizeof line, &parts, l->kernel_dropped,
+         "event dropped by the kernel with its buffer full|"
          "events dropped by the kernel with its buffer full");
     part(line, sizeof line, &parts, l->kernel_overrun,
+         "event overwritten in the kernel's buffer|"
          "events overwritten in the kernel's buffer");
     part(line, sizeof line, &parts, l->undelivered,
+         "event counted by the kernel but never delivered|"
          "events counted by the kernel but never delivered");
-    part(line, sizeof line, &parts, never_done, "requests whose completion never came");
-    part(line, sizeof line, &parts, c->expired_dones, "completions whose start never came");
-    part(line, sizeof line, &parts, c->full, "dropped with the pairing table full");
+    part(line, sizeof line, &parts, never_done, "request whose completion never came|"
+         "requests whose completion never came");
+    part(line, sizeof line, &parts, c->expired_dones, "completion whose start never came|"
+         "completions whose start never came");
+    part(line, sizeof line, &parts, c->full, "dropped with the pairing table full|"
+         "dropped with the pairing table full");
     fprintf(errf, "%s)\n", line);
 
     for (int i = 0; i < r->n_devs; i++) {
