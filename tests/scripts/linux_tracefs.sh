@@ -13,6 +13,8 @@
 #   3. After SIGKILL the instance stays; the next diskmon removes it with a
 #      note; `diskmon --cleanup` removes one and exits 0 without capturing.
 #   4. Two diskmons at once on a loop device both see every request.
+#   5. When no instance can be made (tracefs read-only, in a private mount
+#      namespace), diskmon uses perf and says so in one note.
 # Needs root and tracefs: otherwise "SKIP: why" and exit 77 (a failure
 # under CI=true).
 set -u
@@ -196,6 +198,23 @@ n=$(wc -l <"$work/a.rows")
 cmp -s "$work/a.rows" "$work/b.rows" || fail "the two diskmons saw different requests: $(diff "$work/a.rows" "$work/b.rows" | head)"
 no_instance "$a" "two at once"; no_instance "$b" "two at once"
 echo "ok: two diskmons at once (-d $name and -d /dev/$name) each saw all 40 requests"
+
+# --- 5. no instance can be made: perf, with one note ---------------------------
+# A read-only tracefs, in a private mount namespace only.
+if command -v unshare >/dev/null &&
+    unshare -m --propagation private true 2>/dev/null; then
+    unshare -m --propagation private sh -c \
+        'mount -o remount,bind,ro "$1" && exec "$2" -d "$3" -t 1' _ "$T" "$DISKMON" "$name" \
+        >/dev/null 2>"$work/ro.err"
+    rc=$?
+    [ "$rc" = 0 ] || fail "read-only tracefs: exit $rc: $(cat "$work/ro.err")"
+    [ "$(grep -c . "$work/ro.err")" = 1 ] || fail "read-only tracefs: want one note: $(cat "$work/ro.err")"
+    grep -q "^diskmon: using perf events, not a tracefs instance (cannot make the tracefs instance .*Read-only file system)" \
+        "$work/ro.err" || fail "read-only tracefs: $(cat "$work/ro.err")"
+    echo "ok: read-only tracefs: fell back to perf with one note"
+else
+    echo "skipped: unshare -m is not available for the read-only tracefs case"
+fi
 
 echo "linux_tracefs: passed"
 exit 0

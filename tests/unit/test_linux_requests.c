@@ -311,7 +311,31 @@ DM_TEST(report_small_share_and_young_requests_are_quiet)
     dm_requests_free(&r);
 }
 
+DM_TEST(report_short_capture_with_undelivered_completions)
+{
+    /* The same, but stopped 1 s after the writes: the starts are younger
+     * than the grace, yet perf says completions were not delivered, so the
+     * disk is still named. */
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"perf", "tracefs", 0, 0, 8};
+    uint64_t lost;
+    char text[2048];
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    for (uint64_t i = 0; i < 8; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "WS", 8 * i, 8, 70, "dd"), &ev);
+    dm_requests_finish(&r, T0 + 1000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 8);
+    DM_ASSERT(strstr(text, "diskmon: 4000:1: 8 of its 8 requests never showed a "
+                           "completion") != NULL);
+    dm_requests_free(&r);
+}
+
 const struct dmt_case dm_suite_linux_requests[] = {
+    {"report_short_capture_with_undelivered_completions",
+     report_short_capture_with_undelivered_completions},
     {"modern_write_either_order", modern_write_either_order},
     {"modern_empty_preflush_is_one_flush", modern_empty_preflush_is_one_flush},
     {"preflush_with_data_is_a_write", preflush_with_data_is_a_write},
