@@ -105,9 +105,10 @@ if build asan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=address,unde
         run_ctest asan -E 'linux_load'
 fi
 
-# --- TSan: the threaded parts (ring, pipeline through replay) ----------------
+# --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
+# live source: its reader thread against stop() and the printer) ------------
 if build tsan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=thread; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli|linux_live|linux_tracefs)$'
 fi
 
 # --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
