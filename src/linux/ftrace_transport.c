@@ -43,6 +43,7 @@
 #include "diskmon.h"
 #include "linux/ftrace_page.h"
 #include "linux/transport.h"
+#include "platform/platform.h"
 
 #define INSTANCE_PREFIX "diskmon-"
 #define PASS_PAGES 64              /* sub-buffers read per CPU per pass */
@@ -200,12 +201,13 @@ static void ftrace_close(void *t)
     free(f);
 }
 
-static int fail(struct ftrace_transport *f, int rc, char *err, size_t errlen,
-                const char *what, int e)
+/* Release f and report what failed with errno e. */
+static int fail(struct ftrace_transport *f, char *err, size_t errlen, const char *what,
+                int e)
 {
     snprintf(err, errlen, "%s: %s", what, strerror(e));
     ftrace_close(f);
-    return rc;
+    return dm_err_from_errno(e);
 }
 
 /* Read the sub-buffer layout from the kernel's header files. */
@@ -250,18 +252,16 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         snprintf(err, errlen, "cannot make the tracefs instance %s: %s", f->dir,
                  strerror(e));
         ftrace_close(f);
-        return e == EACCES || e == EPERM || e == EROFS ? DM_EACCESS : DM_EUNSUPPORTED;
+        return dm_err_from_errno(e);
     }
     f->made = 1;
     if ((rc = put(f->dir, "tracing_on", "0")) != 0 ||
         (rc = put(f->dir, "options/overwrite", "0")) != 0 ||
         (rc = put(f->dir, "trace_clock", "mono")) != 0)
-        return fail(f, DM_EUNSUPPORTED, err, errlen, "cannot set up the tracefs instance",
-                    -rc);
+        return fail(f, err, errlen, "cannot set up the tracefs instance", -rc);
     snprintf(value, sizeof value, "%" PRIu64, s->ring_bytes / 1024);
     if ((rc = put(f->dir, "buffer_size_kb", value)) != 0)
-        return fail(f, DM_EOS, err, errlen, "cannot size the tracefs instance's buffer",
-                    -rc);
+        return fail(f, err, errlen, "cannot size the tracefs instance's buffer", -rc);
     /* Older kernels have no buffer_percent: poll then wakes on any data. */
     put(f->dir, "buffer_percent", BUFFER_PERCENT);
     rc = read_layout(f, err, errlen);
@@ -282,7 +282,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         snprintf(file, sizeof file, "events/block/%s/enable", name);
         if ((rc = put(f->dir, file, "1")) != 0) {
             snprintf(value, sizeof value, "cannot enable block:%s", name);
-            return fail(f, DM_EUNSUPPORTED, err, errlen, value, -rc);
+            return fail(f, err, errlen, value, -rc);
         }
     }
     f->cpus = calloc((size_t)s->n_cpus, sizeof *f->cpus);
@@ -301,7 +301,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         c->fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         c->buf = malloc((size_t)PASS_PAGES * f->layout.subbuf_size);
         if (c->fd < 0)
-            return fail(f, DM_EOS, err, errlen, "cannot open trace_pipe_raw", errno);
+            return fail(f, err, errlen, "cannot open trace_pipe_raw", errno);
         if (c->buf == NULL) {
             ftrace_close(f);
             return DM_ENOMEM;
@@ -311,7 +311,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     }
     f->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (f->wakefd < 0)
-        return fail(f, DM_EOS, err, errlen, "eventfd", errno);
+        return fail(f, err, errlen, "eventfd", errno);
     f->pfds[s->n_cpus].fd = f->wakefd;
     f->pfds[s->n_cpus].events = POLLIN;
     *out = f;

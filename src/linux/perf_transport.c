@@ -31,6 +31,7 @@
 #include "diskmon.h"
 #include "linux/perf_ring.h"
 #include "linux/transport.h"
+#include "platform/platform.h"
 
 #define RELEASE_EVERY 512          /* records between data_tail updates */
 
@@ -97,7 +98,7 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
                      : e == EMFILE || e == ENFILE
                          ? ": raise the open files limit (ulimit -n)"
                          : "");
-            return e == EACCES || e == EPERM ? DM_EACCESS : DM_EOS;
+            return dm_err_from_errno(e);
         }
         p->fds[r * p->s.n_kinds + k] = fd;
         /* The core filter still checks -d, so a refused kernel filter only
@@ -121,7 +122,7 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
                     ring->base = NULL;
                     snprintf(err, errlen, "cannot map the perf buffer of CPU %d: %s",
                              cpu, strerror(e));
-                    return e == EPERM ? DM_EACCESS : DM_EOS;
+                    return dm_err_from_errno(e);
                 }
                 len /= 2;
             }
