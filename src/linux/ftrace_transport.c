@@ -61,6 +61,7 @@ struct cpu_reader {
 
 struct tgid_slot {
     uint32_t tid, tgid;
+    char comm[DM_BLK_COMM_MAX]; /* the thread's name when looked up */
 };
 
 struct ftrace_transport {
@@ -375,20 +376,26 @@ static int ftrace_fill(void *t)
 }
 
 /* The process (thread group) of a thread, from /proc/TID/status, cached:
- * the tracepoint's common_pid is the thread. */
-static uint32_t tgid_of(struct ftrace_transport *f, uint32_t tid)
+ * the tracepoint's common_pid is the thread. A cached entry whose name
+ * differs from the sample's is looked up again (the id may have been
+ * reused). A thread already gone keeps its own id. */
+static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *s)
 {
-    struct tgid_slot *slot = &f->tgids[(tid * 2654435761u) >> 24];
+    struct tgid_slot *slot = &f->tgids[(s->tid * 2654435761u) >> 24];
     char path[48], buf[1024];
     const char *p;
 
-    if (tid == 0)
+    if (s->tid == 0)
         return 0;
-    if (slot->tid == tid)
+    if (slot->tid == s->tid &&
+        (!s->has_comm || strncmp(slot->comm, s->comm, sizeof slot->comm) == 0))
         return slot->tgid;
-    slot->tid = tid;
-    slot->tgid = tid;
-    snprintf(path, sizeof path, "/proc/%u/status", (unsigned)tid);
+    slot->tid = s->tid;
+    slot->tgid = s->tid;
+    memset(slot->comm, 0, sizeof slot->comm);
+    if (s->has_comm)
+        strncpy(slot->comm, s->comm, sizeof slot->comm);
+    snprintf(path, sizeof path, "/proc/%u/status", (unsigned)s->tid);
     if (dm_read_text(path, buf, sizeof buf) >= 0 && (p = strstr(buf, "\nTgid:")) != NULL)
         slot->tgid = (uint32_t)strtoul(p + 6, NULL, 10);
     return slot->tgid;
@@ -425,7 +432,7 @@ static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
         }
         out->time_ns = rec.ts;
         out->cpu = (uint32_t)f->s.cpus[cpu];
-        out->pid = tgid_of(f, out->tid);
+        out->pid = tgid_of(f, out);
         return 1;
     }
     return 0;

@@ -33,8 +33,6 @@
 #include "linux/transport.h"
 #include "platform/platform.h"
 
-#define RELEASE_EVERY 512          /* records between data_tail updates */
-
 struct ring {
     int fd;                        /* the fd whose buffer this is */
     void *base;                    /* mmap: perf_event_mmap_page + data */
@@ -43,7 +41,6 @@ struct ring {
     const uint8_t *data;
     uint64_t data_size;
     uint64_t tail, head;           /* our read position; the kernel's, as seen */
-    unsigned since_release;
 };
 
 struct perf_transport {
@@ -268,12 +265,6 @@ static int perf_fill(void *t)
     return 0;
 }
 
-static void release_ring(struct ring *ring)
-{
-    __atomic_store_n(&ring->meta->data_tail, ring->tail, __ATOMIC_RELEASE);
-    ring->since_release = 0;
-}
-
 static int perf_next(void *t, int cpu, struct dm_blk_sample *out)
 {
     struct perf_transport *p = t;
@@ -293,11 +284,7 @@ static int perf_next(void *t, int cpu, struct dm_blk_sample *out)
             r->tail = r->head;
             return 0;
         }
-        /* A wrapped record was copied into scratch, so its ring space may be
-         * given back before it is used. */
         r->tail += len;
-        if (++r->since_release == RELEASE_EVERY)
-            release_ring(r);
         rc = dm_perf_decode(p->dec, rec, len, out, &p->kernel_lost);
         if (rc == DM_PERF_REC_SAMPLE) {
             p->received[out->kind]++;
@@ -312,8 +299,12 @@ static void perf_release(void *t)
 {
     struct perf_transport *p = t;
 
+    /* data_tail tells the kernel the space before it is free: release,
+     * after our reads of it (perf_event_open(2), "data_tail"). Samples
+     * handed out were copied, so nothing points into the ring. */
     for (int r = 0; r < p->s.n_cpus; r++)
-        release_ring(&p->rings[r]);
+        __atomic_store_n(&p->rings[r].meta->data_tail, p->rings[r].tail,
+                         __ATOMIC_RELEASE);
 }
 
 static void perf_wake(void *t)

@@ -40,9 +40,11 @@ struct dm_blk_transport_ops {
     /* Set everything up, events still off. On failure returns a negative
      * dm_err with a message in err, and has released what it made. */
     int (*open)(void **t, const struct dm_blk_setup *s, char *err, size_t errlen);
-    /* Start (1) or stop (0) recording: completions are switched on before
-     * starts and off after them, so the capture's edges leave no false
-     * unmatched starts. */
+    /* Start (1) or stop (0) recording. perf switches completions on before
+     * starts and off after them; tracefs switches the instance as a whole.
+     * Either way a request cut by an edge is not counted as lost (a
+     * completion in the first seconds without its start, or a start still
+     * open at the end: requests.h). */
     void (*enable)(void *t, int on);
     /* Sleep until data may be there, wake() was called or timeout_ms
      * passed. Returns 0 or DM_EOS (message in err). */
