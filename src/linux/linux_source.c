@@ -10,11 +10,9 @@
  * completions; the pairing table copes with the rest. Device names are
  * looked up once per device and cached.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/options.h"
