@@ -394,7 +394,7 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
     slot->tgid = s->tid;
     memset(slot->comm, 0, sizeof slot->comm);
     if (s->has_comm)
-        strncpy(slot->comm, s->comm, sizeof slot->comm);
+        memcpy(slot->comm, s->comm, strnlen(s->comm, sizeof slot->comm));
     snprintf(path, sizeof path, "/proc/%u/status", (unsigned)s->tid);
     if (dm_read_text(path, buf, sizeof buf) >= 0 && (p = strstr(buf, "\nTgid:")) != NULL)
         slot->tgid = (uint32_t)strtoul(p + 6, NULL, 10);
