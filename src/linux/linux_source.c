@@ -52,7 +52,6 @@ struct linux_source {
     struct dm_blk_sample *cur;     /* per CPU: its next sample (heap key) */
     int *heap;                     /* CPU indexes ordered by cur[].time_ns */
     int heap_n;
-    uint64_t last_ns;              /* latest sample time seen */
     struct dm_event ev;            /* reused for every emit */
 };
 
@@ -301,8 +300,6 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
         int cpu = s->heap[0];
         const struct dm_blk_sample *smp = &s->cur[cpu];
 
-        if (smp->time_ns > s->last_ns)
-            s->last_ns = smp->time_ns;
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
             memcpy(s->ev.disk_name, dm_blk_name(&s->names, s->ev.disk),
@@ -358,7 +355,10 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
     s->tops->enable(s->t, 0);
     while (drain(s, sink, 1) == 1)
         ;
-    dm_requests_finish(&s->req, s->last_ns > s->req.t0 ? s->last_ns : dm_monotonic_ns());
+    /* The samples' clock is CLOCK_MONOTONIC (perf use_clockid, ftrace
+     * "mono"): the end of the capture is now, not the last sample, which
+     * may be long before on a quiet disk. */
+    dm_requests_finish(&s->req, dm_monotonic_ns());
     memset(&losses, 0, sizeof losses);
     losses.backend = s->tops->name;
     if (s->other_ok)
