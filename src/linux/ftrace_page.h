@@ -14,7 +14,8 @@
  *                type_len 1..28  data of type_len * 4 bytes at array[0]
  *                type_len 0      data length + 4 in array[0], data at array[1]
  *                type_len 29     padding: time_delta 0 = the rest of the
- *                                page is empty, else 4 + array[0] bytes
+ *                                page is empty, else a discarded event of
+ *                                4 + array[0] bytes (its delta still counts)
  *                type_len 30     time extend: delta += array[0] << 27
  *                type_len 31     absolute time stamp (array[0] << 27 |
  *                                time_delta), top 5 bits from the page's

@@ -212,19 +212,13 @@ void dm_requests_expire(struct dm_requests *r, uint64_t now_ns)
 }
 
 void dm_requests_finish(struct dm_requests *r, uint64_t end_ns)
-{
-    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
+{    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
         const struct dm_pair_entry *e = &r->pairs.slots[i];
 
         if (e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > end_ns)
             dev_of(r, e->dev)->open_young++;
     }
     dm_pairing_finish(&r->pairs);
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
 }
 
 /* Append ", N what" to line when n is not zero (what: "one|many"). */
@@ -247,21 +241,31 @@ uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_los
                             struct dm_blk_names *names, FILE *errf)
 {
     const struct dm_pair_counts *c = &r->pairs.counts;
-    uint64_t young = 0, never_done, kernel, unmatched, lost;
+    uint64_t young = 0, never_done, never_started, kernel, unmatched, lost;
     char line[512];
     int parts = 0;
 
     for (int i = 0; i < r->n_devs; i++)
         young += r->devs[i].open_young;
-    /* Starts still open at the end, but not recently: their completion is
-     * not coming. */
-    never_done = c->expired_starts + (c->in_flight > young ? c->in_flight - young : 0);
     kernel = l->kernel_dropped + l->kernel_overrun + l->undelivered;
-    unmatched = never_done + c->expired_dones;
-    /* Each sample the kernel lost costs at most one request and leaves that
-     * request's other half unmatched: the two counts mostly describe the
-     * same requests, so take the larger. */
-    lost = max_u64(kernel, unmatched) + c->full;
+    /* Starts still open at the end, but not recently: their completion is
+     * not coming. A completion without its start early in the capture is
+     * normally a request that started before it, and a start open at the
+     * very end one still in flight; once the kernel has dropped events,
+     * either may as well be a request that lost its other half. */
+    never_done = c->expired_starts + (c->in_flight > young ? c->in_flight - young : 0);
+    never_started = c->expired_dones;
+    if (kernel > 0) {
+        never_done += young;
+        never_started += c->early_dones;
+    }
+    unmatched = never_done + never_started;
+    /* The kernel counts events, not requests. A request that lost one half
+     * shows up once in each count; one that lost both halves (a full
+     * buffer drops everything for a while) costs two dropped events and
+     * leaves nothing unmatched. So the requests lost are the unmatched ones
+     * plus half of the dropped events left over. */
+    lost = unmatched + (kernel > unmatched ? (kernel - unmatched + 1) / 2 : 0) + c->full;
     if (lost == 0)
         return 0;
 
@@ -278,13 +282,15 @@ uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_los
          "events counted by the kernel but never delivered");
     part(line, sizeof line, &parts, never_done, "request whose completion never came|"
          "requests whose completion never came");
-    part(line, sizeof line, &parts, c->expired_dones, "completion whose start never came|"
+    part(line, sizeof line, &parts, never_started, "completion whose start never came|"
          "completions whose start never came");
     part(line, sizeof line, &parts, c->full, "dropped with the pairing table full|"
          "dropped with the pairing table full");
     fprintf(errf, "%s)\n", line);
 
-    for (int i = 0; i < r->n_devs; i++) {
+    /* A full buffer explains itself in the line above; a disk whose
+     * completions did not arrive while nothing was dropped needs saying. */
+    for (int i = 0; i < r->n_devs && l->kernel_dropped + l->kernel_overrun == 0; i++) {
         const struct dm_req_dev *d = &r->devs[i];
         /* Requests still open at the end count as missing only when the
          * kernel says it did not deliver samples: then they are the likely

@@ -84,8 +84,9 @@ struct dm_blk_losses {
 };
 
 /*
- * After dm_requests_finish: the number of requests lost (the kernel's
- * losses or the unmatched requests, whichever is larger, plus those dropped
+ * After dm_requests_finish: the number of requests lost (the unmatched
+ * requests, plus half of the events the kernel dropped beyond those, since
+ * a request that lost both halves costs two events; plus those dropped
  * with the table full), and on errf one line saying where they came from
  * (only the counts that are not zero), plus one plain line per device whose
  * completions largely never arrived, naming it and saying what to do.

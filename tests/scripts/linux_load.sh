@@ -6,9 +6,10 @@
 # default transport, the tracefs instance (DM_LOAD_BACKEND=perf for the
 # other), with text output to /dev/null and -s. Checks: diskmon kept up
 # (nothing dropped for a full ring, no malformed record), and every read
-# fio reports is either one of diskmon's events or counted as lost:
-# printed + lost == fio's I/O count, with exit 3 when anything was lost and
-# the reason on stderr.
+# fio reports is either shown by diskmon or counted as lost: printed + lost
+# == fio's I/O count (printed in 4 KiB reads: the block layer merges two
+# adjacent reads into one request now and then), with exit 3 when anything
+# was lost and the reason on stderr.
 #
 # Needs root and fio: otherwise "SKIP: why" and exit 77, except under
 # CI=true, where that is a failure.
@@ -61,8 +62,14 @@ fio_iops=$(awk '/"read" : \{/ { r = 1 } r && /"iops"/ { gsub(/[^0-9.]/, "", $3);
 
 # diskmon's -s table: "loop0    Read    COUNT BYTES ...", then
 # "N events in S s; lost L (ring full R, source S); malformed records skipped M".
-count=$(awk -v d="$name" '$1 == d && $2 == "Read" { print $3 }' "$work/err")
-[ -n "$count" ] || fail "no Read line for $name in diskmon's summary: $(cat "$work/err")"
+lines=$(awk -v d="$name" '$1 == d && $2 == "Read" { print $3 }' "$work/err")
+bytes=$(awk -v d="$name" '$1 == d && $2 == "Read" { print $4 }' "$work/err")
+[ -n "$lines" ] || fail "no Read line for $name in diskmon's summary: $(cat "$work/err")"
+# fio's reads are 4 KiB each; the block layer now and then merges two
+# adjacent ones into one request (one line of 8 KiB), so count diskmon's
+# reads in 4 KiB units.
+count=$((bytes / 4096))
+[ $((bytes % 4096)) = 0 ] || fail "diskmon's Read bytes $bytes are not whole 4 KiB reads"
 ring_full=$(sed -n 's/.*(ring full \([0-9]*\), source \([0-9]*\)).*/\1/p' "$work/err")
 source_lost=$(sed -n 's/.*(ring full \([0-9]*\), source \([0-9]*\)).*/\2/p' "$work/err")
 malformed=$(sed -n 's/.*malformed records skipped \([0-9]*\).*/\1/p' "$work/err")
@@ -70,7 +77,7 @@ malformed=$(sed -n 's/.*malformed records skipped \([0-9]*\).*/\1/p' "$work/err"
 # "diskmon: N requests lost (block tracepoints via B: ...)".
 why=$(grep 'lost (block tracepoints via' "$work/err")
 
-echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $count events, exit $rc," \
+echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $lines lines, $count x 4 KiB, exit $rc," \
      "ring full $ring_full, source lost $source_lost, malformed $malformed"
 [ -n "$why" ] && echo "diskmon: $why"
 

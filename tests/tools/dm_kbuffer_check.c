@@ -6,12 +6,10 @@
  * trace-cmd uses) and with ftrace_page.c, and checks that both find the
  * same records: same time stamp, same place in the page, same length. Then
  * the same on hand-made pages with the entry types the captured pages may
- * not hold (time extend, absolute time stamp, length in array[0]).
+ * not hold (time extend, absolute time stamp, length in array[0], a
+ * discarded event).
  *
  *   dm_kbuffer_check SUBBUF_SIZE FILE...   (exit 0 all agree, 1 otherwise)
- *
- * One known difference is not exercised: kbuffer adds a discarded event's
- * time_delta, the kernel's reader (and so diskmon) does not.
  */
 #include <kbuffer.h>
 #include <stdio.h>
@@ -81,8 +79,8 @@ static uint32_t hdr(uint32_t type_len, uint32_t delta)
     return type_len | (delta << 5);
 }
 
-/* Hand-made: data, time extend, data with length in array[0], absolute
- * time stamp, data. */
+/* Hand-made: data, time extend, a discarded event, data with length in
+ * array[0], absolute time stamp, data. */
 static long hand_page(void)
 {
     uint8_t *page = calloc(1, layout.subbuf_size);
@@ -95,6 +93,10 @@ static long hand_page(void)
     words[n++] = 0;
     words[n++] = hdr(30, 99);
     words[n++] = 4;
+    words[n++] = hdr(29, 555);   /* 4 + array[0] = 16 bytes in all */
+    words[n++] = 12;
+    words[n++] = 0xdead;
+    words[n++] = 0xdead;
     words[n++] = hdr(0, 7);
     words[n++] = 4 + 120;
     for (int i = 0; i < 30; i++)

@@ -468,7 +468,8 @@ DM_TEST(hand_padding_and_long_records)
     memset(&c, 0, sizeof c);
     pb_init(&b, 4096, 100);
     /* A discarded event: padding, time_delta non-zero, array[0] = 12 bytes
-     * after the header word; its delta is not added. */
+     * after the header word; its delta counts (the next one is relative
+     * to it). */
     pb_u32(&b, hdr(29, 40));
     pb_u32(&b, 12);
     pb_u32(&b, 0xdead);
@@ -487,12 +488,12 @@ DM_TEST(hand_padding_and_long_records)
     pb_commit(&b, 0);
     DM_ASSERT_EQ_INT(dm_ftrace_page_open(&layout_4k, b.buf, 4096, &pg, &c), 0);
     DM_ASSERT_EQ_INT(dm_ftrace_page_next(&pg, &r, &c), 1);
-    DM_ASSERT_EQ_U64(r.ts, 103);
+    DM_ASSERT_EQ_U64(r.ts, 100 + 40 + 3);
     DM_ASSERT_EQ_INT(r.len, 120);
     memcpy(&tag, r.data, 4);
     DM_ASSERT_EQ_INT(tag, 77);
     DM_ASSERT_EQ_INT(dm_ftrace_page_next(&pg, &r, &c), 1);
-    DM_ASSERT_EQ_U64(r.ts, 105);
+    DM_ASSERT_EQ_U64(r.ts, 100 + 40 + 3 + 2);
     memcpy(&tag, r.data, 4);
     DM_ASSERT_EQ_INT(tag, 78);
     DM_ASSERT_EQ_INT(dm_ftrace_page_next(&pg, &r, &c), 0);

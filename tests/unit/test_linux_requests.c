@@ -297,17 +297,52 @@ DM_TEST(report_small_share_and_young_requests_are_quiet)
     DM_ASSERT_EQ_U64(lost, 1);
     DM_ASSERT_STR_EQ(text, "diskmon: 1 request lost (block tracepoints via tracefs: "
                            "1 request whose completion never came)\n");
-    /* The kernel's own drops, with nothing unmatched: those counts only. */
+    /* The kernel's own drops, with nothing unmatched: both halves of each
+     * request went, so 10 events are 5 requests; only those counts shown. */
     dm_requests_free(&r);
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
-    l.kernel_dropped = 7;
+    l.kernel_dropped = 8;
     l.kernel_overrun = 2;
     dm_requests_finish(&r, T0 + MS);
     report_text(&r, &l, &lost, text, sizeof text);
-    DM_ASSERT_EQ_U64(lost, 9);
-    DM_ASSERT_STR_EQ(text, "diskmon: 9 requests lost (block tracepoints via tracefs: "
-                           "7 events dropped by the kernel with its buffer full, "
+    DM_ASSERT_EQ_U64(lost, 5);
+    DM_ASSERT_STR_EQ(text, "diskmon: 5 requests lost (block tracepoints via tracefs: "
+                           "8 events dropped by the kernel with its buffer full, "
                            "2 events overwritten in the kernel's buffer)\n");
+    dm_requests_free(&r);
+}
+
+DM_TEST(report_drops_and_halves)
+{
+    /* 20 requests: 12 complete; 3 lose their completion, 2 their start (a
+     * completion early in the capture, which counts once the kernel has
+     * dropped events), 3 both halves: 3 + 2 + 2 * 3 = 11 events dropped,
+     * 8 requests lost. */
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"tracefs", "perf", 11, 0, 0};
+    uint64_t lost, i;
+    char text[2048];
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    for (i = 0; i < 12; i++) {
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "R", 8 * i, 8, 70, "fio"), &ev);
+        DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + i * MS + 1, "R", 8 * i, 8, 0,
+                                      NULL), &ev), 1);
+    }
+    for (i = 0; i < 3; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + (20 + i) * MS, "R", 1000 + 8 * i, 8, 70, "fio"),
+             &ev);
+    for (i = 0; i < 2; i++)
+        feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + (30 + i) * MS, "R", 2000 + 8 * i, 8, 0, NULL),
+             &ev);
+    dm_requests_finish(&r, T0 + 5000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 8);
+    DM_ASSERT_STR_EQ(text, "diskmon: 8 requests lost (block tracepoints via tracefs: "
+                           "11 events dropped by the kernel with its buffer full, "
+                           "3 requests whose completion never came, "
+                           "2 completions whose start never came)\n");
     dm_requests_free(&r);
 }
 
@@ -334,6 +369,7 @@ DM_TEST(report_short_capture_with_undelivered_completions)
 }
 
 const struct dmt_case dm_suite_linux_requests[] = {
+    {"report_drops_and_halves", report_drops_and_halves},
     {"report_short_capture_with_undelivered_completions",
      report_short_capture_with_undelivered_completions},
     {"modern_write_either_order", modern_write_either_order},
