@@ -7,9 +7,9 @@
 # other), with text output to /dev/null and -s. Checks: diskmon kept up
 # (nothing dropped for a full ring, no malformed record), and every read
 # fio reports is either shown by diskmon or counted as lost: printed + lost
-# == fio's I/O count (printed in 4 KiB reads: the block layer merges two
-# adjacent reads into one request now and then), with exit 3 when anything
-# was lost and the reason on stderr.
+# == fio's I/O count (printed in 4 KiB reads: the block layer may merge two
+# adjacent reads into one request), with exit 3 when anything was lost and
+# the reason on stderr.
 #
 # Needs root and fio: otherwise "SKIP: why" and exit 77, except under
 # CI=true, where that is a failure.
@@ -65,9 +65,9 @@ fio_iops=$(awk '/"read" : \{/ { r = 1 } r && /"iops"/ { gsub(/[^0-9.]/, "", $3);
 lines=$(awk -v d="$name" '$1 == d && $2 == "Read" { print $3 }' "$work/err")
 bytes=$(awk -v d="$name" '$1 == d && $2 == "Read" { print $4 }' "$work/err")
 [ -n "$lines" ] || fail "no Read line for $name in diskmon's summary: $(cat "$work/err")"
-# fio's reads are 4 KiB each; the block layer now and then merges two
-# adjacent ones into one request (one line of 8 KiB), so count diskmon's
-# reads in 4 KiB units.
+# fio's reads are 4 KiB each; the block layer may merge two adjacent ones
+# into one request (one line of 8 KiB), so count diskmon's reads in 4 KiB
+# units.
 count=$((bytes / 4096))
 [ $((bytes % 4096)) = 0 ] || fail "diskmon's Read bytes $bytes are not whole 4 KiB reads"
 ring_full=$(sed -n 's/.*(ring full \([0-9]*\), source \([0-9]*\)).*/\1/p' "$work/err")
