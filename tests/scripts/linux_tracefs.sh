@@ -15,6 +15,8 @@
 #   4. Two diskmons at once on a loop device both see every request.
 #   5. When no instance can be made (tracefs read-only, in a private mount
 #      namespace), diskmon uses perf and says so in one note.
+#   6. A `perf record` of block_io_start beside diskmon sees every request
+#      too, and the top-level tracing settings are the same afterwards.
 # Needs root and tracefs: otherwise "SKIP: why" and exit 77 (a failure
 # under CI=true).
 set -u
@@ -215,6 +217,53 @@ if command -v unshare >/dev/null &&
 else
     echo "skipped: unshare -m is not available for the read-only tracefs case"
 fi
+
+# --- 6. the top level and a perf record beside diskmon are left alone -------
+top_state() {
+    local f
+    for f in tracing_on trace_clock buffer_size_kb current_tracer set_event \
+        options/overwrite events/block/block_io_start/enable \
+        events/block/block_io_start/filter events/block/block_rq_complete/enable \
+        events/block/block_rq_complete/filter; do
+        [ -e "$T/$f" ] && printf '%s: %s\n' "$f" "$(head -c 200 "$T/$f" | tr '\n' ' ')"
+    done
+}
+top_state >"$work/top.before"
+perf_ok=0
+if command -v perf >/dev/null; then
+    perf record -q -e block:block_io_start -a -o "$work/perf.data" >/dev/null 2>"$work/perf.err" &
+    pr=$!
+    bg="$bg $pr"
+    sleep 1
+    kill -0 "$pr" 2>/dev/null && perf_ok=1
+fi
+"$DISKMON" -d "$name" -f csv -o "$work/c.csv" 2>"$work/c.err" &
+dm=$!
+bg="$bg $dm"
+wait_instance "$dm" || fail "beside perf: no instance: $(cat "$work/c.err")"
+sleep 0.3
+ops=()
+for i in $(seq 0 9); do ops+=("r:$((i * 131072)):4096"); done
+"$DM_DIO" "$loop" "${ops[@]}" >"$work/c.dio" || fail "dm_dio failed"
+sleep 0.5
+interrupt "$dm"
+[ "$rc" = 0 ] || fail "beside perf: exit $rc: $(cat "$work/c.err")"
+pid=$(awk '/^pid / { print $2 }' "$work/c.dio")
+n=$(tr -d '\r' <"$work/c.csv" | awk -F, -v p="$pid" '$8 == p && $5 == "Read"' | wc -l)
+[ "$n" = 10 ] || fail "beside perf: diskmon saw $n of dm_dio's 10 reads"
+if [ "$perf_ok" = 1 ]; then
+    kill -INT "$pr"
+    wait "$pr"
+    m=$(perf script -i "$work/perf.data" 2>/dev/null | grep -c "dm_dio .*block_io_start")
+    [ "$m" = 10 ] || fail "perf record beside diskmon saw $m of dm_dio's 10 reads"
+    echo "ok: perf record beside diskmon: both saw all 10 reads"
+else
+    echo "skipped: perf record is not available; diskmon alone saw all 10 reads"
+fi
+top_state >"$work/top.after"
+diff "$work/top.before" "$work/top.after" >/dev/null ||
+    fail "the top-level tracing settings changed: $(diff "$work/top.before" "$work/top.after")"
+echo "ok: the top-level tracing settings are as before"
 
 echo "linux_tracefs: passed"
 exit 0
