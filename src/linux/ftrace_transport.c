@@ -247,7 +247,10 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     f->wakefd = -1;
     snprintf(f->dir, sizeof f->dir, "%s/instances/" INSTANCE_PREFIX "%ld", s->tracefs,
              (long)getpid());
-    if (mkdir(f->dir, 0700) != 0) {
+    /* An instance with our own pid can only be a leftover of a killed
+     * diskmon whose pid we now have: replace it. */
+    if (mkdir(f->dir, 0700) != 0 &&
+        (errno != EEXIST || remove_instance(f->dir) != 0 || mkdir(f->dir, 0700) != 0)) {
         int e = errno;
 
         snprintf(err, errlen, "cannot make the tracefs instance %s: %s", f->dir,

@@ -169,6 +169,14 @@ no_instance "$dm" "--cleanup"
 [ -s "$work/clean.out" ] && fail "--cleanup printed on stdout (a capture?): $(head -3 "$work/clean.out")"
 [ "$elapsed" -lt 3000 ] || fail "--cleanup took $elapsed ms"
 grep -q "diskmon-$dm" "$work/clean.err" || fail "--cleanup said nothing of diskmon-$dm: $(cat "$work/clean.err")"
+# A leftover with diskmon's own pid (a killed diskmon whose pid it now
+# has) is replaced, not a reason to fall back to perf.
+bash -c 'echo $$ >"$4"; mkdir "$1/instances/diskmon-$$" && exec "$2" -d "$3" -t 0.3' \
+    _ "$T" "$DISKMON" "$name" "$work/own.pid" >/dev/null 2>"$work/own.err" ||
+    fail "own-pid leftover: $(cat "$work/own.err")"
+[ -s "$work/own.err" ] && fail "own-pid leftover: $(cat "$work/own.err")"
+no_instance "$(cat "$work/own.pid")" "own-pid leftover"
+echo "ok: a leftover instance with diskmon's own pid was replaced and removed"
 "$DISKMON" --cleanup 2>"$work/clean2.err" || fail "--cleanup with nothing to do failed"
 grep -q "no leftover" "$work/clean2.err" || fail "--cleanup with nothing to do: $(cat "$work/clean2.err")"
 echo "ok: --cleanup removed diskmon-$dm and exited 0 in $elapsed ms without capturing"
