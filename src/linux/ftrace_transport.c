@@ -163,7 +163,7 @@ int dm_ftrace_remove_stale(const char *tracefs, FILE *errf)
         if (rc == 0) {
             removed++;
             fprintf(errf, "diskmon: removed the tracefs instance %s left by diskmon "
-                    "process %ld, which is gone\n", path, pid);
+                    "process %ld, which is no longer running\n", path, pid);
         } else {
             fprintf(errf, "diskmon: cannot remove the leftover tracefs instance %s: "
                     "%s\n", path, strerror(-rc));
