@@ -19,7 +19,7 @@ passed=0 failed=0 skipped=0
 note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -110,9 +110,10 @@ if build asan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=address,unde
         run_ctest asan -E 'linux_load'
 fi
 
-# --- TSan: the threaded parts (ring, pipeline through replay) ----------------
+# --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
+# live source: its reader thread against stop() and the printer) ------------
 if build tsan -DDM_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DDM_SANITIZE=thread; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli|linux_live|linux_tracefs)$'
 fi
 
 # --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------

@@ -41,8 +41,13 @@ static int parse_u32(const char *s, uint32_t *out)
  * include/linux/kdev_t.h MINORBITS 20). */
 static int disk_entry_matches(const char *entry, uint32_t disk, const char *name)
 {
-    const char *colon = strchr(entry, ':');
+    const char *colon;
     uint32_t num;
+
+    /* "-d /dev/sda" means sda. */
+    if (strncmp(entry, "/dev/", 5) == 0)
+        entry += 5;
+    colon = strchr(entry, ':');
 
     if (name != NULL && name[0] != '\0') {
         if (strcmp(entry, name) == 0)

@@ -13,7 +13,8 @@
 enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
-    O_FORCE, O_CLEANUP, O_HELP, O_VERSION
+    O_FORCE, O_CLEANUP, O_HELP, O_VERSION,
+    O_BACKEND
 };
 
 struct opt_spec {
@@ -34,6 +35,7 @@ static const struct opt_spec specs[] = {
     {O_QUEUE, 0, "queue", 0},       {O_FORCE, 0, "force", 0},
     {O_CLEANUP, 0, "cleanup", 0},   {O_HELP, 'h', "help", 0},
     {O_VERSION, 'V', "version", 0},
+    {O_BACKEND, 0, "backend", 1},
 };
 
 void dm_options_help(FILE *out)
@@ -51,6 +53,7 @@ void dm_options_help(FILE *out)
         "      --force            (Windows) stop a running NT Kernel Logger session first\n"
         "      --cleanup          (Windows) stop a leftover diskmon session and exit\n"
         "      --queue            (Linux) add a Queue column: time before dispatch\n"
+        "      --backend B        (Linux) tracefs (default) or perf: how events are read\n"
         "\n"
         "Filters:\n"
         "  -d, --disk DISK        only this disk: number (Windows), name (sda, loop0)\n"
@@ -269,6 +272,15 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         break;
     case O_VERSION:
         opt->show_version = 1;
+        break;
+    case O_BACKEND:
+        if (strcmp(value, "tracefs") == 0 || strcmp(value, "TRACEFS") == 0)
+            opt->backend = DM_BACKEND_TRACEFS;
+        else if (strcmp(value, "perf") == 0 || strcmp(value, "PERF") == 0)
+            opt->backend = DM_BACKEND_PERF;
+        else
+            return fail(err, errlen, "bad backend '%s' for %s (tracefs or perf)",
+                        value, shown);
         break;
     }
     return 0;

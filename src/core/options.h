@@ -9,6 +9,9 @@
 
 enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
 
+/* --backend (Linux live): how block events are read. */
+enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };
+
 #define DM_MAX_DISK_FILTERS 16
 
 struct dm_options {
@@ -36,6 +39,7 @@ struct dm_options {
     /* live session control (Windows) */
     int force;                    /* --force: stop an existing NT Kernel Logger */
     int cleanup;                  /* --cleanup: stop a leftover diskmon session */
+    enum dm_backend backend;      /* --backend (Linux) */
     /* set by parsing */
     int show_help;
     int show_version;

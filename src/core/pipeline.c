@@ -99,7 +99,9 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
     if (rc != 0) {
         fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
         ops->close(&src);
-        return DM_EXIT_ERROR;
+        /* A source may find a usage mistake only when it opens (-d NAME of
+         * a disk that does not exist). */
+        return rc == DM_EUSAGE ? DM_EXIT_USAGE : DM_EXIT_ERROR;
     }
 
     run = calloc(1, sizeof *run);

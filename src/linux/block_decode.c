@@ -1,40 +1,15 @@
 /*
- * block_decode.c - one perf record of a block tracepoint into a
- * struct dm_blk_sample, every length checked.
- *
- * Record layout for diskmon's sample_type (PERF_SAMPLE_TID | TIME | CPU |
- * RAW; perf_event_open(2), "PERF_RECORD_SAMPLE", fields in that order):
- *
- *     0  perf_event_header { u32 type; u16 misc; u16 size; }
- *     8  u32 pid, u32 tid          PERF_SAMPLE_TID
- *    16  u64 time                  PERF_SAMPLE_TIME
- *    24  u32 cpu, u32 reserved     PERF_SAMPLE_CPU
- *    32  u32 raw_size              PERF_SAMPLE_RAW
- *    36  raw_size bytes: the tracepoint's fields (format file offsets)
+ * block_decode.c - a block tracepoint's raw bytes into a struct
+ * dm_blk_sample, every length checked.
  *
  * The bytes come from the kernel in the host's byte order; they are copied
  * with memcpy into fixed-width integers, never read through a cast pointer.
  */
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "diskmon.h"
 #include "linux/block_decode.h"
-
-#define HDR_SIZE 8u        /* sizeof(struct perf_event_header) */
-#define OFF_PID 8u
-#define OFF_TID 12u
-#define OFF_TIME 16u
-#define OFF_CPU 24u
-#define OFF_RAW_SIZE 32u
-#define OFF_RAW 36u
-/* PERF_RECORD_LOST: header, u64 id, u64 lost (perf_event_open(2)). */
-#define LOST_SIZE 24u
-#define OFF_LOST_COUNT 16u
-/* PERF_RECORD_LOST_SAMPLES: header, u64 lost. */
-#define LOST_SAMPLES_SIZE 16u
-#define OFF_LOST_SAMPLES_COUNT 8u
 
 const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {
     "",
@@ -47,14 +22,9 @@ const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {
     "block_bio_frontmerge",
 };
 
-uint64_t dm_blk_sample_type(void)
-{
-    return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-}
-
-/* perf records and tracepoint payloads are in the host's byte order (unlike
- * ETW data, see core/bytes.h), so these copy native integers out of the
- * possibly unaligned ring bytes. */
+/* Tracepoint payloads are in the host's byte order (unlike ETW data, see
+ * core/bytes.h), so these copy native integers out of the possibly unaligned
+ * ring bytes. */
 static uint16_t rd_u16(const uint8_t *p)
 {
     uint16_t v;
@@ -117,7 +87,7 @@ int dm_blk_decoder_add(struct dm_blk_decoder *d, enum dm_blk_kind kind,
                        size_t errlen)
 {
     const char *event = dm_blk_event_names[kind];
-    const struct dm_tp_field *type, *dev, *sector, *nr, *bytes, *rwbs, *comm;
+    const struct dm_tp_field *type, *pid, *dev, *sector, *nr, *bytes, *rwbs, *comm;
     struct dm_blk_layout *l = &d->layouts[kind];
     int bad = 0;
 
@@ -125,6 +95,7 @@ int dm_blk_decoder_add(struct dm_blk_decoder *d, enum dm_blk_kind kind,
      * sector_t (u64 since Linux 5.2; u32 on older 32-bit kernels), nr_sector
      * and bytes unsigned int (include/trace/events/block.h). */
     type = need_field(fmt, event, "common_type", 2, 2, 0, 0, &bad, err, errlen);
+    pid = need_field(fmt, event, "common_pid", 4, 4, 0, 0, &bad, err, errlen);
     dev = need_field(fmt, event, "dev", 4, 4, 0, 0, &bad, err, errlen);
     sector = need_field(fmt, event, "sector", 8, 4, 0, 0, &bad, err, errlen);
     nr = need_field(fmt, event, "nr_sector", 4, 4, 0, 0, &bad, err, errlen);
@@ -136,13 +107,15 @@ int dm_blk_decoder_add(struct dm_blk_decoder *d, enum dm_blk_kind kind,
     /* Every event shares the common header; a common_type at another offset
      * would mean the formats cannot be trusted. */
     for (int k = 1; k < DM_BLK_KIND_COUNT; k++) {
-        if (d->layouts[k].present && k != (int)kind && d->type_off != type->offset) {
-            snprintf(err, errlen, "tracepoint block/%s: common_type moved", event);
+        if (d->layouts[k].present && k != (int)kind &&
+            (d->type_off != type->offset || d->pid_off != pid->offset)) {
+            snprintf(err, errlen, "tracepoint block/%s: the common header moved", event);
             return DM_EUNSUPPORTED;
         }
     }
     memset(l, 0, sizeof *l);
     d->type_off = type->offset;
+    d->pid_off = pid->offset;
     l->id = id;
     l->dev_off = dev->offset;
     l->dev_size = dev->size;
@@ -152,6 +125,7 @@ int dm_blk_decoder_add(struct dm_blk_decoder *d, enum dm_blk_kind kind,
     l->rwbs_off = rwbs->offset;
     l->rwbs_len = rwbs->size;
     l->min_raw = max_u32(type->offset + type->size, dev->offset + dev->size);
+    l->min_raw = max_u32(l->min_raw, pid->offset + pid->size);
     l->min_raw = max_u32(l->min_raw, sector->offset + sector->size);
     l->min_raw = max_u32(l->min_raw, nr->offset + nr->size);
     l->min_raw = max_u32(l->min_raw, rwbs->offset + rwbs->size);
@@ -216,21 +190,15 @@ void dm_blk_classify(const char *rwbs, uint32_t nr_sector, char *op,
     }
 }
 
-static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
-                         size_t len, struct dm_blk_sample *out)
+int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
+                      size_t len, struct dm_blk_sample *out)
 {
     const struct dm_blk_layout *l = NULL;
-    const uint8_t *raw;
-    uint32_t raw_size;
     uint16_t type;
     int kind;
 
-    if (len < OFF_RAW)
+    if (len < (uint64_t)d->type_off + 2)
         return DM_ECORRUPT;
-    raw_size = rd_u32(rec + OFF_RAW_SIZE);
-    if (raw_size > len - OFF_RAW || raw_size < (uint64_t)d->type_off + 2)
-        return DM_ECORRUPT;
-    raw = rec + OFF_RAW;
     type = rd_u16(raw + d->type_off);
     for (kind = 1; kind < DM_BLK_KIND_COUNT; kind++) {
         if (d->layouts[kind].present && d->layouts[kind].id == type) {
@@ -238,13 +206,10 @@ static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
             break;
         }
     }
-    if (l == NULL || raw_size < l->min_raw)
+    if (l == NULL || len < l->min_raw)
         return DM_ECORRUPT;
 
-    out->pid = rd_u32(rec + OFF_PID);
-    out->tid = rd_u32(rec + OFF_TID);
-    out->time_ns = rd_u64(rec + OFF_TIME);
-    out->cpu = rd_u32(rec + OFF_CPU);
+    out->tid = rd_u32(raw + d->pid_off);
     out->kind = (uint8_t)kind;
     out->dev = rd_u32(raw + l->dev_off);
     out->sector = l->sector_size == 8 ? rd_u64(raw + l->sector_off)
@@ -262,69 +227,5 @@ static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
         out->comm[0] = '\0';
     dm_blk_classify(out->rwbs, out->nr_sector, &out->op, &out->preflush,
                     &out->request);
-    return DM_BLK_REC_SAMPLE;
-}
-
-int dm_blk_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
-                  struct dm_blk_sample *out, uint64_t *lost)
-{
-    uint32_t type;
-
-    if (len < HDR_SIZE || rd_u16(rec + 6) != len)
-        return DM_ECORRUPT;
-    type = rd_u32(rec);
-    switch (type) {
-    case PERF_RECORD_SAMPLE:
-        return decode_sample(d, rec, len, out);
-    case PERF_RECORD_LOST:
-        if (len < LOST_SIZE)
-            return DM_ECORRUPT;
-        *lost += rd_u64(rec + OFF_LOST_COUNT);
-        return DM_BLK_REC_LOST;
-    case PERF_RECORD_LOST_SAMPLES:
-        if (len < LOST_SAMPLES_SIZE)
-            return DM_ECORRUPT;
-        *lost += rd_u64(rec + OFF_LOST_SAMPLES_COUNT);
-        return DM_BLK_REC_LOST;
-    default:
-        return DM_BLK_REC_SKIP;
-    }
-}
-
-int dm_perf_ring_next(const uint8_t *data, uint64_t data_size, uint64_t tail,
-                      uint64_t head, uint8_t *scratch, const uint8_t **rec,
-                      size_t *len)
-{
-    uint64_t avail = head - tail, off;
-    uint8_t hdr[HDR_SIZE];
-    uint16_t size;
-
-    if (avail == 0)
-        return 0;
-    if (avail < HDR_SIZE || avail > data_size)
-        return DM_ECORRUPT;
-    off = tail & (data_size - 1);
-    /* The header itself may be split by the end of the area. */
-    if (off + HDR_SIZE <= data_size) {
-        memcpy(hdr, data + off, HDR_SIZE);
-    } else {
-        size_t first = (size_t)(data_size - off);
-
-        memcpy(hdr, data + off, first);
-        memcpy(hdr + first, data, HDR_SIZE - first);
-    }
-    size = rd_u16(hdr + 6);
-    if (size < HDR_SIZE || size > avail)
-        return DM_ECORRUPT;
-    if (off + size <= data_size) {
-        *rec = data + off;
-    } else {
-        size_t first = (size_t)(data_size - off);
-
-        memcpy(scratch, data + off, first);
-        memcpy(scratch + first, data, size - first);
-        *rec = scratch;
-    }
-    *len = size;
-    return 1;
+    return 0;
 }

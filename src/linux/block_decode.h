@@ -1,10 +1,12 @@
 /*
- * block_decode.h - perf ring records from block tracepoints, decoded.
+ * block_decode.h - one block tracepoint's raw bytes, decoded.
  *
- * The perf ring hands out records of bytes the kernel wrote; this file turns
- * one record into a struct dm_blk_sample after checking every length, using
- * the field offsets read from the tracepoints' format files (tracefs.h). It
- * has no system calls, so the unit tests drive it with hand-made records.
+ * Both transports (perf rings, tracefs instance pages) hand out the same raw
+ * tracepoint bytes: the common header (common_type, common_flags,
+ * common_preempt_count, common_pid), then the event's fields at the offsets
+ * of its format file (tracefs.h). This file turns those bytes into a struct
+ * dm_blk_sample after checking every length. It has no system calls, so the
+ * unit tests drive it with hand-made records.
  */
 #ifndef DM_BLOCK_DECODE_H
 #define DM_BLOCK_DECODE_H
@@ -34,11 +36,6 @@ extern const char *const dm_blk_event_names[DM_BLK_KIND_COUNT];
  * commands, write-zeroes and the like). */
 #define DM_BLK_REQ_OTHER 0xFFu
 
-/* What the perf_event_attr.sample_type of every diskmon event is:
- * PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW.
- * The decoder depends on exactly this set (it fixes the record layout). */
-uint64_t dm_blk_sample_type(void);
-
 /* Where one tracepoint's fields sit in its raw bytes. */
 struct dm_blk_layout {
     uint32_t id;           /* common_type value = the tracepoint id */
@@ -56,6 +53,7 @@ struct dm_blk_layout {
 /* Zero it, then dm_blk_decoder_add each opened tracepoint. */
 struct dm_blk_decoder {
     uint32_t type_off;     /* common_type offset, the same in every event */
+    uint32_t pid_off;      /* common_pid offset, likewise */
     struct dm_blk_layout layouts[DM_BLK_KIND_COUNT];
 };
 
@@ -71,9 +69,9 @@ int dm_blk_decoder_add(struct dm_blk_decoder *d, enum dm_blk_kind kind,
 #define DM_BLK_COMM_MAX 16 /* TASK_COMM_LEN */
 
 struct dm_blk_sample {
-    uint64_t time_ns;      /* PERF_SAMPLE_TIME: CLOCK_MONOTONIC (use_clockid) */
+    uint64_t time_ns;      /* CLOCK_MONOTONIC (perf use_clockid; ftrace mono) */
     uint64_t sector;       /* 512-byte units */
-    uint32_t pid, tid, cpu;
+    uint32_t pid, tid, cpu; /* pid: the thread group (process) id */
     uint32_t dev;          /* kernel dev_t: major = dev >> 20 */
     uint32_t nr_sector;
     uint32_t bytes;        /* valid when has_bytes */
@@ -87,20 +85,15 @@ struct dm_blk_sample {
     char comm[DM_BLK_COMM_MAX + 1];
 };
 
-/* What one record was. Negative values are dm_err codes (malformed). */
-enum dm_blk_rec {
-    DM_BLK_REC_SAMPLE = 1, /* *out holds a block sample */
-    DM_BLK_REC_LOST = 2,   /* *lost was increased by the kernel's count */
-    DM_BLK_REC_SKIP = 3    /* another record type: nothing to do */
-};
-
 /*
- * Decode one whole record (perf_event_header included) of len bytes.
- * Returns enum dm_blk_rec, or DM_ECORRUPT for a short, odd or unknown
- * sample (the caller counts it; nothing past len is ever read).
+ * Decode one tracepoint's raw bytes (raw[0..len)). Sets kind, dev, sector,
+ * nr_sector, bytes, rwbs, comm, op, preflush, request and tid (common_pid,
+ * the thread); the caller sets time_ns, cpu and pid. Returns 0, or
+ * DM_ECORRUPT for a short sample or an event id the decoder does not know
+ * (the caller counts it; nothing past len is ever read).
  */
-int dm_blk_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
-                  struct dm_blk_sample *out, uint64_t *lost);
+int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
+                      size_t len, struct dm_blk_sample *out);
 
 /*
  * Split an rwbs string (blk_fill_rwbs: optional F for a preflush, the op
@@ -110,21 +103,5 @@ int dm_blk_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len
  */
 void dm_blk_classify(const char *rwbs, uint32_t nr_sector, char *op,
                      uint8_t *preflush, uint8_t *request);
-
-/* The scratch buffer dm_perf_ring_next needs: a record is at most 64 KiB
- * (perf_event_header.size is a u16). */
-#define DM_PERF_RECORD_MAX 65536u
-
-/*
- * The next record of a perf ring's data area (data_size bytes, a power of
- * two) between the reader's position tail and the kernel's head. A record
- * that wraps around the end of the area is copied into scratch (at least
- * DM_PERF_RECORD_MAX bytes); otherwise *rec points into data. Returns 1 with
- * *rec and *len set, 0 when tail == head, or DM_ECORRUPT when the positions
- * or the record header are impossible (the reader should then skip to head).
- */
-int dm_perf_ring_next(const uint8_t *data, uint64_t data_size, uint64_t tail,
-                      uint64_t head, uint8_t *scratch, const uint8_t **rec,
-                      size_t *len);
 
 #endif /* DM_BLOCK_DECODE_H */

@@ -49,4 +49,8 @@ void dm_interrupt_clear(void);
  * every other OS (byte-identical output), UTF-8 console. */
 void dm_stdio_init(void);
 
+/* POSIX only: an errno value as a dm_err code (0 stays 0), the one place
+ * that maps them. */
+int dm_err_from_errno(int e);
+
 #endif /* DM_PLATFORM_H */

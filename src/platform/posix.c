@@ -201,3 +201,30 @@ void dm_interrupt_clear(void)
 {
     interrupted = 0;
 }
+
+int dm_err_from_errno(int e)
+{
+    switch (e) {
+    case 0:
+        return 0;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return DM_EACCESS;
+    case ENOENT:
+    case ENODEV:
+    case ENXIO:
+        return DM_ENOTFOUND;
+    case ENOMEM:
+        return DM_ENOMEM;
+    case EEXIST:
+        return DM_EEXISTS;
+    case EIO:
+        return DM_EIO;
+    case ENOSYS:
+    case EOPNOTSUPP:
+        return DM_EUNSUPPORTED;
+    default:
+        return DM_EOS;
+    }
+}

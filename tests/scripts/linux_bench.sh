@@ -1,23 +1,28 @@
 #!/bin/bash
 # linux_bench.sh DISKMON [SECONDS] [ROUNDS] - what watching costs, side by side.
 #
-# Not run by CI. On a loop device over /dev/shm, fio random 4 KiB O_DIRECT
-# reads (libaio, iodepth 32) run SECONDS (default 5) each, ROUNDS times
-# (default 3) in turn:
+# Not run by CI (it needs a quiet machine). On a loop device over /dev/shm,
+# fio random 4 KiB O_DIRECT reads (libaio, iodepth 32) run SECONDS (default
+# 10) each, ROUNDS times (default 5, at least 5 for the medians the README
+# quotes), the configurations interleaved so that noise spreads over all:
 #   alone        fio only
-#   diskmon      diskmon (all disks, text to /dev/null, -s for its counts)
-#   perf record  perf record -e block:block_rq_issue -e block:block_rq_complete
-#                -a -o /dev/shm/perf.data
-#   source only  diskmon --op discard: every request captured, decoded and
-#                paired, but none printed (what the Linux source itself costs)
-# and prints each run's IOPS, the medians, the overhead against fio alone
-# and diskmon's event and lost counts. The configurations alternate so
-# that noise from a shared machine spreads over all of them.
+#   tracefs      diskmon (default backend: a tracefs instance), all disks,
+#                text to /dev/null, -s for its counts
+#   perf         diskmon --backend perf, likewise
+#   perf record  perf record -e block:block_io_start -e block:block_rq_complete
+#                -a -o /dev/shm/...: the same two tracepoints into perf's file
+# It prints each round's IOPS, then a table of medians: IOPS, the share of
+# fio's IOPS kept (ratio to alone), diskmon's lost count and exit code, and
+# diskmon's max RSS (VmHWM from /proc, read just before it is stopped).
+#
+# DM_BENCH_PROFILE=1 adds one more run of fio under the default backend with
+# `perf record -a -g` beside it and prints where the CPU time went, by
+# command and by object (kernel vs diskmon's threads vs fio).
 set -u
 
 DISKMON=${1:?usage: linux_bench.sh DISKMON [SECONDS] [ROUNDS]}
-SECONDS_EACH=${2:-5}
-ROUNDS=${3:-3}
+SECONDS_EACH=${2:-10}
+ROUNDS=${3:-5}
 
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 1; }
 for t in fio perf losetup; do
@@ -31,7 +36,7 @@ cleanup() {
     [ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null
     wait 2>/dev/null
     [ -n "$loop" ] && losetup -d "$loop"
-    rm -rf "$work" /dev/shm/perf.data
+    rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -48,6 +53,14 @@ run_fio() {
         "$work/fio.json"
 }
 
+# start_bg CMD...: run CMD in the background, give it a second to set up.
+start_bg() {
+    "$@" &
+    bgpid=$!
+    sleep 1
+    kill -0 "$bgpid" 2>/dev/null
+}
+
 stop_bg() {
     kill -INT "$bgpid"
     wait "$bgpid"
@@ -57,53 +70,79 @@ stop_bg() {
 }
 
 median() {
-    sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
+        else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-: >"$work/alone" ; : >"$work/diskmon" ; : >"$work/perf" ; : >"$work/source"
-printf '%-6s %12s %12s %12s %12s   %s\n' round alone diskmon "perf record" "source only" \
-    "diskmon events / lost / exit"
+# diskmon_round BACKEND TAG: one fio run under diskmon; appends IOPS, lost,
+# exit code and max RSS (KiB) to $work/TAG.*.
+diskmon_round() {
+    local backend=$1 tag=$2 iops rss lost rc
+    start_bg "$DISKMON" --backend "$backend" -s >/dev/null 2>"$work/$tag.err" ||
+        { cat "$work/$tag.err"; exit 1; }
+    iops=$(run_fio)
+    sleep 0.5
+    rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$bgpid/status")
+    stop_bg
+    rc=$?
+    lost=$(sed -n 's/.*; lost \([0-9]*\) (.*/\1/p' "$work/$tag.err")
+    echo "$iops" >>"$work/$tag.iops"
+    echo "${lost:-?}" >>"$work/$tag.lost"
+    echo "$rc" >>"$work/$tag.rc"
+    echo "${rss:-0}" >>"$work/$tag.rss"
+    grep 'lost (block tracepoints' "$work/$tag.err" >>"$work/$tag.why"
+    echo "$iops"
+}
+
+printf '%-6s %12s %12s %12s %12s\n' round alone tracefs perf "perf record"
 for round in $(seq "$ROUNDS"); do
-    a=$(run_fio)
-
-    "$DISKMON" -s >/dev/null 2>"$work/dm.err" &
-    bgpid=$!
-    sleep 1
-    kill -0 "$bgpid" 2>/dev/null || { cat "$work/dm.err"; exit 1; }
-    d=$(run_fio)
+    a=$(run_fio); echo "$a" >>"$work/alone.iops"
+    t=$(diskmon_round tracefs tracefs)
+    p=$(diskmon_round perf perf)
+    start_bg perf record -q -e block:block_io_start -e block:block_rq_complete -a \
+        -o "$work/perf.data" >/dev/null 2>"$work/rec.err" || { cat "$work/rec.err"; exit 1; }
+    r=$(run_fio)
     sleep 0.5
     stop_bg
-    drc=$?
-    devents=$(sed -n 's/^\([0-9]*\) events in .*/\1/p' "$work/dm.err")
-    dlost=$(sed -n 's/.*; lost \([0-9]*\) (.*/\1/p' "$work/dm.err")
-    grep -q 'dropped unreported)' "$work/dm.err" &&
-        dlost="$dlost ($(sed -n 's/.* \([0-9]*\) dropped unreported).*/\1/p' "$work/dm.err") unreported by the kernel)"
-
-    perf record -q -e block:block_rq_issue -e block:block_rq_complete -a \
-        -o /dev/shm/perf.data >/dev/null 2>"$work/perf.err" &
-    bgpid=$!
-    sleep 1
-    kill -0 "$bgpid" 2>/dev/null || { cat "$work/perf.err"; exit 1; }
-    p=$(run_fio)
-    sleep 0.5
-    stop_bg
-
-    "$DISKMON" --op discard >/dev/null 2>"$work/src.err" &
-    bgpid=$!
-    sleep 1
-    kill -0 "$bgpid" 2>/dev/null || { cat "$work/src.err"; exit 1; }
-    o=$(run_fio)
-    sleep 0.5
-    stop_bg
-
-    echo "$a" >>"$work/alone"; echo "$d" >>"$work/diskmon"; echo "$p" >>"$work/perf"
-    echo "$o" >>"$work/source"
-    printf '%-6s %12s %12s %12s %12s   %s / %s / %s\n' "$round" "$a" "$d" "$p" "$o" \
-        "$devents" "$dlost" "$drc"
+    echo "$r" >>"$work/record.iops"
+    rm -f "$work/perf.data"
+    printf '%-6s %12s %12s %12s %12s\n' "$round" "$a" "$t" "$p" "$r"
 done
-ma=$(median <"$work/alone"); md=$(median <"$work/diskmon"); mp=$(median <"$work/perf")
-mo=$(median <"$work/source")
-printf '%-6s %12s %12s %12s %12s\n' median "$ma" "$md" "$mp" "$mo"
-awk -v a="$ma" -v d="$md" -v p="$mp" -v o="$mo" 'BEGIN {
-    printf "overhead vs fio alone: diskmon %.1f%%, perf record %.1f%%, source only %.1f%%\n",
-           100 * (a - d) / a, 100 * (a - p) / a, 100 * (a - o) / a }'
+
+ma=$(median <"$work/alone.iops")
+echo
+echo "medians of $ROUNDS rounds, fio 4 KiB randread iodepth 32 on $loop (/dev/shm), ${SECONDS_EACH}s each:"
+printf '%-12s %10s %8s %10s %14s %12s\n' config IOPS kept "lost" "exit codes" "max RSS"
+row() { # NAME TAG
+    local m kept lost rcs rss
+    m=$(median <"$work/$2.iops")
+    kept=$(awk -v a="$ma" -v m="$m" 'BEGIN { if (a > 0) printf "%.1f%%", 100 * m / a; else print "?" }')
+    if [ -f "$work/$2.lost" ]; then
+        lost=$(paste -sd, "$work/$2.lost")
+        rcs=$(paste -sd, "$work/$2.rc")
+        rss="$(median <"$work/$2.rss") KiB"
+    else
+        lost=- rcs=- rss=-
+    fi
+    printf '%-12s %10s %8s %10s %14s %12s\n' "$1" "$m" "$kept" "$lost" "$rcs" "$rss"
+}
+row alone alone
+row tracefs tracefs
+row perf perf
+row "perf record" record
+for tag in tracefs perf; do
+    [ -s "$work/$tag.why" ] && { echo "$tag losses:"; sed 's/^/  /' "$work/$tag.why"; }
+done
+
+if [ "${DM_BENCH_PROFILE:-0}" = 1 ]; then
+    echo
+    echo "where the time goes under the default backend (perf record -a -g):"
+    start_bg "$DISKMON" -s >/dev/null 2>"$work/prof.err" || { cat "$work/prof.err"; exit 1; }
+    perf record -q -a -g -o "$work/prof.data" -- sleep "$SECONDS_EACH" >/dev/null 2>&1 &
+    prof=$!
+    run_fio >/dev/null
+    wait "$prof"
+    stop_bg
+    perf report -i "$work/prof.data" --no-children -g none --sort comm,dso --stdio 2>/dev/null |
+        grep -v '^#' | grep -v '^$' | head -25
+fi

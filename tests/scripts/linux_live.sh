@@ -7,7 +7,7 @@
 # exactly once with the right request, sector, length, device name, and
 # dm_dio's pid and process name. Then the same with --queue, the same on
 # the pre-6.5 tracepoints (DM_LINUX_LEGACY=1), and `diskmon | head -n 1`
-# ending quietly. Needs root and perf events: otherwise prints "SKIP: why"
+# ending quietly; all of it on both transports (--backend tracefs, perf). Needs root and perf events: otherwise prints "SKIP: why"
 # and exits 77, except under CI=true (CI runs as root), where that is a
 # failure.
 set -u
@@ -83,7 +83,7 @@ check_csv() {
             case $kind in r) req=Read ;; w) req=Write ;; d) req=Discard ;; esac
         fi
         local want_pid=$pid
-        case $mode:$req in legacy:Flush | legacy:Discard) want_pid=any ;; esac
+        case ${mode%%/*}:$req in legacy:Flush | legacy:Discard) want_pid=any ;; esac
         local n
         n=$(awk -F, -v r="$req" -v o="$off" -v l="$len" -v p="$want_pid" -v d="$name" '
             $5 == r && $12 == o && $13 == l && $4 == d &&
@@ -96,7 +96,7 @@ appears $n times; dm_dio's lines: $(awk -F, -v p="$pid" '$8 == p' "$csv.rows")"
     done
     local mine want=$total
     mine=$(awk -F, -v p="$pid" '$8 == p { n++ } END { print n + 0 }' "$csv.rows")
-    if [ "$mode" = legacy ]; then
+    if [ "${mode%%/*}" = legacy ]; then
         mine=$(awk -F, -v p="$pid" '$8 == p && ($5 == "Read" || $5 == "Write") { n++ }
             END { print n + 0 }' "$csv.rows")
         want=$(printf '%s\n' "${ops[@]}" | grep -c '^[rw]:')
@@ -111,9 +111,9 @@ $(awk -F, -v p="$pid" '$8 == p' "$csv.rows")"
 }
 
 run_case() {
-    local mode=$1
+    local mode="$1/${*: -1}"
     shift
-    local out=$work/$mode.csv err=$work/$mode.err
+    local out=$work/${mode//\//_}.csv err=$work/${mode//\//_}.err
     start_diskmon "$out" "$err" "$@"
     "$DM_DIO" "$loop" "${ops[@]}" >"$work/dio.out" || fail "dm_dio failed"
     local pid
@@ -125,9 +125,12 @@ run_case() {
     check_csv "$out" "$pid" "$mode"
 }
 
-run_case modern
-run_case queue --queue
-DM_LINUX_LEGACY=1 run_case legacy
+# Every case on both transports: the tracefs instance (default) and perf.
+for backend in tracefs perf; do
+    run_case modern --backend "$backend"
+    run_case queue --queue --backend "$backend"
+    DM_LINUX_LEGACY=1 run_case legacy --backend "$backend"
+done
 
 # `diskmon | head -n 1`: head exits after the header; diskmon must notice
 # the closed pipe at its next line, stop quietly and exit 0.
@@ -135,15 +138,19 @@ DM_LINUX_LEGACY=1 run_case legacy
 ( while :; do "$DM_DIO" "$loop" r:0:4096 r:4096:4096 >/dev/null || exit; sleep 0.01; done ) &
 bg="$bg $!"
 start=$(date +%s)
-timeout -s KILL 20 bash -c '"$1" -d "$2" 2>"$3" | head -n 1 >"$4"; echo "${PIPESTATUS[0]}" >"$5"' \
-    _ "$DISKMON" "$name" "$work/head.err" "$work/head.out" "$work/head.rc"
-elapsed=$(( $(date +%s) - start ))
-[ -s "$work/head.rc" ] || fail "diskmon | head -n 1 did not end within 20 s"
-[ "$(cat "$work/head.rc")" = 0 ] || fail "diskmon | head -n 1: exit code $(cat "$work/head.rc"): $(cat "$work/head.err")"
-[ -s "$work/head.err" ] && fail "diskmon | head -n 1 printed on stderr: $(cat "$work/head.err")"
-[ "$elapsed" -le 5 ] || fail "diskmon | head -n 1 took $elapsed s to end"
-grep -q 'Request' "$work/head.out" || fail "head saw no header line: $(cat "$work/head.out")"
-echo "ok: diskmon | head -n 1 ended quietly in ${elapsed}s"
+for backend in tracefs perf; do
+    start=$(date +%s)
+    rm -f "$work/head.rc"
+    timeout -s KILL 20 bash -c '"$1" -d "$2" --backend "$6" 2>"$3" | head -n 1 >"$4"; echo "${PIPESTATUS[0]}" >"$5"' \
+        _ "$DISKMON" "$name" "$work/head.err" "$work/head.out" "$work/head.rc" "$backend"
+    elapsed=$(( $(date +%s) - start ))
+    [ -s "$work/head.rc" ] || fail "$backend: diskmon | head -n 1 did not end within 20 s"
+    [ "$(cat "$work/head.rc")" = 0 ] || fail "$backend: diskmon | head -n 1: exit code $(cat "$work/head.rc"): $(cat "$work/head.err")"
+    [ -s "$work/head.err" ] && fail "$backend: diskmon | head -n 1 printed on stderr: $(cat "$work/head.err")"
+    [ "$elapsed" -le 5 ] || fail "$backend: diskmon | head -n 1 took $elapsed s to end"
+    grep -q 'Request' "$work/head.out" || fail "$backend: head saw no header line: $(cat "$work/head.out")"
+    echo "ok: $backend: diskmon | head -n 1 ended quietly in ${elapsed}s"
+done
 
-echo "linux_live: 4 passed, 0 failed"
+echo "linux_live: 8 passed, 0 failed"
 exit 0

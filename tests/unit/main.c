@@ -28,6 +28,8 @@ extern const struct dmt_case dm_suite_etw[];
 #endif
 #ifdef DM_TEST_LINUX
 extern const struct dmt_case dm_suite_linux[];
+extern const struct dmt_case dm_suite_ftrace_page[];
+extern const struct dmt_case dm_suite_linux_requests[];
 #endif
 
 static const struct {
@@ -45,6 +47,8 @@ static const struct {
 #endif
 #ifdef DM_TEST_LINUX
     {"linux", dm_suite_linux},
+    {"ftrace_page", dm_suite_ftrace_page},
+    {"linux_requests", dm_suite_linux_requests},
 #endif
 };
 

@@ -14,6 +14,7 @@
 #include "diskmon.h"
 #include "dmtest.h"
 #include "linux/block_decode.h"
+#include "linux/perf_ring.h"
 #include "linux/pairing.h"
 #include "linux/tracefs.h"
 
@@ -262,7 +263,7 @@ DM_TEST(decode_io_start)
 
     DM_ASSERT(make_decoder(&d));
     n = make_io_start(rec, 68);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_PERF_REC_SAMPLE);
     DM_ASSERT_EQ_INT(s.kind, DM_BLK_IO_START);
     DM_ASSERT_EQ_INT(s.pid, 4242);
     DM_ASSERT_EQ_INT(s.tid, 4243);
@@ -299,7 +300,7 @@ DM_TEST(decode_rq_complete)
     put32(raw + 24, 8);
     put32(raw + 28, (uint32_t)-5);        /* error -EIO */
     memcpy(raw + 34, "R", 2);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 88, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 88, &s, &lost), DM_PERF_REC_SAMPLE);
     DM_ASSERT_EQ_INT(s.kind, DM_BLK_RQ_COMPLETE);
     DM_ASSERT_EQ_INT(s.dev, 8u << 20);
     DM_ASSERT_EQ_U64(s.sector, 999);
@@ -321,26 +322,26 @@ DM_TEST(decode_short_samples)
     /* Raw part shorter than the last field the layout needs (comm ends at
      * 60). */
     n = make_io_start(rec, 59);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
     /* Exactly long enough is fine. */
     n = make_io_start(rec, 60);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_PERF_REC_SAMPLE);
     /* raw_size says more than the record holds. */
     n = make_io_start(rec, 68);
     put32(rec + 32, 200);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
     /* Record too short for the fixed sample fields. */
     put16(rec + 6, 32);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 32, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 32, &s, &lost), DM_ECORRUPT);
     /* Header size disagrees with the length given. */
     n = make_io_start(rec, 68);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n - 8, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n - 8, &s, &lost), DM_ECORRUPT);
     /* Shorter than a header. */
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 4, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 4, &s, &lost), DM_ECORRUPT);
     /* raw_size too small to hold common_type. */
     n = make_io_start(rec, 68);
     put32(rec + 32, 1);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
 }
 
 DM_TEST(decode_odd_samples)
@@ -355,21 +356,21 @@ DM_TEST(decode_odd_samples)
     /* An id that is none of the opened tracepoints. */
     n = make_io_start(rec, 68);
     put16(rec + 36, 9999);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_ECORRUPT);
     /* rwbs filling its 10 bytes and comm its 16 with no NUL: both end at
      * the field, nothing of the neighbouring bytes leaks in. */
     n = make_io_start(rec, 68);
     memcpy(rec + 36 + 34, "RAAAAAAAAA", 10);
     memcpy(rec + 36 + 44, "0123456789abcdef", 16);
     memcpy(rec + 36 + 60, "XYZW", 4);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_PERF_REC_SAMPLE);
     DM_ASSERT_STR_EQ(s.rwbs, "RAAAAAAAAA");
     DM_ASSERT_STR_EQ(s.comm, "0123456789abcdef");
     DM_ASSERT_EQ_INT(s.request, DM_REQ_READ);
     /* An empty rwbs is an op diskmon does not show. */
     n = make_io_start(rec, 68);
     memset(rec + 36 + 34, 0, 10);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, n, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, n, &s, &lost), DM_PERF_REC_SAMPLE);
     DM_ASSERT_EQ_INT(s.request, DM_BLK_REQ_OTHER);
 }
 
@@ -387,24 +388,24 @@ DM_TEST(decode_lost_and_other_records)
     put16(rec + 6, 24);
     put64(rec + 8, 77);
     put64(rec + 16, 1000);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 24, &s, &lost), DM_BLK_REC_LOST);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 24, &s, &lost), DM_PERF_REC_LOST);
     DM_ASSERT_EQ_U64(lost, 1005);
     put16(rec + 6, 16);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 16, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 16, &s, &lost), DM_ECORRUPT);
     /* PERF_RECORD_LOST_SAMPLES: header, u64 lost. */
     memset(rec, 0, sizeof rec);
     put32(rec, PERF_RECORD_LOST_SAMPLES);
     put16(rec + 6, 16);
     put64(rec + 8, 3);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 16, &s, &lost), DM_BLK_REC_LOST);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 16, &s, &lost), DM_PERF_REC_LOST);
     DM_ASSERT_EQ_U64(lost, 1008);
     put16(rec + 6, 8);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 8, &s, &lost), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 8, &s, &lost), DM_ECORRUPT);
     /* Anything else (here PERF_RECORD_THROTTLE) is skipped. */
     memset(rec, 0, sizeof rec);
     put32(rec, PERF_RECORD_THROTTLE);
     put16(rec + 6, 24);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, rec, 24, &s, &lost), DM_BLK_REC_SKIP);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, rec, 24, &s, &lost), DM_PERF_REC_SKIP);
     DM_ASSERT_EQ_U64(lost, 1008);
 }
 
@@ -517,7 +518,7 @@ DM_TEST(ring_contiguous_and_wrapped)
     DM_ASSERT(got == scratch);
     DM_ASSERT_EQ_U64(len, n);
     DM_ASSERT_MEM_EQ(got, rec, n);
-    DM_ASSERT_EQ_INT(dm_blk_decode(&d, got, len, &s, &lost), DM_BLK_REC_SAMPLE);
+    DM_ASSERT_EQ_INT(dm_perf_decode(&d, got, len, &s, &lost), DM_PERF_REC_SAMPLE);
     DM_ASSERT_STR_EQ(s.comm, "dm_dio");
     DM_ASSERT_EQ_U64(s.sector, 2048);
 

@@ -1,0 +1,402 @@
+/*
+ * linux_source.c - the Linux live source: block tracepoints read through a
+ * transport (transport.h: a private tracefs instance by default, perf as
+ * the fallback), merged across CPUs by time, paired into requests
+ * (requests.h) and handed to the sink.
+ *
+ * One reader thread (run()). Each pass takes in what every CPU's buffer
+ * holds, then merges the CPUs' samples by timestamp with a small heap, so
+ * events come out in time order and starts mostly precede their
+ * completions; the pairing table copes with the rest. Device names are
+ * looked up once per device and cached.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/options.h"
+#include "core/sink.h"
+#include "diskmon.h"
+#include "linux/block_devices.h"
+#include "linux/requests.h"
+#include "linux/tracefs.h"
+#include "linux/transport.h"
+#include "platform/platform.h"
+
+#define NS_PER_MS 1000000ull
+#define WAIT_MS 100                /* most a quiet event waits to be shown */
+#define EXPIRE_EVERY_NS (250 * NS_PER_MS)
+/* Per-CPU buffer: 2 MiB holds about 20,000 events (~100 bytes each), 40 ms
+ * of a 240k IOPS load on one CPU; the total stays under 64 MiB on big
+ * machines. A power of two (perf_event_open(2) needs it). */
+#define RING_BYTES_MAX (2u << 20)
+#define RING_BYTES_MIN (64u << 10)
+#define RING_BYTES_TOTAL (64u << 20)
+#define MAX_CPUS 4096
+#define RELEASE_EVERY 512          /* samples between release() calls */
+
+struct linux_source {
+    char tracefs[128];
+    struct dm_blk_setup setup;
+    struct dm_blk_decoder dec;
+    int legacy;
+    int *cpus;
+    char filter[32 * DM_MAX_DISK_FILTERS]; /* "dev == N || ...", 22 bytes each */
+    const struct dm_blk_transport_ops *tops;
+    void *t;                       /* the transport */
+    int other_ok;                  /* the other backend may be suggested */
+    volatile int stop;
+    struct dm_requests req;
+    struct dm_blk_names names;
+    struct dm_blk_sample *cur;     /* per CPU: its next sample (heap key) */
+    int *heap;                     /* CPU indexes ordered by cur[].time_ns */
+    int heap_n;
+    struct dm_event ev;            /* reused for every emit */
+};
+
+/* "0-3,6,8-9\n" into a list of CPU numbers. Returns the count, or -1. */
+static int parse_cpu_list(const char *s, int *cpus, int max)
+{
+    int n = 0;
+
+    while (*s != '\0' && *s != '\n') {
+        char *end;
+        long a = strtol(s, &end, 10), b;
+
+        if (end == s || a < 0)
+            return -1;
+        b = a;
+        s = end;
+        if (*s == '-') {
+            b = strtol(s + 1, &end, 10);
+            if (end == s + 1 || b < a)
+                return -1;
+            s = end;
+        }
+        for (long c = a; c <= b; c++) {
+            if (n == max)
+                return -1;
+            cpus[n++] = (int)c;
+        }
+        if (*s == ',')
+            s++;
+    }
+    return n;
+}
+
+static int add_tracepoint(struct dm_source *src, struct linux_source *s,
+                          enum dm_blk_kind kind)
+{
+    const char *name = dm_blk_event_names[kind];
+    struct dm_tp_format *fmt = malloc(sizeof *fmt);
+    uint32_t id;
+    int rc;
+
+    if (fmt == NULL)
+        return DM_ENOMEM;
+    rc = dm_tracefs_read_id(s->tracefs, name, &id, src->errmsg, sizeof src->errmsg);
+    if (rc == 0)
+        rc = dm_tracefs_read_format(s->tracefs, name, fmt, src->errmsg,
+                                    sizeof src->errmsg);
+    if (rc == 0)
+        rc = dm_blk_decoder_add(&s->dec, kind, id, fmt, src->errmsg,
+                                sizeof src->errmsg);
+    free(fmt);
+    if (rc == 0)
+        s->setup.kinds[s->setup.n_kinds++] = kind;
+    return rc;
+}
+
+static int choose_tracepoints(struct dm_source *src, struct linux_source *s, int queue)
+{
+    const char *env = getenv("DM_LINUX_LEGACY");
+    int rc;
+
+    s->legacy = !dm_tracefs_has_event(s->tracefs, "block_io_start") ||
+                (env != NULL && strcmp(env, "1") == 0);
+    rc = add_tracepoint(src, s, s->legacy ? DM_BLK_RQ_ISSUE : DM_BLK_IO_START);
+    if (rc == 0)
+        rc = add_tracepoint(src, s, DM_BLK_RQ_COMPLETE);
+    if (rc == 0 && queue)
+        rc = add_tracepoint(src, s, s->legacy ? DM_BLK_RQ_INSERT : DM_BLK_RQ_ISSUE);
+    /* Merges matter only when starts are taken before the scheduler, which
+     * is where requests merge. */
+    if (rc == 0 && (!s->legacy || queue) &&
+        dm_tracefs_has_event(s->tracefs, "block_rq_merge"))
+        rc = add_tracepoint(src, s, DM_BLK_RQ_MERGE);
+    if (rc == 0 && (!s->legacy || queue) &&
+        dm_tracefs_has_event(s->tracefs, "block_bio_frontmerge"))
+        rc = add_tracepoint(src, s, DM_BLK_BIO_FRONTMERGE);
+    return rc;
+}
+
+static int online_cpus(struct dm_source *src, struct linux_source *s)
+{
+    char buf[4096];
+    int n;
+
+    s->cpus = malloc(MAX_CPUS * sizeof *s->cpus);
+    if (s->cpus == NULL)
+        return DM_ENOMEM;
+    if (dm_read_text("/sys/devices/system/cpu/online", buf, sizeof buf) < 0 ||
+        (n = parse_cpu_list(buf, s->cpus, MAX_CPUS)) <= 0) {
+        snprintf(src->errmsg, sizeof src->errmsg,
+                 "cannot read the online CPUs from /sys/devices/system/cpu/online");
+        return DM_EOS;
+    }
+    s->setup.cpus = s->cpus;
+    s->setup.n_cpus = n;
+    s->setup.ring_bytes = RING_BYTES_MAX;
+    while (s->setup.ring_bytes > RING_BYTES_MIN &&
+           s->setup.ring_bytes * (uint64_t)n > RING_BYTES_TOTAL)
+        s->setup.ring_bytes /= 2;
+    s->cur = calloc((size_t)n, sizeof *s->cur);
+    s->heap = malloc((size_t)n * sizeof *s->heap);
+    return s->cur == NULL || s->heap == NULL ? DM_ENOMEM : 0;
+}
+
+/* Open the chosen transport; by default tracefs, falling back to perf with
+ * one note when the instance cannot be made or used. */
+static int open_transport(struct dm_source *src, struct linux_source *s,
+                          enum dm_backend backend)
+{
+    char why[sizeof src->errmsg];
+    int rc;
+
+    if (backend != DM_BACKEND_PERF) {
+        s->tops = &dm_ftrace_transport;
+        rc = s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
+        if (rc == 0 || backend == DM_BACKEND_TRACEFS || rc == DM_ENOMEM) {
+            s->other_ok = 1;
+            return rc;
+        }
+        snprintf(why, sizeof why, "%s", src->errmsg);
+        src->errmsg[0] = '\0';
+        s->tops = &dm_perf_transport;
+        rc = s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
+        if (rc == 0)
+            fprintf(stderr, "diskmon: using perf events, not a tracefs instance (%s)\n",
+                    why);
+        return rc;
+    }
+    s->tops = &dm_perf_transport;
+    s->other_ok = 1;
+    return s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
+}
+
+static int linux_open(struct dm_source *src, const struct dm_options *opt)
+{
+    struct linux_source *s = calloc(1, sizeof *s);
+    uint64_t t0;
+    int rc;
+
+    src->impl = s;
+    src->is_live = 1;
+    if (s == NULL)
+        return DM_ENOMEM;
+    /* -d first: a disk that does not exist is a usage error, whoever runs
+     * diskmon. */
+    rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,
+                       src->errmsg, sizeof src->errmsg);
+    if (rc == 0)
+        rc = dm_tracefs_locate(s->tracefs, sizeof s->tracefs, geteuid() == 0,
+                               src->errmsg, sizeof src->errmsg);
+    if (rc != 0)
+        return rc;
+    if (opt->cleanup) {
+        /* --cleanup: remove what a killed diskmon left, and capture nothing. */
+        if (dm_ftrace_remove_stale(s->tracefs, stderr) == 0)
+            snprintf(src->errmsg, sizeof src->errmsg,
+                     "no leftover tracefs instance under %s/instances", s->tracefs);
+        return DM_ESTOPPED;
+    }
+    dm_ftrace_remove_stale(s->tracefs, stderr);
+    rc = choose_tracepoints(src, s, opt->queue);
+    if (rc == 0)
+        rc = online_cpus(src, s);
+    if (rc != 0)
+        return rc;
+    s->setup.tracefs = s->tracefs;
+    s->setup.dec = &s->dec;
+    s->setup.filter = s->filter;
+    rc = open_transport(src, s, opt->backend);
+    if (rc != 0)
+        return rc;
+    t0 = dm_monotonic_ns();
+    if (dm_requests_init(&s->req, s->legacy, opt->queue, t0) != 0)
+        return DM_ENOMEM;
+    src->start_wall_ns = dm_wall_ns();
+    s->tops->enable(s->t, 1);
+    return 0;
+}
+
+/* ---- the per-CPU merge --------------------------------------------------- */
+
+static int heap_less(const struct linux_source *s, int a, int b)
+{
+    return s->cur[s->heap[a]].time_ns < s->cur[s->heap[b]].time_ns;
+}
+
+static void heap_swap(struct linux_source *s, int a, int b)
+{
+    int t = s->heap[a];
+
+    s->heap[a] = s->heap[b];
+    s->heap[b] = t;
+}
+
+static void heap_down(struct linux_source *s, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+
+        if (l < s->heap_n && heap_less(s, l, m))
+            m = l;
+        if (l + 1 < s->heap_n && heap_less(s, l + 1, m))
+            m = l + 1;
+        if (m == i)
+            return;
+        heap_swap(s, i, m);
+        i = m;
+    }
+}
+
+static void heap_push(struct linux_source *s, int cpu)
+{
+    int i = s->heap_n++;
+
+    s->heap[i] = cpu;
+    while (i > 0 && heap_less(s, i, (i - 1) / 2)) {
+        heap_swap(s, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static int fetch(struct linux_source *s, int cpu)
+{
+    if (!s->tops->next(s->t, cpu, &s->cur[cpu]))
+        return 0;
+    /* The table slot is a likely cache miss (a random key); start loading
+     * it now, the heap work for other CPUs comes first. */
+    dm_pairing_prefetch(&s->req.pairs, s->cur[cpu].dev, s->cur[cpu].sector);
+    return 1;
+}
+
+/*
+ * One pass: take in what the kernel has and feed it, merged by time. With
+ * keep_going, DM_ESTOPPED from the sink does not end the pass (the final
+ * drain after stop). Returns 1 when more is waiting, 0, or DM_ESTOPPED.
+ */
+static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
+{
+    int stopped = 0, since_release = 0, more = s->tops->fill(s->t);
+
+    s->heap_n = 0;
+    for (int c = 0; c < s->setup.n_cpus; c++)
+        if (fetch(s, c))
+            heap_push(s, c);
+    while (s->heap_n > 0) {
+        int cpu = s->heap[0];
+        const struct dm_blk_sample *smp = &s->cur[cpu];
+
+        if (dm_requests_feed(&s->req, smp, &s->ev)) {
+            /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
+            memcpy(s->ev.disk_name, dm_blk_name(&s->names, s->ev.disk),
+                   sizeof s->ev.disk_name);
+            if (dm_sink_emit(sink, &s->ev) == DM_ESTOPPED) {
+                stopped = 1;
+                if (!keep_going)
+                    break;
+            }
+        }
+        if (fetch(s, cpu)) {
+            heap_down(s, 0);
+        } else {
+            s->heap[0] = s->heap[--s->heap_n];
+            heap_down(s, 0);
+        }
+        if (++since_release == RELEASE_EVERY) {
+            s->tops->release(s->t);
+            since_release = 0;
+        }
+    }
+    s->tops->release(s->t);
+    return stopped ? DM_ESTOPPED : more;
+}
+
+static int linux_run(struct dm_source *src, struct dm_sink *sink)
+{
+    struct linux_source *s = src->impl;
+    uint64_t last_expire = dm_monotonic_ns();
+    struct dm_blk_losses losses;
+    int rc = 0, more = 0;
+
+    while (!dm_atomic_load_int(&s->stop) && !dm_sink_stopping(sink)) {
+        uint64_t now;
+
+        if (!more) {
+            rc = s->tops->wait(s->t, WAIT_MS, src->errmsg, sizeof src->errmsg);
+            if (rc != 0)
+                break;
+        }
+        if (dm_atomic_load_int(&s->stop))
+            break;
+        more = drain(s, sink, 0);
+        if (more == DM_ESTOPPED)
+            break;
+        now = dm_monotonic_ns();
+        if (now - last_expire >= EXPIRE_EVERY_NS) {
+            dm_requests_expire(&s->req, now);
+            last_expire = now;
+        }
+    }
+    /* Stop the kernel side, then show what it had already recorded. */
+    s->tops->enable(s->t, 0);
+    while (drain(s, sink, 1) == 1)
+        ;
+    /* The samples' clock is CLOCK_MONOTONIC (perf use_clockid, ftrace
+     * "mono"): the end of the capture is now, not the last sample, which
+     * may be long before on a quiet disk. */
+    dm_requests_finish(&s->req, dm_monotonic_ns());
+    memset(&losses, 0, sizeof losses);
+    losses.backend = s->tops->name;
+    if (s->other_ok)
+        losses.other = s->tops == &dm_perf_transport ? "tracefs" : "perf";
+    s->tops->losses(s->t, &losses, &src->malformed);
+    src->lost_events = dm_requests_report(&s->req, &losses, &s->names, stderr);
+    return rc;
+}
+
+static void linux_stop(struct dm_source *src)
+{
+    struct linux_source *s = src->impl;
+
+    if (s == NULL)
+        return;
+    dm_atomic_store_int(&s->stop, 1);
+    if (s->t != NULL)
+        s->tops->wake(s->t);
+}
+
+static void linux_close(struct dm_source *src)
+{
+    struct linux_source *s = src->impl;
+
+    if (s == NULL)
+        return;
+    if (s->t != NULL)
+        s->tops->close(s->t);
+    dm_requests_free(&s->req);
+    free(s->cpus);
+    free(s->cur);
+    free(s->heap);
+    free(s);
+    src->impl = NULL;
+}
+
+const struct dm_source_ops dm_linux_source = {
+    "linux", linux_open, linux_run, linux_stop, linux_close,
+};
+
+const struct dm_source_ops *const dm_live_source = &dm_linux_source;

@@ -1,0 +1,98 @@
+/*
+ * requests.h - block tracepoint samples into completed requests.
+ *
+ * The transport-independent middle of the Linux source: each decoded
+ * sample (in roughly time order, from either transport) goes in; a struct
+ * dm_event comes out when a request completed. Which tracepoints mean what
+ * (linux-block-facts.md, "Tracepoints"; checked on 6.18):
+ *
+ *   modern (block_io_start exists, Linux 6.5+):
+ *     block_io_start     start time, and the submitter's pid and comm
+ *     block_rq_complete  completion time and the final size
+ *     block_rq_merge, block_bio_frontmerge keep the pairing table right when
+ *                        requests merge
+ *     block_rq_issue     only with --queue: the dispatch time
+ *   legacy (older kernels, or DM_LINUX_LEGACY=1 for the tests):
+ *     block_rq_issue     start time, pid and comm of the dispatching task
+ *     block_rq_complete  completion
+ *     block_rq_insert    only with --queue: when the request was queued
+ *
+ * block_io_done is not used as the completion even where it exists: it
+ * fires after blk_update_request() has set the request's length to zero,
+ * so its nr_sector and bytes are always 0 (seen on 6.18).
+ *
+ * It also keeps, per device, how many requests started and how many of
+ * them completed, so the end-of-run report can say plainly when one disk's
+ * completions did not arrive. No system calls except /proc/PID/comm on
+ * kernels whose start tracepoint has no comm. Single-threaded.
+ */
+#ifndef DM_REQUESTS_H
+#define DM_REQUESTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diskmon.h"
+#include "linux/block_decode.h"
+#include "linux/block_devices.h"
+#include "linux/pairing.h"
+
+#define DM_REQ_MAX_DEVS 32
+
+/* Per device: what started and what completed. */
+struct dm_req_dev {
+    uint32_t dev;
+    uint64_t starts;       /* requests that started (stored in the table) */
+    uint64_t merged;       /* of those, merged into another request */
+    uint64_t matched;      /* of those, completed */
+    uint64_t open_young;   /* at finish: still open, started < 1 s before the end */
+};
+
+struct dm_requests {
+    int legacy;            /* starts are block_rq_issue (see above) */
+    int queue;             /* --queue: record dispatch times */
+    uint64_t t0;           /* capture start: event times are relative to it */
+    struct dm_pairing pairs;
+    struct dm_req_dev devs[DM_REQ_MAX_DEVS];
+    int n_devs;
+};
+
+/* Returns 0 or DM_ENOMEM. */
+int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0);
+void dm_requests_free(struct dm_requests *r);
+
+/*
+ * One sample. Returns 1 when it completed a request: *ev then holds it
+ * (every field but disk_name, which the caller fills), else 0.
+ */
+int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
+                     struct dm_event *ev);
+
+/* Expire old table entries (pairing.h); call now and then with the time. */
+void dm_requests_expire(struct dm_requests *r, uint64_t now_ns);
+
+/* Every sample was fed: close the table at end_ns (the last time seen). */
+void dm_requests_finish(struct dm_requests *r, uint64_t end_ns);
+
+/* What a transport knows about samples it could not deliver. */
+struct dm_blk_losses {
+    const char *backend;      /* "tracefs" or "perf" */
+    const char *other;        /* the backend to suggest, NULL: none */
+    uint64_t kernel_dropped;  /* tracefs: "dropped events"; perf: LOST records */
+    uint64_t kernel_overrun;  /* tracefs: overwritten or missed (page flags) */
+    uint64_t undelivered;     /* perf: counted by the kernel, never delivered */
+};
+
+/*
+ * After dm_requests_finish: the number of requests lost (the unmatched
+ * requests, plus half of the events the kernel dropped beyond those, since
+ * a request that lost both halves costs two events; plus those dropped
+ * with the table full), and on errf one line saying where they came from
+ * (only the counts that are not zero), plus one plain line per device whose
+ * completions largely never arrived, naming it and saying what to do.
+ * Prints nothing and returns 0 when nothing was lost.
+ */
+uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_losses *l,
+                            struct dm_blk_names *names, FILE *errf);
+
+#endif /* DM_REQUESTS_H */

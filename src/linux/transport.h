@@ -1,0 +1,79 @@
+/*
+ * transport.h - how block tracepoint samples get from the kernel to the
+ * Linux source: one implementation per transport.
+ *
+ *   tracefs  (ftrace_transport.c, the default) a private tracefs instance
+ *            whose per-CPU ring buffers are read as binary sub-buffers
+ *   perf     (perf_transport.c) perf_event_open on the tracepoints, one
+ *            mmap'd perf ring per CPU
+ *
+ * Both hand out the same decoded samples, per CPU, in each CPU's time
+ * order; linux_source.c merges the CPUs by time and turns samples into
+ * requests (requests.h). All calls but wake() come from the source's
+ * thread (open and close from the main thread, before and after it runs).
+ */
+#ifndef DM_TRANSPORT_H
+#define DM_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "linux/block_decode.h"
+#include "linux/requests.h"
+
+#define DM_BLK_MAX_KINDS 5        /* tracepoints opened at once */
+
+struct dm_blk_setup {
+    const char *tracefs;          /* where tracefs is mounted */
+    const struct dm_blk_decoder *dec;
+    enum dm_blk_kind kinds[DM_BLK_MAX_KINDS]; /* [0]: the start event */
+    int n_kinds;
+    const char *filter;           /* ftrace filter for -d, "" for none */
+    const int *cpus;              /* online CPUs */
+    int n_cpus;
+    uint64_t ring_bytes;          /* per-CPU buffer size */
+};
+
+struct dm_blk_transport_ops {
+    const char *name;             /* "tracefs" or "perf" */
+    /* Set everything up, events still off. On failure returns a negative
+     * dm_err with a message in err, and has released what it made. */
+    int (*open)(void **t, const struct dm_blk_setup *s, char *err, size_t errlen);
+    /* Start (1) or stop (0) recording. perf switches completions on before
+     * starts and off after them; tracefs switches the instance as a whole.
+     * Either way a request cut by an edge is not counted as lost (a
+     * completion in the first seconds without its start, or a start still
+     * open at the end: requests.h). */
+    void (*enable)(void *t, int on);
+    /* Sleep until data may be there, wake() was called or timeout_ms
+     * passed. Returns 0 or DM_EOS (message in err). */
+    int (*wait)(void *t, int timeout_ms, char *err, size_t errlen);
+    /* Take in what the kernel has now. Returns nonzero when more was left
+     * than one pass holds (call again without waiting). */
+    int (*fill)(void *t);
+    /* The next sample of CPU index cpu (0..n_cpus-1) in this pass: 1 with
+     * *out set, 0 when this CPU has no more in the pass. */
+    int (*next)(void *t, int cpu, struct dm_blk_sample *out);
+    /* The samples handed out so far are done with: give the space back. */
+    void (*release)(void *t);
+    /* Any thread: make wait() return now. */
+    void (*wake)(void *t);
+    /* After the last pass: the kernel's losses and the malformed records. */
+    void (*losses)(void *t, struct dm_blk_losses *l, uint64_t *malformed);
+    /* Release everything; the kernel side is gone afterwards (no instance,
+     * no perf events). Safe on a half-opened transport. */
+    void (*close)(void *t);
+};
+
+extern const struct dm_blk_transport_ops dm_ftrace_transport;
+extern const struct dm_blk_transport_ops dm_perf_transport;
+
+/*
+ * Remove tracefs instances named diskmon-PID whose process is gone (a
+ * diskmon killed with SIGKILL), saying so on errf for each. Returns how many
+ * were removed.
+ */
+int dm_ftrace_remove_stale(const char *tracefs, FILE *errf);
+
+#endif /* DM_TRANSPORT_H */

@@ -1,0 +1,387 @@
+/*
+ * test_linux_requests.c - block samples into requests (requests.h), on its
+ * own, with hand-made samples shaped like what kernel 6.18 logs:
+ * the sequences below are those of tests/data/ftrace_*.trace (an empty
+ * preflush from sync: block_io_start "FWS" 0 + 0, then block_rq_complete
+ * "FF" at sector 2^64-1 and "WS" 0 + 0) and of linux-block-facts.md.
+ * Also the end-of-run loss report: which counts it prints, and the plain
+ * line naming a disk whose completions never came.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskmon.h"
+#include "dmtest.h"
+#include "linux/requests.h"
+
+#define MS 1000000ull
+#define T0 (1000 * MS)
+/* A device no system has (major 4000), so its name is "4000:1". */
+#define DEV ((4000u << 20) | 1u)
+
+static struct dm_blk_sample smp(enum dm_blk_kind kind, uint64_t t, const char *rwbs,
+                                uint64_t sector, uint32_t nr, uint32_t pid,
+                                const char *comm)
+{
+    struct dm_blk_sample s;
+
+    memset(&s, 0, sizeof s);
+    s.kind = (uint8_t)kind;
+    s.time_ns = t;
+    s.dev = DEV;
+    s.sector = sector;
+    s.nr_sector = nr;
+    s.pid = pid;
+    s.tid = pid;
+    snprintf(s.rwbs, sizeof s.rwbs, "%s", rwbs);
+    if (comm != NULL) {
+        s.has_comm = 1;
+        snprintf(s.comm, sizeof s.comm, "%s", comm);
+    }
+    dm_blk_classify(s.rwbs, nr, &s.op, &s.preflush, &s.request);
+    return s;
+}
+
+/* Feed one sample; returns what dm_requests_feed returned. */
+static int feed(struct dm_requests *r, struct dm_blk_sample s, struct dm_event *ev)
+{
+    return dm_requests_feed(r, &s, ev);
+}
+
+DM_TEST(modern_write_either_order)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + 10 * MS, "WS", 2048, 8, 77, "dd"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 12 * MS, "WS", 2048, 8, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_WRITE);
+    DM_ASSERT_EQ_U64(ev.time_ns, 12 * MS);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 2 * MS);
+    DM_ASSERT_EQ_U64(ev.byte_offset, 2048 * 512);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 4096);
+    DM_ASSERT_EQ_INT(ev.pid, 77);
+    DM_ASSERT_STR_EQ(ev.process, "dd");
+    DM_ASSERT_EQ_INT(ev.disk, DEV);
+    /* The completion first (it was on another CPU's buffer). */
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 22 * MS, "R", 64, 16, 0, NULL),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + 21 * MS, "R", 64, 16, 78, "cat"),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_READ);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 1 * MS);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 8192);
+    DM_ASSERT_STR_EQ(ev.process, "cat");
+    dm_requests_finish(&r, T0 + 30 * MS);
+    DM_ASSERT_EQ_U64(r.pairs.counts.matched, 2);
+    dm_requests_free(&r);
+}
+
+DM_TEST(modern_empty_preflush_is_one_flush)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+    FILE *f = tmpfile();
+    struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
+    struct dm_blk_names names;
+
+    memset(&names, 0, sizeof names);
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "FWS", 0, 0, 90, "sync"), &ev), 0);
+    /* The flush machinery's own request: no start of its own, ignored. */
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 2 * MS, "FF", UINT64_MAX, 0, 0,
+                                  NULL), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 3 * MS, "WS", 0, 0, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_FLUSH);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 0);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 2 * MS);
+    DM_ASSERT_STR_EQ(ev.process, "sync");
+    dm_requests_finish(&r, T0 + 10 * MS);
+    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, f), 0);
+    DM_ASSERT_EQ_INT(ftell(f), 0);
+    fclose(f);
+    dm_requests_free(&r);
+}
+
+DM_TEST(preflush_with_data_is_a_write)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "FWFS", 500, 8, 91, "jbd2/vda-8"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 2 * MS, "WFS", 500, 8, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_WRITE);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 4096);
+    /* A second, empty completion of the same request (the flush sequence's
+     * post-flush) pairs with nothing and is no loss. */
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 3 * MS, "WFS", 500, 0, 0, NULL),
+                          &ev), 0);
+    dm_requests_finish(&r, T0 + 10 * MS);
+    DM_ASSERT_EQ_U64(r.pairs.counts.expired_dones, 0);
+    DM_ASSERT_EQ_U64(r.pairs.counts.quiet_dones, 1);
+    dm_requests_free(&r);
+}
+
+DM_TEST(legacy_flush_pairs_sector_0_with_minus_1)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 1, 0, T0), 0);
+    /* Legacy starts are block_rq_issue; the flush request is issued at
+     * sector 0 and completes at sector 2^64-1. */
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_ISSUE, T0 + MS, "FF", 0, 0, 12, "kworker/0:1H"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 4 * MS, "FF", UINT64_MAX, 0, 0,
+                                  NULL), &ev), 1);
+    DM_ASSERT_EQ_INT(ev.request, DM_REQ_FLUSH);
+    DM_ASSERT_EQ_U64(ev.byte_offset, 0);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 3 * MS);
+    DM_ASSERT_STR_EQ(ev.process, "kworker/0:1H");
+    dm_requests_free(&r);
+}
+
+DM_TEST(front_merge_moves_the_start)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "W", 1000, 8, 50, "fio"), &ev), 0);
+    /* The bio [992, 1000) joins the front of the request at 1000. */
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_BIO_FRONTMERGE, T0 + 2 * MS, "W", 992, 8, 50, "fio"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 5 * MS, "W", 992, 16, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_U64(ev.byte_offset, 992 * 512);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 16 * 512);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 4 * MS);
+    DM_ASSERT_EQ_INT(ev.pid, 50);
+    dm_requests_finish(&r, T0 + 10 * MS);
+    DM_ASSERT_EQ_U64(r.pairs.counts.in_flight, 0);
+    dm_requests_free(&r);
+}
+
+DM_TEST(back_merge_forgets_the_merged_start)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+    FILE *f = tmpfile();
+    struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
+    struct dm_blk_names names;
+
+    memset(&names, 0, sizeof names);
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "W", 1000, 8, 50, "fio"), &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS + 1, "W", 1008, 8, 50, "fio"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_MERGE, T0 + 2 * MS, "W", 1008, 8, 50, "fio"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 3 * MS, "W", 1000, 16, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(ev.transfer_size, 16 * 512);
+    /* Long after: the merged start is not a request whose completion never
+     * came. */
+    dm_requests_finish(&r, T0 + 60000 * MS);
+    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, f), 0);
+    fclose(f);
+    dm_requests_free(&r);
+}
+
+DM_TEST(queue_time_from_dispatch)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 1, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + 100 * MS, "R", 8, 8, 60, "cat"), &ev),
+                     0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_ISSUE, T0 + 150 * MS, "R", 8, 8, 0, "kworker"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 300 * MS, "R", 8, 8, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT(ev.flags & DM_EV_HAS_QUEUE);
+    DM_ASSERT_EQ_U64(ev.queue_ns, 50 * MS);
+    DM_ASSERT_EQ_U64(ev.duration_ns, 200 * MS);
+    DM_ASSERT_STR_EQ(ev.process, "cat");
+    /* Legacy --queue: starts are block_rq_insert, the dispatch is rq_issue. */
+    dm_requests_free(&r);
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 1, 1, T0), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_INSERT, T0 + 10 * MS, "W", 16, 8, 61, "dd"), &ev),
+                     0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_ISSUE, T0 + 14 * MS, "W", 16, 8, 0, "kworker"),
+                          &ev), 0);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 20 * MS, "W", 16, 8, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_U64(ev.queue_ns, 4 * MS);
+    DM_ASSERT_STR_EQ(ev.process, "dd");
+    dm_requests_free(&r);
+}
+
+/* The report's text, from a fresh tmpfile. */
+static void report_text(struct dm_requests *r, const struct dm_blk_losses *l,
+                        uint64_t *lost, char *buf, size_t cap)
+{
+    FILE *f = tmpfile();
+    struct dm_blk_names names;
+    size_t n;
+
+    memset(&names, 0, sizeof names);
+    *lost = dm_requests_report(r, l, &names, f);
+    rewind(f);
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+DM_TEST(report_names_disk_whose_completions_never_came)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"perf", "tracefs", 0, 0, 598};
+    uint64_t lost;
+    char text[2048];
+
+    /* As on the Firecracker guest: 600 writes start, 2 completions come. */
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    for (uint64_t i = 0; i < 600; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "WS", 8 * i, 8, 70, "dd"), &ev);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 700 * MS, "WS", 0, 8, 0, NULL),
+                          &ev), 1);
+    DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 701 * MS, "WS", 8, 8, 0, NULL),
+                          &ev), 1);
+    dm_requests_finish(&r, T0 + 5000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 598);
+    /* One line says where the losses came from, with no zero counts. */
+    DM_ASSERT(strstr(text, "diskmon: 598 requests lost (block tracepoints via perf: "
+                           "598 events counted by the kernel but never delivered, "
+                           "598 requests whose completion never came)\n") != NULL);
+    DM_ASSERT(strstr(text, " 0 ") == NULL);
+    /* One plain line names the disk and says what to do. */
+    DM_ASSERT(strstr(text, "diskmon: 4000:1: 598 of its 600 requests never showed a "
+                           "completion") != NULL);
+    DM_ASSERT(strstr(text, "try --backend tracefs") != NULL);
+    dm_requests_free(&r);
+}
+
+DM_TEST(report_small_share_and_young_requests_are_quiet)
+{
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
+    uint64_t lost;
+    char text[2048];
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    /* 100 requests complete, 1 never does (old), 5 are still in flight at
+     * the end (younger than the grace): 1 lost, no disk line (1 in 101). */
+    for (uint64_t i = 0; i < 100; i++) {
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "R", 8 * i, 8, 70, "cat"), &ev);
+        DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + i * MS + 1, "R", 8 * i, 8, 0,
+                                      NULL), &ev), 1);
+    }
+    feed(&r, smp(DM_BLK_IO_START, T0 + 200 * MS, "R", 9000, 8, 70, "cat"), &ev);
+    for (uint64_t i = 0; i < 5; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + 4900 * MS + i, "R", 10000 + 8 * i, 8, 70, "cat"),
+             &ev);
+    dm_requests_finish(&r, T0 + 5000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 1);
+    DM_ASSERT_STR_EQ(text, "diskmon: 1 request lost (block tracepoints via tracefs: "
+                           "1 request whose completion never came)\n");
+    /* The kernel's own drops, with nothing unmatched: both halves of each
+     * request went, so 10 events are 5 requests; only those counts shown. */
+    dm_requests_free(&r);
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    l.kernel_dropped = 8;
+    l.kernel_overrun = 2;
+    dm_requests_finish(&r, T0 + MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 5);
+    DM_ASSERT_STR_EQ(text, "diskmon: 5 requests lost (block tracepoints via tracefs: "
+                           "8 events dropped by the kernel with its buffer full, "
+                           "2 events overwritten in the kernel's buffer)\n");
+    dm_requests_free(&r);
+}
+
+DM_TEST(report_drops_and_halves)
+{
+    /* 20 requests: 12 complete; 3 lose their completion, 2 their start (a
+     * completion early in the capture, which counts once the kernel has
+     * dropped events), 3 both halves: 3 + 2 + 2 * 3 = 11 events dropped,
+     * 8 requests lost. */
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"tracefs", "perf", 11, 0, 0};
+    uint64_t lost, i;
+    char text[2048];
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    for (i = 0; i < 12; i++) {
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "R", 8 * i, 8, 70, "fio"), &ev);
+        DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + i * MS + 1, "R", 8 * i, 8, 0,
+                                      NULL), &ev), 1);
+    }
+    for (i = 0; i < 3; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + (20 + i) * MS, "R", 1000 + 8 * i, 8, 70, "fio"),
+             &ev);
+    for (i = 0; i < 2; i++)
+        feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + (30 + i) * MS, "R", 2000 + 8 * i, 8, 0, NULL),
+             &ev);
+    dm_requests_finish(&r, T0 + 5000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 8);
+    DM_ASSERT_STR_EQ(text, "diskmon: 8 requests lost (block tracepoints via tracefs: "
+                           "11 events dropped by the kernel with its buffer full, "
+                           "3 requests whose completion never came, "
+                           "2 completions whose start never came)\n");
+    dm_requests_free(&r);
+}
+
+DM_TEST(report_short_capture_with_undelivered_completions)
+{
+    /* The same, but stopped 1 s after the writes: the starts are younger
+     * than the grace, yet perf says completions were not delivered, so the
+     * disk is still named. */
+    struct dm_requests r;
+    struct dm_event ev;
+    struct dm_blk_losses l = {"perf", "tracefs", 0, 0, 8};
+    uint64_t lost;
+    char text[2048];
+
+    DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+    for (uint64_t i = 0; i < 8; i++)
+        feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "WS", 8 * i, 8, 70, "dd"), &ev);
+    dm_requests_finish(&r, T0 + 1000 * MS);
+    report_text(&r, &l, &lost, text, sizeof text);
+    DM_ASSERT_EQ_U64(lost, 8);
+    DM_ASSERT(strstr(text, "diskmon: 4000:1: 8 of its 8 requests never showed a "
+                           "completion") != NULL);
+    dm_requests_free(&r);
+}
+
+const struct dmt_case dm_suite_linux_requests[] = {
+    {"report_drops_and_halves", report_drops_and_halves},
+    {"report_short_capture_with_undelivered_completions",
+     report_short_capture_with_undelivered_completions},
+    {"modern_write_either_order", modern_write_either_order},
+    {"modern_empty_preflush_is_one_flush", modern_empty_preflush_is_one_flush},
+    {"preflush_with_data_is_a_write", preflush_with_data_is_a_write},
+    {"legacy_flush_pairs_sector_0_with_minus_1", legacy_flush_pairs_sector_0_with_minus_1},
+    {"front_merge_moves_the_start", front_merge_moves_the_start},
+    {"back_merge_forgets_the_merged_start", back_merge_forgets_the_merged_start},
+    {"queue_time_from_dispatch", queue_time_from_dispatch},
+    {"report_names_disk_whose_completions_never_came",
+     report_names_disk_whose_completions_never_came},
+    {"report_small_share_and_young_requests_are_quiet",
+     report_small_share_and_young_requests_are_quiet},
+    {NULL, NULL},
+};
