@@ -43,6 +43,7 @@
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
+#include "platform/platform.h"
 
 /* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
@@ -848,6 +849,37 @@ static struct dm_etl *new_etl(const char *name)
     return etl;
 }
 
+/* Name the real problem before fopen() does: a directory opens on some
+ * systems and then reads as garbage ("bad buffer header at offset 0"), and an
+ * empty file is not damaged, it is empty. */
+static int check_path(const char *path, char *err, size_t errlen)
+{
+    uint64_t size = 0;
+
+    if (path == NULL || path[0] == '\0') {
+        snprintf(err, errlen, "empty file name: give the trace as -r FILE.etl");
+        return DM_EUSAGE;
+    }
+    switch (dm_file_kind(path, &size)) {
+    case DM_FILE_DIRECTORY:
+        snprintf(err, errlen, "%s: is a directory, not an .etl trace file", path);
+        return DM_EOPEN;
+    case DM_FILE_OTHER:
+        snprintf(err, errlen,
+                 "%s: not a regular file (a pipe or a device); diskmon reads "
+                 ".etl traces from files", path);
+        return DM_EOPEN;
+    case DM_FILE_REGULAR:
+        if (size == 0) {
+            snprintf(err, errlen, "%s: is empty (0 bytes), not an .etl trace", path);
+            return DM_ECORRUPT;
+        }
+        return 0;
+    default: /* missing: fopen() says why */
+        return 0;
+    }
+}
+
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
 {
     char local[1];
@@ -859,6 +891,9 @@ int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
         errlen = sizeof local;
     }
     *out = NULL;
+    rc = check_path(path, err, errlen);
+    if (rc < 0)
+        return rc;
     etl = new_etl(path);
     if (etl == NULL) {
         snprintf(err, errlen, "%s: out of memory", path);

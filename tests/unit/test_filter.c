@@ -33,8 +33,16 @@ static struct dm_filter filter_of(const char *const *argv_tail, int n)
     char err[256];
 
     argv[0] = (char *)"diskmon";
-    for (int i = 0; i < n; i++)
-        argv[i + 1] = (char *)argv_tail[i];
+    /* Writable copies that outlive the filter (which points into them);
+     * each call gets fresh ones, up to 8 filters per test. */
+    static char store[8][16][64];
+    static unsigned next;
+    char (*mine)[64] = store[next++ % 8];
+
+    for (int i = 0; i < n && i < 15; i++) {
+        snprintf(mine[i], sizeof mine[i], "%s", argv_tail[i]);
+        argv[i + 1] = mine[i];
+    }
     if (dm_options_parse(&opt, n + 1, argv, err, sizeof err) != 0)
         fprintf(stderr, "unexpected parse error: %s\n", err);
     dm_filter_init(&f, &opt);
