@@ -214,6 +214,8 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->printer.out = out;
     run->printer.fo.format = opt->format;
     run->printer.fo.clock = opt->clock;
+    run->printer.fo.utc = opt->utc;
+    run->printer.fo.tz = src.time_zone;
     run->printer.fo.queue = opt->queue;
     run->printer.fo.show_file = src.has_files;
     run->printer.fo.start_wall_ns = src.start_wall_ns;

@@ -102,6 +102,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     if (rc < 0)
         return rc;
     info = dm_etl_info(r->etl);
+    src->time_zone = info->time_zone; /* --clock: where the trace was taken */
 
     switch (info->reserved_flags) {
     case 0: /* older writers leave it 0; QPC is the default clock */
