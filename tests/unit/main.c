@@ -21,6 +21,7 @@ extern const struct dmt_case dm_suite_lz77[];
 extern const struct dmt_case dm_suite_diskio[];
 extern const struct dmt_case dm_suite_etl[];
 extern const struct dmt_case dm_suite_replay[];
+extern const struct dmt_case dm_suite_files[];
 #ifdef DM_TEST_WIN32
 extern const struct dmt_case dm_suite_etw[];
 #endif
@@ -36,7 +37,7 @@ static const struct {
     {"filter", dm_suite_filter},   {"options", dm_suite_options},
     {"stats", dm_suite_stats},     {"lz77", dm_suite_lz77},
     {"diskio", dm_suite_diskio},   {"etl", dm_suite_etl},
-    {"replay", dm_suite_replay},
+    {"replay", dm_suite_replay},   {"files", dm_suite_files},
 #ifdef DM_TEST_WIN32
     {"etw", dm_suite_etw},
 #endif
