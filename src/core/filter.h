@@ -2,7 +2,9 @@
  * filter.h - which events the user asked to see (-d, --op, -p, -c, -m).
  *
  * Applied on the source thread before the ring, so unwanted events cost no
- * ring space. Pure functions: no state changes after dm_filter_init.
+ * ring space. The filter itself does not change after dm_filter_init; the
+ * only state written is the optional disk census (replay's "-d X matched
+ * nothing" report), through a pointer, on the source thread.
  */
 #ifndef DM_FILTER_H
 #define DM_FILTER_H

@@ -6,7 +6,12 @@
  * thread drains it; this (main) thread waits, watches for Ctrl+C, -t and the
  * progress line, and does the orderly stop: the source is always stopped
  * before anything waits on the printer, so a printer blocked on a full pipe
- * can never keep a kernel session alive.
+ * can never keep a kernel session alive. A printer still blocked after
+ * Ctrl+C and a grace period is left behind; its statistics are taken from
+ * it (printer.h) so the summary still comes out, on errf.
+ *
+ * Never destroy data: an output that is the input trace is refused before
+ * anything opens, and a -o file is created only once the source has opened.
  */
 #include <errno.h>
 #include <inttypes.h>
