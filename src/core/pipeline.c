@@ -170,6 +170,8 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     const char *shown = NULL;
 
     memset(info, 0, sizeof *info);
+    if (out == NULL && opt->output_path == NULL)
+        out = stdout; /* nothing else was named */
     if (output_is_input(opt, out, &shown)) {
         fprintf(errf, "diskmon: %s is the input trace %s: not overwriting it "
                       "(write the output to another file)\n", shown, opt->replay_path);
