@@ -180,11 +180,37 @@ DM_TEST(run_keeps_output_when_input_fails)
     remove(out);
 }
 
+/* Options of another OS's live source are refused with one line naming
+ * the option (main.c turns it into exit status 2). */
+DM_TEST(live_options_of_another_os)
+{
+    struct dm_options opt;
+    const char *why;
+
+    memset(&opt, 0, sizeof opt);
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+#ifdef DM_TEST_WIN32
+    opt.force = 1;
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+    opt.queue = 1;
+    why = dm_live_option_refusal(&opt);
+    DM_ASSERT(why != NULL && strncmp(why, "--queue ", 8) == 0 && strchr(why, '\n') == NULL);
+#else
+    opt.queue = 1;
+    opt.cleanup = 1; /* Linux gives --cleanup its own meaning (issue 10) */
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+    opt.force = 1;
+    why = dm_live_option_refusal(&opt);
+    DM_ASSERT(why != NULL && strncmp(why, "--force ", 8) == 0 && strchr(why, '\n') == NULL);
+#endif
+}
+
 const struct dmt_case dm_suite_files[] = {
     {"identity_same_file_and_hard_link", identity_same_file_and_hard_link},
     {"identity_of_stream", identity_of_stream},
     {"kind_of_paths", kind_of_paths},
     {"run_refuses_output_onto_input", run_refuses_output_onto_input},
     {"run_keeps_output_when_input_fails", run_keeps_output_when_input_fails},
+    {"live_options_of_another_os", live_options_of_another_os},
     {NULL, NULL},
 };
