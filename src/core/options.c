@@ -88,7 +88,7 @@ void dm_options_help(FILE *out)
         "  sudo diskmon -d sda --op write -s     (Linux) writes to sda, then a summary\n"
         "  diskmon -r trace.etl -f csv -o io.csv replay a trace into a CSV file\n"
         "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n"
-        "  diskmon -r trace.etl -c svchost,system  I/O issued by either process\n",
+        "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n",
         out);
 }
 
