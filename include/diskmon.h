@@ -96,6 +96,26 @@ struct dm_event {
     char file[DM_FILE_MAX];
 };
 
+/*
+ * A Windows time-zone rule (TIME_ZONE_INFORMATION, as a trace header records
+ * it), so that replay's --clock shows the local time of the machine the
+ * trace was taken on. Biases in minutes: UTC = local time + bias, plus
+ * standard_bias or daylight_bias depending on the date. The dates follow the
+ * SYSTEMTIME transition rules (core/tz.h).
+ */
+struct dm_tz_date {
+    uint16_t year, month, day_of_week, day, hour, minute, second, milliseconds;
+};
+
+struct dm_time_zone {
+    int valid;                   /* 0: none; --clock uses the OS's local time */
+    int32_t bias;
+    int32_t standard_bias;
+    int32_t daylight_bias;
+    struct dm_tz_date standard_date; /* daylight time ends (local daylight time) */
+    struct dm_tz_date daylight_date; /* daylight time starts (local standard time) */
+};
+
 struct dm_options;
 struct dm_sink;
 
@@ -137,6 +157,8 @@ struct dm_source {
     int is_live;             /* 1: drop when the ring is full; 0: wait */
     int has_files;           /* can name files: text output gets a File column */
     char errmsg[512];
+    /* Replay: the time zone the trace recorded, for --clock. */
+    struct dm_time_zone time_zone;
 };
 
 /* The sources this build has. Live ones exist only on their own OS. */

@@ -13,13 +13,20 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt)
     memset(f, 0, sizeof *f);
     for (int i = 0; i < opt->n_disks && i < DM_MAX_DISK_FILTERS; i++)
         f->disks[i] = opt->disks[i];
-    f->n_disks = opt->n_disks;
+    f->n_disks = opt->n_disks < DM_MAX_DISK_FILTERS ? opt->n_disks : DM_MAX_DISK_FILTERS;
     f->op_mask = opt->op_mask;
-    f->has_pid = opt->has_pid;
-    f->pid = opt->pid;
-    if (opt->comm != NULL)
-        snprintf(f->comm, sizeof f->comm, "%s", opt->comm);
+    for (int i = 0; i < opt->n_pids && i < DM_MAX_PID_FILTERS; i++)
+        f->pids[f->n_pids++] = opt->pids[i];
+    for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++)
+        snprintf(f->comms[f->n_comms++], DM_PROCESS_MAX, "%s", opt->comms[i]);
     f->min_latency_ns = opt->min_latency_ns;
+}
+
+void dm_filter_keep_census(struct dm_filter *f, struct dm_disk_census *census)
+{
+    f->census = census;
+    if (census != NULL)
+        memset(census, 0, sizeof *census);
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -69,6 +76,41 @@ static int disk_entry_matches(const char *entry, uint32_t disk, const char *name
     return parse_u32(entry, &num) && num == disk;
 }
 
+static void disk_text(uint32_t disk, const char *name, char *buf, size_t cap)
+{
+    if (name != NULL && name[0] != '\0')
+        snprintf(buf, cap, "%s", name);
+    else
+        snprintf(buf, cap, "%lu", (unsigned long)disk);
+}
+
+/* Count a disk the first time it is seen, and which -d entries match it. */
+static void census_add(struct dm_disk_census *c, const struct dm_filter *f,
+                       uint32_t disk, const char *name)
+{
+    char text[DM_DISK_NAME_MAX];
+
+    if (name == NULL)
+        name = "";
+    if (c->has_last && c->last_disk == disk && strcmp(c->last_name, name) == 0)
+        return;
+    c->has_last = 1;
+    c->last_disk = disk;
+    snprintf(c->last_name, sizeof c->last_name, "%s", name);
+    disk_text(disk, name, text, sizeof text);
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->names[i], text) == 0)
+            return;
+    for (int i = 0; i < f->n_disks; i++)
+        if (disk_entry_matches(f->disks[i], disk, name))
+            c->entry_matched[i] = 1;
+    if (c->n == DM_CENSUS_MAX) {
+        c->more = 1;
+        return;
+    }
+    memcpy(c->names[c->n++], text, sizeof text);
+}
+
 int dm_filter_disk(const struct dm_filter *f, uint32_t disk, const char *name)
 {
     if (f->n_disks == 0)
@@ -102,16 +144,38 @@ static int comm_matches(const char *want, const char *process)
            eq_nocase(process + wl, ".exe", 4);
 }
 
+static int pid_matches(const struct dm_filter *f, const struct dm_event *ev)
+{
+    if (!(ev->flags & DM_EV_HAS_PID))
+        return 0;
+    for (int i = 0; i < f->n_pids; i++)
+        if (ev->pid == f->pids[i])
+            return 1;
+    return 0;
+}
+
+static int any_comm_matches(const struct dm_filter *f, const struct dm_event *ev)
+{
+    if (!(ev->flags & DM_EV_HAS_PROCESS))
+        return 0;
+    for (int i = 0; i < f->n_comms; i++)
+        if (comm_matches(f->comms[i], ev->process))
+            return 1;
+    return 0;
+}
+
 int dm_filter_match(const struct dm_filter *f, const struct dm_event *ev)
 {
+    /* The census sees every event, before any filter says no. */
+    if (f->census != NULL && f->n_disks > 0)
+        census_add(f->census, f, ev->disk, ev->disk_name);
     if (!(f->op_mask & DM_OP_BIT(ev->request)))
         return 0;
     if (ev->duration_ns < f->min_latency_ns)
         return 0;
-    if (f->has_pid && (!(ev->flags & DM_EV_HAS_PID) || ev->pid != f->pid))
+    if (f->n_pids > 0 && !pid_matches(f, ev))
         return 0;
-    if (f->comm[0] != '\0' &&
-        (!(ev->flags & DM_EV_HAS_PROCESS) || !comm_matches(f->comm, ev->process)))
+    if (f->n_comms > 0 && !any_comm_matches(f, ev))
         return 0;
     return dm_filter_disk(f, ev->disk, ev->disk_name);
 }

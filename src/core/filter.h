@@ -2,7 +2,9 @@
  * filter.h - which events the user asked to see (-d, --op, -p, -c, -m).
  *
  * Applied on the source thread before the ring, so unwanted events cost no
- * ring space. Pure functions: no state changes after dm_filter_init.
+ * ring space. The filter itself does not change after dm_filter_init; the
+ * only state written is the optional disk census (replay's "-d X matched
+ * nothing" report), through a pointer, on the source thread.
  */
 #ifndef DM_FILTER_H
 #define DM_FILTER_H
@@ -10,19 +12,44 @@
 #include "diskmon.h"
 #include "core/options.h"
 
+/*
+ * The disks events came from, whatever the filter said, and which -d entries
+ * matched one of them: after a replay, "-d sda matched nothing; the trace
+ * holds disks 0, 1". Written by the source thread inside dm_filter_match
+ * (only while a disk filter is set, and only on the first event of each
+ * disk), read by the main thread after the source thread was joined.
+ */
+#define DM_CENSUS_MAX 32
+struct dm_disk_census {
+    char names[DM_CENSUS_MAX][DM_DISK_NAME_MAX]; /* Disk column text */
+    int n;
+    int more;                       /* disks beyond DM_CENSUS_MAX */
+    int entry_matched[DM_MAX_DISK_FILTERS];
+    uint32_t last_disk;             /* the disk of the previous event, */
+    char last_name[DM_DISK_NAME_MAX]; /* to skip the search on repeats */
+    int has_last;
+};
+
 struct dm_filter {
     const char *disks[DM_MAX_DISK_FILTERS];
     int n_disks;
     unsigned op_mask;
-    int has_pid;
-    uint32_t pid;
-    char comm[DM_PROCESS_MAX];    /* empty: any */
+    uint32_t pids[DM_MAX_PID_FILTERS];
+    int n_pids;
+    char comms[DM_MAX_COMM_FILTERS][DM_PROCESS_MAX];
+    int n_comms;
     uint64_t min_latency_ns;
+    struct dm_disk_census *census;  /* NULL: not kept */
 };
 
 void dm_filter_init(struct dm_filter *f, const struct dm_options *opt);
 
-/* Nonzero when ev passes every filter. */
+/* From now on, keep *census (cleared here) up to date; NULL stops. */
+void dm_filter_keep_census(struct dm_filter *f, struct dm_disk_census *census);
+
+/* Nonzero when ev passes every filter: within one filter any of the values
+ * given matches (a union); across filters all must match. Also updates the
+ * census, when there is one and a disk filter is set. */
 int dm_filter_match(const struct dm_filter *f, const struct dm_event *ev);
 
 /* Nonzero when the disk filter (if any) accepts a disk, given its number and

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/format.h"
+#include "core/tz.h"
 
 #define NS_PER_US 1000u
 #define NS_PER_SEC 1000000000u
@@ -143,34 +144,71 @@ static void put_ms6(struct out *o, uint64_t ns)
     put_fixed(o, 0, ns / 1000000u, ns % 1000000u, 6);
 }
 
-/* Wall-clock time of an event, local time. date_too adds YYYY-MM-DD. */
+/* The civil time of wall_secs in the clock --clock/--utc asked for: UTC, the
+ * time zone the trace recorded, or (live) the OS's local time. */
+static int civil_of(const struct dm_format_opts *fo, int64_t wall_secs, struct dm_civil *c)
+{
+    struct tm *tm;
+    time_t t;
+
+    if (fo->utc || fo->tz.valid) {
+        int32_t bias = fo->utc ? 0 : dm_tz_bias_minutes(&fo->tz, wall_secs);
+
+        dm_civil_from_seconds(wall_secs - (int64_t)bias * 60, c);
+        return 0;
+    }
+    t = (time_t)wall_secs;
+    /* localtime() is not reentrant, but only the printer thread formats. */
+    tm = localtime(&t);
+    if (tm == NULL)
+        return -1;
+    c->year = tm->tm_year + 1900;
+    c->month = tm->tm_mon + 1;
+    c->day = tm->tm_mday;
+    c->hour = tm->tm_hour;
+    c->minute = tm->tm_min;
+    c->second = tm->tm_sec;
+    return 0;
+}
+
+/* Wall-clock time of an event (see civil_of), to the microsecond.
+ * date_too adds YYYY-MM-DD. */
 static void put_clock(struct out *o, int width, const struct dm_format_opts *fo,
                       const struct dm_event *ev, int date_too)
 {
     uint64_t wall = fo->start_wall_ns + ev->time_ns;
     uint64_t us = (wall % NS_PER_SEC + NS_PER_US / 2) / NS_PER_US;
-    time_t secs = (time_t)(wall / NS_PER_SEC);
-    struct tm *tm;
+    int64_t secs = (int64_t)(wall / NS_PER_SEC);
+    struct dm_civil c;
     char tmp[64];
 
     if (us == 1000000u) { /* rounding carried into the next second */
         secs++;
         us = 0;
     }
-    /* localtime() is not reentrant, but only the printer thread formats. */
-    tm = localtime(&secs);
-    if (tm == NULL) {
+    if (civil_of(fo, secs, &c) != 0) {
         put_pad(o, width, "?");
         return;
     }
     if (date_too)
-        snprintf(tmp, sizeof tmp, "%04d-%02d-%02d %02d:%02d:%02d.%06u",
-                 tm->tm_year + 1900, tm->tm_mon + 1, tm->tm_mday, tm->tm_hour,
-                 tm->tm_min, tm->tm_sec, (unsigned)us);
+        snprintf(tmp, sizeof tmp, "%04d-%02d-%02d %02d:%02d:%02d.%06u", c.year, c.month,
+                 c.day, c.hour, c.minute, c.second, (unsigned)us);
     else
-        snprintf(tmp, sizeof tmp, "%02d:%02d:%02d.%06u", tm->tm_hour, tm->tm_min,
-                 tm->tm_sec, (unsigned)us);
+        snprintf(tmp, sizeof tmp, "%02d:%02d:%02d.%06u", c.hour, c.minute, c.second,
+                 (unsigned)us);
     put_pad(o, width, tmp);
+}
+
+/* ,"time_utc":"YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (RFC 3339), exact. */
+static void put_json_utc(struct out *o, const struct dm_format_opts *fo,
+                         const struct dm_event *ev)
+{
+    uint64_t wall = fo->start_wall_ns + ev->time_ns;
+    struct dm_civil c;
+
+    dm_civil_from_seconds((int64_t)(wall / NS_PER_SEC), &c);
+    putf(o, ",\"time_utc\":\"%04d-%02d-%02dT%02d:%02d:%02d.%09luZ\"", c.year, c.month,
+         c.day, c.hour, c.minute, c.second, (unsigned long)(wall % NS_PER_SEC));
 }
 
 static uint64_t sector_of(const struct dm_event *ev)
@@ -410,6 +448,8 @@ static void json_event(struct out *o, const struct dm_format_opts *fo,
     put_u64(o, seq);
     puts_(o, ",\"time\":");
     put_sec9(o, ev->time_ns);
+    if (fo->utc)
+        put_json_utc(o, fo, ev);
     puts_(o, ",\"duration_ms\":");
     put_ms6(o, ev->duration_ns);
     if (fo->queue && (ev->flags & DM_EV_HAS_QUEUE)) {

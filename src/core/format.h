@@ -17,6 +17,9 @@
 struct dm_format_opts {
     enum dm_format format;
     int clock;               /* wall-clock Time column (text, csv) */
+    int utc;                 /* that clock in UTC; json: a time_utc key */
+    struct dm_time_zone tz;  /* valid: the clock in this zone (replay: the
+                              * trace's); else the OS's local time */
     int queue;               /* Queue column (Linux --queue) */
     int show_file;           /* the source can name files: File column */
     uint64_t start_wall_ns;  /* wall clock at time 0, ns since 1970 */

@@ -12,9 +12,8 @@
 
 enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
-    O_COUNT, O_DURATION, O_CLOCK, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
-    O_FORCE, O_CLEANUP, O_HELP, O_VERSION,
-    O_BACKEND
+    O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
+    O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND
 };
 
 struct opt_spec {
@@ -30,7 +29,8 @@ static const struct opt_spec specs[] = {
     {O_OP, 0, "op", 1},             {O_PID, 'p', "pid", 1},
     {O_COMM, 'c', "comm", 1},       {O_MIN_LATENCY, 'm', "min-latency", 1},
     {O_COUNT, 'n', "count", 1},     {O_DURATION, 't', "duration", 1},
-    {O_CLOCK, 0, "clock", 0},       {O_NO_HEADER, 0, "no-header", 0},
+    {O_CLOCK, 0, "clock", 0},       {O_UTC, 0, "utc", 0},
+    {O_NO_HEADER, 0, "no-header", 0},
     {O_SUMMARY, 's', "summary", 0}, {O_HIST, 0, "hist", 0},
     {O_QUEUE, 0, "queue", 0},       {O_FORCE, 0, "force", 0},
     {O_CLEANUP, 0, "cleanup", 0},   {O_HELP, 'h', "help", 0},
@@ -51,13 +51,13 @@ void dm_options_help(FILE *out)
         "Source:\n"
         "  -r, --replay FILE      read a .etl trace instead of capturing live\n"
         "      --force            (Windows) stop a running NT Kernel Logger session first\n"
-        "      --cleanup          (Windows) stop a leftover diskmon session and exit\n"
+        "      --cleanup          stop a leftover diskmon session and exit\n"
         "      --queue            (Linux) add a Queue column: time before dispatch\n"
         "      --backend B        (Linux) tracefs (default) or perf: how events are read\n"
         "\n"
-        "Filters:\n"
-        "  -d, --disk DISK        only this disk: number (Windows), name (sda, loop0)\n"
-        "                         or MAJ:MIN (Linux); repeat or comma-separate\n"
+        "Filters (each takes a comma list and may be repeated: any value matches):\n"
+        "  -d, --disk DISK        only this disk: number (Windows), name (sda,\n"
+        "                         /dev/sda, loop0) or MAJ:MIN (Linux)\n"
         "      --op LIST          only these requests: read,write,flush,discard\n"
         "  -p, --pid PID          only I/O issued by this process id\n"
         "  -c, --comm NAME        only I/O issued by this process name (any case;\n"
@@ -72,12 +72,15 @@ void dm_options_help(FILE *out)
         "  -f, --format FMT       text (default), csv or json (one object per line)\n"
         "  -o, --output FILE      write events to FILE instead of standard output\n"
         "      --clock            wall-clock Time column instead of seconds since start\n"
+        "                         (replay: the time zone recorded in the trace)\n"
+        "      --utc              wall-clock Time column in UTC; json: a time_utc key\n"
         "      --no-header        no column header line\n"
         "  -s, --summary          at exit, per disk and request: count, bytes, IOPS,\n"
         "                         MB/s, latency p50/p95/p99/max, events lost (stderr)\n"
         "      --hist             at exit, a log2 latency histogram per disk (stderr)\n"
         "  -h, --help             this help\n"
-        "  -V, --version          version\n"
+        "  -V, --version          version, compiler and target\n"
+        "      --                 end of options\n"
         "\n"
         "Exit status: 0 ok, 1 error, 2 bad usage, 3 completed but events were lost.\n"
         "\n"
@@ -86,7 +89,8 @@ void dm_options_help(FILE *out)
         "  diskmon | findstr Write               (Windows) only writes, as they happen\n"
         "  sudo diskmon -d sda --op write -s     (Linux) writes to sda, then a summary\n"
         "  diskmon -r trace.etl -f csv -o io.csv replay a trace into a CSV file\n"
-        "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n",
+        "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n"
+        "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n",
         out);
 }
 
@@ -134,103 +138,129 @@ static int parse_ns(const char *s, double unit_ns, uint64_t *out)
     return 0;
 }
 
-static int parse_ops(const char *s, unsigned *mask)
+static int ascii_lower(int c)
 {
-    char buf[128];
-    char *tok;
-
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    *mask = 0;
-    for (tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
-        int found = 0;
-
-        for (int r = 0; r < DM_REQ_COUNT; r++) {
-            /* Accept the Request column's word in any case. */
-            const char *name = dm_request_names[r];
-            size_t n = strlen(name);
-
-            if (strlen(tok) == n) {
-                size_t i;
-                for (i = 0; i < n; i++)
-                    if ((tok[i] | 0x20) != (name[i] | 0x20))
-                        break;
-                if (i == n) {
-                    *mask |= DM_OP_BIT(r);
-                    found = 1;
-                }
-            }
-        }
-        if (!found)
-            return -1;
-    }
-    return *mask != 0 ? 0 : -1;
+    return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-static int add_disks(struct dm_options *opt, char *value, char *err, size_t errlen)
+/* a and b equal, ignoring ASCII case (enumerated values: -f JSON, --op Write). */
+static int same_word(const char *a, const char *b)
 {
-    /* Comma-separated; the pieces point into argv, which outlives opt. */
+    for (; *a != '\0' && *b != '\0'; a++, b++)
+        if (ascii_lower((unsigned char)*a) != ascii_lower((unsigned char)*b))
+            return 0;
+    return *a == *b;
+}
+
+/*
+ * Split a comma list in place (the commas become NULs) and call one() for
+ * each piece. An empty piece ("a,,b", ",a", "") is an error: it is almost
+ * always a typo, and silently matching nothing would hide it.
+ */
+static int each_piece(char *value, const char *shown, const char *what,
+                      int (*one)(struct dm_options *, char *, const char *, char *, size_t),
+                      struct dm_options *opt, char *err, size_t errlen)
+{
     char *p = value;
 
     for (;;) {
         char *comma = strchr(p, ',');
+        int rc;
 
         if (comma != NULL)
             *comma = '\0';
         if (*p == '\0')
-            return fail(err, errlen, "empty disk name in -d");
-        if (opt->n_disks == DM_MAX_DISK_FILTERS)
-            return fail(err, errlen, "too many disks for -d (at most 16)");
-        opt->disks[opt->n_disks++] = p;
+            return fail(err, errlen, "empty %s in %s", what, shown);
+        rc = one(opt, p, shown, err, errlen);
+        if (rc != 0)
+            return rc;
         if (comma == NULL)
             return 0;
         p = comma + 1;
     }
 }
 
-static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
-                 const char *shown, char *err, size_t errlen)
+static int one_op(struct dm_options *opt, char *tok, const char *shown, char *err,
+                  size_t errlen)
+{
+    for (int r = 0; r < DM_REQ_COUNT; r++) {
+        /* The Request column's word, in any case. */
+        if (same_word(tok, dm_request_names[r])) {
+            opt->op_mask |= DM_OP_BIT(r);
+            return 0;
+        }
+    }
+    return fail(err, errlen, "unknown request '%s' for %s (read, write, flush or discard)",
+                tok, shown);
+}
+
+static int one_disk(struct dm_options *opt, char *tok, const char *shown, char *err,
+                    size_t errlen)
+{
+    if (opt->n_disks == DM_MAX_DISK_FILTERS)
+        return fail(err, errlen, "too many disks for %s (at most %d)", shown,
+                    DM_MAX_DISK_FILTERS);
+    opt->disks[opt->n_disks++] = tok;
+    return 0;
+}
+
+static int one_pid(struct dm_options *opt, char *tok, const char *shown, char *err,
+                   size_t errlen)
 {
     uint64_t v;
 
+    if (parse_u64(tok, &v) != 0 || v > UINT32_MAX)
+        return fail(err, errlen, "bad process id '%s' for %s", tok, shown);
+    if (opt->n_pids == DM_MAX_PID_FILTERS)
+        return fail(err, errlen, "too many process ids for %s (at most %d)", shown,
+                    DM_MAX_PID_FILTERS);
+    opt->pids[opt->n_pids++] = (uint32_t)v;
+    return 0;
+}
+
+static int one_comm(struct dm_options *opt, char *tok, const char *shown, char *err,
+                    size_t errlen)
+{
+    if (opt->n_comms == DM_MAX_COMM_FILTERS)
+        return fail(err, errlen, "too many process names for %s (at most %d)", shown,
+                    DM_MAX_COMM_FILTERS);
+    opt->comms[opt->n_comms++] = tok;
+    return 0;
+}
+
+static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
+                 const char *shown, char *err, size_t errlen)
+{
     switch (sp->id) {
     case O_REPLAY:
+        if (value[0] == '\0')
+            return fail(err, errlen, "empty file name for %s", shown);
         opt->replay_path = value;
         break;
     case O_FORMAT:
-        if (strcmp(value, "text") == 0)
+        if (same_word(value, "text"))
             opt->format = DM_FMT_TEXT;
-        else if (strcmp(value, "csv") == 0)
+        else if (same_word(value, "csv"))
             opt->format = DM_FMT_CSV;
-        else if (strcmp(value, "json") == 0)
+        else if (same_word(value, "json"))
             opt->format = DM_FMT_JSON;
         else
             return fail(err, errlen, "unknown format '%s' for %s (text, csv or json)",
                         value, shown);
         break;
     case O_OUTPUT:
+        if (value[0] == '\0')
+            return fail(err, errlen, "empty file name for %s", shown);
         opt->output_path = value;
         break;
     case O_DISK:
-        return add_disks(opt, value, err, errlen);
+        return each_piece(value, shown, "disk name", one_disk, opt, err, errlen);
     case O_OP:
-        if (parse_ops(value, &opt->op_mask) != 0)
-            return fail(err, errlen,
-                        "bad request list '%s' for %s (read,write,flush,discard)",
-                        value, shown);
-        break;
+        return each_piece(value, shown, "request name", one_op, opt, err, errlen);
     case O_PID:
-        if (parse_u64(value, &v) != 0 || v > UINT32_MAX)
-            return fail(err, errlen, "bad process id '%s' for %s", value, shown);
-        opt->has_pid = 1;
-        opt->pid = (uint32_t)v;
-        break;
+        return each_piece(value, shown, "process id", one_pid, opt, err, errlen);
     case O_COMM:
-        if (value[0] == '\0')
-            return fail(err, errlen, "empty process name for %s", shown);
-        opt->comm = value;
-        break;
+        return each_piece(value, shown, "process name", one_comm, opt, err, errlen);
     case O_MIN_LATENCY:
         if (parse_ns(value, 1e6, &opt->min_latency_ns) != 0)
             return fail(err, errlen, "bad latency '%s' for %s (milliseconds, e.g. 2.5)",
@@ -247,6 +277,10 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
                         value, shown);
         break;
     case O_CLOCK:
+        opt->clock = 1;
+        break;
+    case O_UTC:
+        opt->utc = 1;
         opt->clock = 1;
         break;
     case O_NO_HEADER:
@@ -274,9 +308,9 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         opt->show_version = 1;
         break;
     case O_BACKEND:
-        if (strcmp(value, "tracefs") == 0 || strcmp(value, "TRACEFS") == 0)
+        if (same_word(value, "tracefs"))
             opt->backend = DM_BACKEND_TRACEFS;
-        else if (strcmp(value, "perf") == 0 || strcmp(value, "PERF") == 0)
+        else if (same_word(value, "perf"))
             opt->backend = DM_BACKEND_PERF;
         else
             return fail(err, errlen, "bad backend '%s' for %s (tracefs or perf)",
@@ -286,12 +320,24 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
     return 0;
 }
 
+/* A word that is not an option. diskmon takes none; a trace file name is the
+ * likely slip (`diskmon trace.etl`), so say what was probably meant. */
+static int stray_argument(const char *arg, char *err, size_t errlen)
+{
+    size_t n = strlen(arg);
+
+    if (n > 4 && same_word(arg + n - 4, ".etl"))
+        return fail(err, errlen, "unexpected argument '%s': did you mean -r %s?", arg,
+                    arg);
+    return fail(err, errlen, "unexpected argument '%s'", arg);
+}
+
 int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                      size_t errlen)
 {
+    int end_of_options = 0;
+
     memset(opt, 0, sizeof *opt);
-    opt->op_mask = DM_OP_BIT(DM_REQ_READ) | DM_OP_BIT(DM_REQ_WRITE) |
-                   DM_OP_BIT(DM_REQ_FLUSH) | DM_OP_BIT(DM_REQ_DISCARD);
     err[0] = '\0';
 
     for (int i = 1; i < argc; i++) {
@@ -300,8 +346,12 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         char *value = NULL;
         int rc;
 
-        if (arg[0] != '-' || arg[1] == '\0')
-            return fail(err, errlen, "unexpected argument '%s'", arg);
+        if (end_of_options || arg[0] != '-' || arg[1] == '\0')
+            return stray_argument(arg, err, errlen);
+        if (strcmp(arg, "--") == 0) {
+            end_of_options = 1;
+            continue;
+        }
         if (arg[1] == '-') {
             char *eq = strchr(arg + 2, '=');
             size_t n = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
@@ -339,6 +389,10 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         if (rc != 0)
             return rc;
     }
+    /* --op given: the union of its values; not given: every request. */
+    if (opt->op_mask == 0)
+        opt->op_mask = DM_OP_BIT(DM_REQ_READ) | DM_OP_BIT(DM_REQ_WRITE) |
+                       DM_OP_BIT(DM_REQ_FLUSH) | DM_OP_BIT(DM_REQ_DISCARD);
     if (opt->replay_path != NULL && (opt->force || opt->cleanup))
         return fail(err, errlen, "--force and --cleanup are for live capture, not -r");
     if (opt->replay_path != NULL && opt->queue)

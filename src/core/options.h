@@ -13,6 +13,8 @@ enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
 enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };
 
 #define DM_MAX_DISK_FILTERS 16
+#define DM_MAX_PID_FILTERS 16
+#define DM_MAX_COMM_FILTERS 16
 
 struct dm_options {
     /* source */
@@ -21,9 +23,10 @@ struct dm_options {
     const char *disks[DM_MAX_DISK_FILTERS]; /* -d, as typed: "0", "sda", "8:0" */
     int n_disks;
     unsigned op_mask;             /* --op: DM_OP_BIT set; default read|write|flush|discard */
-    int has_pid;
-    uint32_t pid;                 /* -p */
-    const char *comm;             /* -c, case-insensitive */
+    uint32_t pids[DM_MAX_PID_FILTERS]; /* -p: any of these */
+    int n_pids;
+    const char *comms[DM_MAX_COMM_FILTERS]; /* -c: any of these, case-insensitive */
+    int n_comms;
     uint64_t min_latency_ns;      /* -m MS */
     /* stop conditions */
     uint64_t count;               /* -n; 0 = unlimited */
@@ -32,6 +35,7 @@ struct dm_options {
     enum dm_format format;        /* -f */
     const char *output_path;      /* -o; NULL: stdout */
     int clock;                    /* --clock: wall-clock time column */
+    int utc;                      /* --utc: that clock in UTC (implies clock) */
     int no_header;                /* --no-header */
     int summary;                  /* -s */
     int hist;                     /* --hist */
@@ -49,6 +53,12 @@ struct dm_options {
  * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
  * writing one line (no trailing newline) into err that names the bad
  * argument.
+ *
+ * Every filter (-d, --op, -p, -c) takes a comma-separated list and may be
+ * repeated; all the values given are one union ("any of"). Enumerated values
+ * (-f, --op) are matched in any case. "--" ends the options. The pieces of a
+ * list point into argv (commas are overwritten with NULs), so argv must
+ * outlive opt.
  */
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,
                      char *err, size_t errlen);

@@ -6,7 +6,12 @@
  * thread drains it; this (main) thread waits, watches for Ctrl+C, -t and the
  * progress line, and does the orderly stop: the source is always stopped
  * before anything waits on the printer, so a printer blocked on a full pipe
- * can never keep a kernel session alive.
+ * can never keep a kernel session alive. A printer still blocked after
+ * Ctrl+C and a grace period is left behind; its statistics are taken from
+ * it (printer.h) so the summary still comes out, on errf.
+ *
+ * Never destroy data: an output that is the input trace is refused before
+ * anything opens, and a -o file is created only once the source has opened.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,6 +53,7 @@ static void source_main(void *arg)
 struct run {
     volatile int stop;
     struct dm_filter filter;
+    struct dm_disk_census census;
     struct dm_sink sink;
     struct dm_printer printer;
     struct source_thread st;
@@ -75,17 +81,102 @@ static void progress_erase(FILE *errf)
     fflush(errf);
 }
 
+/* 1 when the file at out_path, or the stream out, is the trace being read:
+ * writing would destroy it. Identity, not spelling: ./t.etl, hard links and
+ * symlinks are caught too (platform.h "Files"). */
+static int output_is_input(const struct dm_options *opt, FILE *out, const char **shown)
+{
+    struct dm_file_id in, o;
+
+    if (opt->replay_path == NULL || !dm_file_id_of_path(opt->replay_path, &in))
+        return 0;
+    if (out == NULL) {
+        *shown = opt->output_path;
+        return opt->output_path != NULL && dm_file_id_of_path(opt->output_path, &o) &&
+               o.volume == in.volume && o.index == in.index;
+    }
+    *shown = "standard output";
+    return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
+}
+
+/* 1 MiB of stdio buffer: output goes out in large writes; the printer
+ * flushes it at least every 100 ms. */
+#define OUTPUT_BUFFER (1u << 20)
+
+static FILE *open_output(const char *path, FILE *errf)
+{
+    FILE *out = fopen(path, "wb");
+
+    if (out == NULL) {
+        fprintf(errf, "diskmon: cannot open output file %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
+    return out;
+}
+
+/* After a replay with -d: name the -d entries that matched no disk of the
+ * trace, and the disks it does hold, so `-d sda` on a Windows trace is not a
+ * silent empty result. */
+static void report_unmatched_disks(const struct dm_options *opt,
+                                   const struct dm_disk_census *c, FILE *errf)
+{
+    char list[512];
+    size_t len = 0;
+    int unmatched = 0;
+
+    list[0] = '\0';
+    for (int i = 0; i < opt->n_disks && i < DM_MAX_DISK_FILTERS; i++) {
+        if (c->entry_matched[i])
+            continue;
+        len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
+                                "%s%s", unmatched ? ", " : "", opt->disks[i]);
+        unmatched++;
+        if (len >= sizeof list)
+            break;
+    }
+    if (unmatched == 0)
+        return;
+    fprintf(errf, "diskmon: -d %s matched no disk in %s; ", list, opt->replay_path);
+    if (c->n == 0) {
+        fprintf(errf, "the trace has no disk I/O\n");
+        return;
+    }
+    fprintf(errf, "its disk%s: ", c->n > 1 ? "s are" : " is");
+    for (int i = 0; i < c->n; i++)
+        fprintf(errf, "%s%s", i > 0 ? ", " : "", c->names[i]);
+    fprintf(errf, "%s\n", c->more ? ", ..." : "");
+}
+
 int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
            FILE *out, FILE *errf)
+{
+    struct dm_run_info info;
+
+    return dm_run_ex(opt, ops, out, errf, &info);
+}
+
+int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
+              FILE *out, FILE *errf, struct dm_run_info *info)
 {
     struct dm_source src;
     struct run *run;
     dm_thread *source_thr = NULL, *printer_thr = NULL;
     int rc, exit_code = DM_EXIT_OK, printer_joined = 0, progress_shown = 0;
     int show_progress = opt->replay_path != NULL && dm_is_terminal(errf);
-    uint64_t start_ns, last_progress = 0, lost;
+    uint64_t start_ns, last_progress = 0, lost, printed, max_time_ns;
     struct dm_loss loss;
+    FILE *own_out = NULL;
+    const char *shown = NULL;
 
+    memset(info, 0, sizeof *info);
+    if (out == NULL && opt->output_path == NULL)
+        out = stdout; /* nothing else was named */
+    if (output_is_input(opt, out, &shown)) {
+        fprintf(errf, "diskmon: %s is the input trace %s: not overwriting it "
+                      "(write the output to another file)\n", shown, opt->replay_path);
+        return DM_EXIT_USAGE;
+    }
     memset(&src, 0, sizeof src);
     src.ops = ops;
     rc = ops->open(&src, opt);
@@ -103,14 +194,27 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
          * a disk that does not exist). */
         return rc == DM_EUSAGE ? DM_EXIT_USAGE : DM_EXIT_ERROR;
     }
+    /* Only now, with the input known to be readable, may the output file be
+     * created or truncated: a failed run leaves an existing -o file intact. */
+    if (out == NULL) {
+        out = own_out = open_output(opt->output_path, errf);
+        if (out == NULL) {
+            ops->close(&src);
+            return DM_EXIT_ERROR;
+        }
+    }
 
     run = calloc(1, sizeof *run);
     if (run == NULL) {
         fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         ops->close(&src);
+        if (own_out != NULL)
+            fclose(own_out);
         return DM_EXIT_ERROR;
     }
     dm_filter_init(&run->filter, opt);
+    if (!src.is_live && opt->n_disks > 0)
+        dm_filter_keep_census(&run->filter, &run->census);
     run->sink.ring = dm_ring_create(RING_SLOTS);
     run->sink.filter = &run->filter;
     run->sink.wait_when_full = !src.is_live;
@@ -119,6 +223,8 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->printer.out = out;
     run->printer.fo.format = opt->format;
     run->printer.fo.clock = opt->clock;
+    run->printer.fo.utc = opt->utc;
+    run->printer.fo.tz = src.time_zone;
     run->printer.fo.queue = opt->queue;
     run->printer.fo.show_file = src.has_files;
     run->printer.fo.start_wall_ns = src.start_wall_ns;
@@ -192,6 +298,14 @@ join:
                 break;
         }
     }
+    /* A printer left behind still exists: take its results from it (it is
+     * stuck in a write, never inside the statistics, see printer.h). */
+    if (!printer_joined && printer_thr != NULL) {
+        dm_printer_take_results(&run->printer);
+        info->printer_left = 1;
+    }
+    printed = dm_stats_count(run->printer.stats);
+    max_time_ns = run->printer.max_time_ns;
 
     if (run->st.rc != 0 && run->st.rc != DM_ESTOPPED) {
         fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(run->st.rc));
@@ -206,15 +320,28 @@ join:
     loss.source_lost = src.lost_events;
     loss.malformed = src.malformed;
     lost = loss.ring_dropped + loss.source_lost;
-    if (printer_joined && opt->summary)
+    /* The summary goes to errf even when the output is blocked: it describes
+     * the events that reached the printer. */
+    if (opt->summary)
         dm_stats_summary(run->printer.stats, errf,
-                         src.is_live ? dm_monotonic_ns() - start_ns : run->printer.max_time_ns,
+                         src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns,
                          &loss);
-    if (printer_joined && opt->hist) {
+    if (opt->hist) {
         if (opt->summary)
             fputc('\n', errf);
         dm_stats_hist(run->printer.stats, errf);
     }
+    if (info->printer_left) {
+        uint64_t decoded = dm_ring_pushed(run->sink.ring);
+
+        fprintf(errf,
+                "diskmon: the output was blocked: %" PRIu64 " of %" PRIu64
+                " events decoded were never printed\n",
+                decoded > printed ? decoded - printed : 0, decoded);
+    }
+    if (!src.is_live && opt->n_disks > 0 && run->st.rc == 0 &&
+        !dm_atomic_load_int(&run->stop))
+        report_unmatched_disks(opt, &run->census, errf);
     if (lost > 0) {
         fprintf(errf,
                 "diskmon: %" PRIu64 " events lost (%" PRIu64 " dropped because the "
@@ -227,6 +354,12 @@ join:
 out:
     ops->close(&src);
     dm_interrupt_done();
+    if (own_out != NULL && !info->printer_left && fclose(own_out) != 0 &&
+        exit_code != DM_EXIT_ERROR) {
+        fprintf(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+                strerror(errno));
+        exit_code = DM_EXIT_ERROR;
+    }
     if (printer_joined || printer_thr == NULL) {
         dm_stats_destroy(run->printer.stats);
         dm_ring_destroy(run->sink.ring);

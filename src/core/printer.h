@@ -26,6 +26,9 @@ struct dm_printer {
     uint64_t count_limit;        /* -n; 0: none */
     uint64_t time_limit_ns;      /* replay -t, in trace time; 0: none */
     volatile int *stop_flag;     /* set here when -n/-t is reached or output closed */
+    /* Held (1) by the printer while it updates stats and max_time_ns; taken
+     * for good by dm_printer_take_results(). Starts at 0. */
+    volatile int results_lock;
     /* results, read after the thread ended */
     uint64_t printed;
     uint64_t max_time_ns;
@@ -36,5 +39,14 @@ struct dm_printer {
 /* Thread entry point: arg is a struct dm_printer. Returns when the ring is
  * closed and drained, or at once after a write error. */
 void dm_printer_main(void *arg);
+
+/*
+ * Main thread, when the printer is stuck writing to an output nobody reads
+ * (Ctrl+C with a blocked pipe) and must be left behind: waits until the
+ * printer is not updating stats or max_time_ns, then keeps them, so the
+ * summary can be printed from them while the printer thread still exists.
+ * Afterwards the printer no longer touches them.
+ */
+void dm_printer_take_results(struct dm_printer *p);
 
 #endif /* DM_PRINTER_H */

@@ -49,6 +49,13 @@ struct dm_stats {
     uint64_t overflow;               /* events of disks past MAX_DISKS */
 };
 
+/* Rounded to the nearest microsecond, as the text output rounds its seconds
+ * (0.0786839 s is 0.078684 there and 78.684 ms here). */
+static uint64_t round_us(uint64_t ns)
+{
+    return ns / 1000u + (ns % 1000u >= 500u);
+}
+
 static unsigned log2_floor(uint64_t v)
 {
     unsigned e = 0;
@@ -179,7 +186,7 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
     if (ev->duration_ns > r->max_ns)
         r->max_ns = ev->duration_ns;
     r->lat[lat_bucket(ev->duration_ns)]++;
-    us = ev->duration_ns / 1000u;
+    us = round_us(ev->duration_ns); /* the microseconds the text line shows */
     d->log2_us[us == 0 ? 0 : log2_floor(us)]++;
 }
 
@@ -262,7 +269,9 @@ static int sorted_disks(const struct dm_stats *st, struct disk_stats **out)
 
 static void put_ms(FILE *out, uint64_t ns)
 {
-    fprintf(out, " %9" PRIu64 ".%03" PRIu64, ns / 1000000u, (ns % 1000000u) / 1000u);
+    uint64_t us = round_us(ns);
+
+    fprintf(out, " %9" PRIu64 ".%03" PRIu64, us / 1000u, us % 1000u);
 }
 
 void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,

@@ -39,7 +39,8 @@ uint64_t dm_stats_percentile(const struct dm_stats *st, const char *disk,
 void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
                       const struct dm_loss *loss);
 
-/* The --hist histograms, one per disk, latency in microseconds. */
+/* The --hist histograms, one per disk, latency in microseconds rounded to
+ * the nearest one, as the text lines and the -s table round. */
 void dm_stats_hist(const struct dm_stats *st, FILE *out);
 
 #endif /* DM_STATS_H */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "diskmon.h"
+
 struct dm_etl;
 
 /* From TRACE_LOGFILE_HEADER, the payload of the first record. */
@@ -35,6 +37,7 @@ struct dm_etl_info {
     uint64_t start_time;         /* FILETIME of the session start */
     uint64_t header_timestamp;   /* timestamp of the header record: time 0 */
     uint32_t buffers_flagged_lost; /* buffers with BufferFlag EVENTS_LOST/BUFFER_LOST */
+    struct dm_time_zone time_zone; /* TRACE_LOGFILE_HEADER.TimeZone */
 };
 
 /* One record, valid until the next dm_etl_next() call. */

@@ -43,6 +43,7 @@
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
+#include "platform/platform.h"
 
 /* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
@@ -139,6 +140,7 @@ static const unsigned kind_header_size[] = {
 #define TLH_POINTER_SIZE 0x2C
 #define TLH_EVENTS_LOST 0x30
 #define TLH_CPU_MHZ 0x34
+#define TLH_TIME_ZONE 0x40    /* TIME_ZONE_INFORMATION, 0xAC bytes */
 #define TLH_PERF_FREQ 0xF8    /* after TimeZone (0xAC bytes) and a 4-byte pad */
 #define TLH_START_TIME 0x100
 #define TLH_RESERVED_FLAGS 0x108 /* clock type */
@@ -634,6 +636,42 @@ static void sift_up(struct dm_etl *etl, unsigned i)
     h[i] = v;
 }
 
+/* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
+ * headers): LONG Bias @0; WCHAR StandardName[32] @4; SYSTEMTIME StandardDate
+ * @0x44; LONG StandardBias @0x54; WCHAR DaylightName[32] @0x58; SYSTEMTIME
+ * DaylightDate @0x98; LONG DaylightBias @0xA8; 0xAC bytes in all. SYSTEMTIME
+ * is eight WORDs: year, month, day of week, day, hour, minute, second, ms.
+ * The names are not kept: they are resource references ("@tzres.dll,-212"). */
+#define TZI_BIAS 0x00
+#define TZI_STANDARD_DATE 0x44
+#define TZI_STANDARD_BIAS 0x54
+#define TZI_DAYLIGHT_DATE 0x98
+#define TZI_DAYLIGHT_BIAS 0xA8
+
+static void read_systemtime(const uint8_t *p, struct dm_tz_date *d)
+{
+    d->year = dm_le16(p);
+    d->month = dm_le16(p + 2);
+    d->day_of_week = dm_le16(p + 4);
+    d->day = dm_le16(p + 6);
+    d->hour = dm_le16(p + 8);
+    d->minute = dm_le16(p + 10);
+    d->second = dm_le16(p + 12);
+    d->milliseconds = dm_le16(p + 14);
+}
+
+/* p points at 0xAC bytes inside the header payload (checked by the caller's
+ * length check: TLH_SIZE32 covers it). */
+static void read_time_zone(const uint8_t *p, struct dm_time_zone *tz)
+{
+    tz->bias = (int32_t)dm_le32(p + TZI_BIAS);
+    tz->standard_bias = (int32_t)dm_le32(p + TZI_STANDARD_BIAS);
+    tz->daylight_bias = (int32_t)dm_le32(p + TZI_DAYLIGHT_BIAS);
+    read_systemtime(p + TZI_STANDARD_DATE, &tz->standard_date);
+    read_systemtime(p + TZI_DAYLIGHT_DATE, &tz->daylight_date);
+    tz->valid = 1;
+}
+
 /*
  * Parse the trace header record (first in buffer 0): marker, then
  * TRACE_LOGFILE_HEADER fields into etl->info.
@@ -681,6 +719,7 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     etl->info.reserved_flags = dm_le32(p + TLH_RESERVED_FLAGS + wide);
     etl->info.buffers_lost = dm_le32(p + TLH_BUFFERS_LOST + wide);
     etl->info.header_timestamp = rec->timestamp;
+    read_time_zone(p + TLH_TIME_ZONE + wide, &etl->info.time_zone);
 
     /* perf_freq is the rate of the record timestamps, which depends on the
      * session's clock [MS-wnode]: QPC ticks (PerfFreq), FILETIME units, or
@@ -849,6 +888,37 @@ static struct dm_etl *new_etl(const char *name)
     return etl;
 }
 
+/* Name the real problem before fopen() does: a directory opens on some
+ * systems and then reads as garbage ("bad buffer header at offset 0"), and an
+ * empty file is not damaged, it is empty. */
+static int check_path(const char *path, char *err, size_t errlen)
+{
+    uint64_t size = 0;
+
+    if (path == NULL || path[0] == '\0') {
+        snprintf(err, errlen, "empty file name: give the trace as -r FILE.etl");
+        return DM_EUSAGE;
+    }
+    switch (dm_file_kind(path, &size)) {
+    case DM_FILE_DIRECTORY:
+        snprintf(err, errlen, "%s: is a directory, not an .etl trace file", path);
+        return DM_EOPEN;
+    case DM_FILE_OTHER:
+        snprintf(err, errlen,
+                 "%s: not a regular file (a pipe or a device); diskmon reads "
+                 ".etl traces from files", path);
+        return DM_EOPEN;
+    case DM_FILE_REGULAR:
+        if (size == 0) {
+            snprintf(err, errlen, "%s: is empty (0 bytes), not an .etl trace", path);
+            return DM_ECORRUPT;
+        }
+        return 0;
+    default: /* missing: fopen() says why */
+        return 0;
+    }
+}
+
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
 {
     char local[1];
@@ -860,6 +930,9 @@ int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
         errlen = sizeof local;
     }
     *out = NULL;
+    rc = check_path(path, err, errlen);
+    if (rc < 0)
+        return rc;
     etl = new_etl(path);
     if (etl == NULL) {
         snprintf(err, errlen, "%s: out of memory", path);

@@ -100,6 +100,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     if (rc < 0)
         return rc;
     info = dm_etl_info(r->etl);
+    src->time_zone = info->time_zone; /* --clock: where the trace was taken */
 
     /* Timestamps tick at info->perf_freq, which the reader derives from the
      * clock type (10^7 for system time); DiskIo durations are QPC ticks in

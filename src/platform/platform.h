@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct dm_options;
+
 /* Atomics on 64-bit counters and indices. GCC/Clang use __atomic builtins;
  * MSVC uses Interlocked and volatile with /volatile:ms semantics. */
 uint64_t dm_atomic_load_acquire(const volatile uint64_t *p);
@@ -17,6 +19,8 @@ void dm_atomic_store_release(volatile uint64_t *p, uint64_t v);
 void dm_atomic_add(volatile uint64_t *p, uint64_t v);
 int dm_atomic_load_int(const volatile int *p);
 void dm_atomic_store_int(volatile int *p, int v);
+/* Store v, return the old value; a full (acquire and release) barrier. */
+int dm_atomic_exchange_int(volatile int *p, int v);
 
 typedef struct dm_thread dm_thread;
 /* Start fn(arg) on a new thread. Returns 0 or DM_EOS. */
@@ -52,5 +56,40 @@ void dm_stdio_init(void);
 /* POSIX only: an errno value as a dm_err code (0 stays 0), the one place
  * that maps them. */
 int dm_err_from_errno(int e);
+
+/*
+ * Files. diskmon must never overwrite a file it reads (`-r t.etl -o t.etl`),
+ * whatever the spelling (./t.etl, a hard link, a symlink): it compares file
+ * identities, which are the device and inode on POSIX and the volume serial
+ * number and file index on Windows (GetFileInformationByHandle).
+ */
+struct dm_file_id {
+    uint64_t volume;
+    uint64_t index;
+};
+
+/* 1 with *id filled when path names an existing file, 0 when it does not (or
+ * its identity cannot be had: then it cannot be the same file either). */
+int dm_file_id_of_path(const char *path, struct dm_file_id *id);
+/* The same for an open stream (stdout redirected to a file); 0 for a
+ * terminal, a pipe or anything else that is not a file. */
+int dm_file_id_of_stream(FILE *f, struct dm_file_id *id);
+
+enum dm_file_kind {
+    DM_FILE_MISSING = 0,  /* or unreadable metadata: let open() say why */
+    DM_FILE_REGULAR,
+    DM_FILE_DIRECTORY,
+    DM_FILE_OTHER         /* a pipe, a device, a socket */
+};
+/* What path is; *size is set for a regular file. */
+enum dm_file_kind dm_file_kind(const char *path, uint64_t *size);
+
+/*
+ * Live options this OS's live source has no meaning for (--force on Linux,
+ * --queue on Windows): NULL when every option given is fine, else a one-line
+ * reason naming the option, for a usage error (exit 2). The OS answers here,
+ * so the core carries no OS #if and no source table changes shape.
+ */
+const char *dm_live_option_refusal(const struct dm_options *opt);
 
 #endif /* DM_PLATFORM_H */

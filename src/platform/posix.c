@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
+#include <sys/stat.h>
 
+#include "core/options.h"
 #include "diskmon.h"
 #include "platform/platform.h"
 
@@ -43,6 +45,11 @@ int dm_atomic_load_int(const volatile int *p)
 void dm_atomic_store_int(volatile int *p, int v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+int dm_atomic_exchange_int(volatile int *p, int v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
 }
 
 struct dm_thread {
@@ -227,4 +234,57 @@ int dm_err_from_errno(int e)
     default:
         return DM_EOS;
     }
+}
+
+/* ---- files (platform.h "Files") ------------------------------------------ */
+
+static void id_from_stat(const struct stat *st, struct dm_file_id *id)
+{
+    id->volume = (uint64_t)st->st_dev;
+    id->index = (uint64_t)st->st_ino;
+}
+
+int dm_file_id_of_path(const char *path, struct dm_file_id *id)
+{
+    struct stat st;
+
+    /* stat follows symlinks: a link to the trace is the trace. */
+    if (path == NULL || stat(path, &st) != 0)
+        return 0;
+    id_from_stat(&st, id);
+    return 1;
+}
+
+int dm_file_id_of_stream(FILE *f, struct dm_file_id *id)
+{
+    struct stat st;
+
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    id_from_stat(&st, id);
+    return 1;
+}
+
+enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return DM_FILE_MISSING;
+    if (S_ISDIR(st.st_mode))
+        return DM_FILE_DIRECTORY;
+    if (!S_ISREG(st.st_mode))
+        return DM_FILE_OTHER;
+    *size = (uint64_t)st.st_size;
+    return DM_FILE_REGULAR;
+}
+
+/* The live source on POSIX systems is the Linux one (src/linux); elsewhere
+ * there is none and main.c says so before asking. */
+const char *dm_live_option_refusal(const struct dm_options *opt)
+{
+    if (opt->force)
+        return "--force is for Windows (it stops a running NT Kernel Logger "
+               "session); Linux live capture has no such session to take over";
+    return NULL;
 }

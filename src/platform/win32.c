@@ -335,3 +335,80 @@ void dm_stdio_init(void)
         atexit(restore_output_cp);
     }
 }
+
+/* ---- added for issue 8: exchange, file identity, live options ------------ */
+/* (kept together at the end of the file, apart from the rest of the layer) */
+
+#include "core/options.h"
+
+int dm_atomic_exchange_int(volatile int *p, int v)
+{
+    /* int and LONG are both 32 bits on Windows; InterlockedExchange is a
+     * full barrier. */
+    return (int)InterlockedExchange((volatile LONG *)p, (LONG)v);
+}
+
+/* The volume serial number and the 64-bit file index together name one file
+ * on one volume (GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION). */
+static int id_from_handle(HANDLE h, struct dm_file_id *id)
+{
+    BY_HANDLE_FILE_INFORMATION info;
+
+    if (h == INVALID_HANDLE_VALUE || GetFileType(h) != FILE_TYPE_DISK ||
+        !GetFileInformationByHandle(h, &info))
+        return 0;
+    id->volume = info.dwVolumeSerialNumber;
+    id->index = ((uint64_t)info.nFileIndexHigh << 32) | info.nFileIndexLow;
+    return 1;
+}
+
+int dm_file_id_of_path(const char *path, struct dm_file_id *id)
+{
+    HANDLE h;
+    int ok;
+
+    if (path == NULL)
+        return 0;
+    /* No access right is needed to read the file's information; share
+     * everything so a file another program holds open can still be asked.
+     * BACKUP_SEMANTICS lets a directory open too. The A call takes the same
+     * spelling of the path as fopen() does. */
+    h = CreateFileA(path, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                    NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        return 0;
+    ok = id_from_handle(h, id);
+    CloseHandle(h);
+    return ok;
+}
+
+int dm_file_id_of_stream(FILE *f, struct dm_file_id *id)
+{
+    return id_from_handle((HANDLE)_get_osfhandle(_fileno(f)), id);
+}
+
+enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
+{
+    WIN32_FILE_ATTRIBUTE_DATA data;
+
+    if (!GetFileAttributesExA(path, GetFileExInfoStandard, &data))
+        return DM_FILE_MISSING;
+    if (data.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+        return DM_FILE_DIRECTORY;
+    if (data.dwFileAttributes & FILE_ATTRIBUTE_DEVICE)
+        return DM_FILE_OTHER;
+    *size = ((uint64_t)data.nFileSizeHigh << 32) | data.nFileSizeLow;
+    return DM_FILE_REGULAR;
+}
+
+/* The live source on Windows is ETW (src/etw), which has no dispatch time. */
+const char *dm_live_option_refusal(const struct dm_options *opt)
+{
+    if (opt->queue)
+        return "--queue is for Linux live capture; ETW's DiskIo events carry "
+               "no dispatch time";
+    if (opt->backend != DM_BACKEND_DEFAULT)
+        return "--backend is for Linux live capture (tracefs or perf); "
+               "Windows reads the kernel's ETW session";
+    return NULL;
+}

@@ -25,7 +25,9 @@ check help_exit_0 test "$rc" -eq 0
 check help_on_stdout grep -q -- "--replay FILE" "$TMP/help"
 check help_no_stderr test ! -s "$TMP/err"
 "$DISKMON" -V >"$TMP/ver"; rc=$?
-check version test "$rc" -eq 0 -a "$(cut -d' ' -f1 "$TMP/ver")" = diskmon
+check version test "$rc" -eq 0 -a "$(head -n 1 "$TMP/ver" | cut -d' ' -f1)" = diskmon
+# The second line names the build: compiler and target (this machine's).
+check version_build grep -Eqx "built with (GNU|Clang) [0-9.]+ for $(uname -s) $(uname -m)" "$TMP/ver"
 
 for args in "--bogus" "-f xml" "-n 0" "-r" "extra"; do
     # shellcheck disable=SC2086

@@ -23,6 +23,7 @@ extern const struct dmt_case dm_suite_etl[];
 extern const struct dmt_case dm_suite_replay[];
 extern const struct dmt_case dm_suite_reorder[];
 extern const struct dmt_case dm_suite_forward[];
+extern const struct dmt_case dm_suite_files[];
 #ifdef DM_TEST_WIN32
 extern const struct dmt_case dm_suite_etw[];
 #endif
@@ -41,7 +42,7 @@ static const struct {
     {"stats", dm_suite_stats},     {"lz77", dm_suite_lz77},
     {"diskio", dm_suite_diskio},   {"etl", dm_suite_etl},
     {"replay", dm_suite_replay},   {"reorder", dm_suite_reorder},
-    {"forward", dm_suite_forward},
+    {"forward", dm_suite_forward}, {"files", dm_suite_files},
 #ifdef DM_TEST_WIN32
     {"etw", dm_suite_etw},
 #endif

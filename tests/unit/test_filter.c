@@ -33,8 +33,16 @@ static struct dm_filter filter_of(const char *const *argv_tail, int n)
     char err[256];
 
     argv[0] = (char *)"diskmon";
-    for (int i = 0; i < n; i++)
-        argv[i + 1] = (char *)argv_tail[i];
+    /* Writable copies that outlive the filter (which points into them);
+     * each call gets fresh ones, up to 8 filters per test. */
+    static char store[8][16][64];
+    static unsigned next;
+    char (*mine)[64] = store[next++ % 8];
+
+    for (int i = 0; i < n && i < 15; i++) {
+        snprintf(mine[i], sizeof mine[i], "%s", argv_tail[i]);
+        argv[i + 1] = mine[i];
+    }
     if (dm_options_parse(&opt, n + 1, argv, err, sizeof err) != 0)
         fprintf(stderr, "unexpected parse error: %s\n", err);
     dm_filter_init(&f, &opt);
@@ -128,6 +136,58 @@ DM_TEST(min_latency_ms)
     DM_ASSERT(!dm_filter_match(&f, &fast));
 }
 
+/* Issue 8: within one filter, every value given (comma list or repeated
+ * option) is an alternative; across filters, all must match. */
+DM_TEST(lists_and_repeats_are_unions)
+{
+    const char *a[] = {"-p", "4,144", "--pid", "8", "-c", "msmpeng,SYSTEM", "-c", "fio"};
+    const char *b[] = {"-d", "0,sda", "-d", "8:16", "--op", "read", "--op", "FLUSH"};
+    struct dm_filter f = filter_of(a, 8), g = filter_of(b, 8);
+    struct dm_event sys4 = ev_of(0, "", DM_REQ_READ, 4, "System", 0);
+    struct dm_event mp144 = ev_of(0, "", DM_REQ_READ, 144, "MsMpEng.exe", 0);
+    struct dm_event fio8 = ev_of(0, "", DM_REQ_READ, 8, "fio", 0);
+    struct dm_event fio9 = ev_of(0, "", DM_REQ_READ, 9, "fio", 0);     /* pid not listed */
+    struct dm_event dd4 = ev_of(0, "", DM_REQ_READ, 4, "dd", 0);       /* name not listed */
+    struct dm_event d0 = ev_of(0, "", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event sda = ev_of(UINT32_MAX, "sda", DM_REQ_FLUSH, 0, NULL, 0);
+    struct dm_event sdb = ev_of((8u << 20) | 16u, "sdb", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event sdc = ev_of((8u << 20) | 32u, "sdc", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event w0 = ev_of(0, "", DM_REQ_WRITE, 0, NULL, 0);
+
+    DM_ASSERT(dm_filter_match(&f, &sys4));
+    DM_ASSERT(dm_filter_match(&f, &mp144));
+    DM_ASSERT(dm_filter_match(&f, &fio8));
+    DM_ASSERT(!dm_filter_match(&f, &fio9));
+    DM_ASSERT(!dm_filter_match(&f, &dd4));
+    DM_ASSERT(dm_filter_match(&g, &d0));
+    DM_ASSERT(dm_filter_match(&g, &sda));
+    DM_ASSERT(dm_filter_match(&g, &sdb));
+    DM_ASSERT(!dm_filter_match(&g, &sdc));
+    DM_ASSERT(!dm_filter_match(&g, &w0));
+}
+
+/* The census: which -d entries matched any disk, and every disk seen, even
+ * of events other filters dropped. */
+DM_TEST(census_names_unmatched_entries)
+{
+    const char *a[] = {"-d", "sda,6", "-d", "99", "--op", "write"};
+    struct dm_filter f = filter_of(a, 6);
+    struct dm_disk_census c;
+    struct dm_event r6 = ev_of(6, "", DM_REQ_READ, 0, NULL, 0);
+    struct dm_event w9 = ev_of(9, "", DM_REQ_WRITE, 0, NULL, 0);
+
+    dm_filter_keep_census(&f, &c);
+    DM_ASSERT(!dm_filter_match(&f, &r6)); /* a read: --op drops it */
+    DM_ASSERT(!dm_filter_match(&f, &w9)); /* disk 9: -d drops it */
+    DM_ASSERT(!dm_filter_match(&f, &r6));
+    DM_ASSERT_EQ_INT(c.n, 2);
+    DM_ASSERT_STR_EQ(c.names[0], "6");
+    DM_ASSERT_STR_EQ(c.names[1], "9");
+    DM_ASSERT(!c.entry_matched[0]); /* sda */
+    DM_ASSERT(c.entry_matched[1]);  /* 6 */
+    DM_ASSERT(!c.entry_matched[2]); /* 99 */
+}
+
 const struct dmt_case dm_suite_filter[] = {
     {"no_filter_passes_everything", no_filter_passes_everything},
     {"disk_by_number_name_and_majmin", disk_by_number_name_and_majmin},
@@ -135,5 +195,7 @@ const struct dmt_case dm_suite_filter[] = {
     {"pid_needs_known_pid", pid_needs_known_pid},
     {"comm_case_insensitive_exe_optional", comm_case_insensitive_exe_optional},
     {"min_latency_ms", min_latency_ms},
+    {"lists_and_repeats_are_unions", lists_and_repeats_are_unions},
+    {"census_names_unmatched_entries", census_names_unmatched_entries},
     {NULL, NULL},
 };

@@ -6,13 +6,18 @@
 #include "diskmon.h"
 #include "dmtest.h"
 
+/* argv as a program gets it: writable strings (lists are split in place),
+ * which live until the next parse. */
 static int parse(struct dm_options *opt, char *err, const char *const *args, int n)
 {
+    static char store[32][128];
     char *argv[32];
 
     argv[0] = (char *)"diskmon";
-    for (int i = 0; i < n; i++)
-        argv[i + 1] = (char *)args[i];
+    for (int i = 0; i < n && i < 31; i++) {
+        snprintf(store[i], sizeof store[i], "%s", args[i]);
+        argv[i + 1] = store[i];
+    }
     return dm_options_parse(opt, n + 1, argv, err, 256);
 }
 
@@ -46,9 +51,10 @@ DM_TEST(every_option)
     DM_ASSERT_EQ_INT(o.n_disks, 2);
     DM_ASSERT_STR_EQ(o.disks[1], "2");
     DM_ASSERT_EQ_U64(o.op_mask, 1);
-    DM_ASSERT(o.has_pid);
-    DM_ASSERT_EQ_U64(o.pid, 42);
-    DM_ASSERT_STR_EQ(o.comm, "fio");
+    DM_ASSERT_EQ_INT(o.n_pids, 1);
+    DM_ASSERT_EQ_U64(o.pids[0], 42);
+    DM_ASSERT_EQ_INT(o.n_comms, 1);
+    DM_ASSERT_STR_EQ(o.comms[0], "fio");
     DM_ASSERT_EQ_U64(o.min_latency_ns, 1500000);
     DM_ASSERT_EQ_U64(o.count, 10);
     DM_ASSERT_EQ_U64(o.duration_ns, 2500000000u);
@@ -99,7 +105,7 @@ DM_TEST(bad_input_is_refused)
         {{"-p", "99999999999"}, 2, "99999999999"},
         {{"-m", "fast"}, 2, "fast"},
         {{"-t", "-1"}, 2, "-1"},
-        {{"--op", "read,erase"}, 2, "read,erase"},
+        {{"--op", "read,erase"}, 2, "erase"},
         {{"-r"}, 1, "-r"},
         {{"stray"}, 1, "stray"},
         {{"--summary=yes"}, 1, "summary"},
@@ -126,7 +132,7 @@ DM_TEST(help_text_lists_every_option)
         "--replay", "--format", "--output", "--disk", "--op", "--pid", "--comm",
         "--min-latency", "--count", "--duration", "--clock", "--no-header",
         "--summary", "--hist", "--queue", "--force", "--cleanup", "--help",
-        "--version"};
+        "--version", "--utc"};
     char text[8192];
     FILE *f = tmpfile();
     size_t n;
@@ -141,6 +147,107 @@ DM_TEST(help_text_lists_every_option)
         DM_ASSERT(strstr(text, names[i]) != NULL);
 }
 
+/* Issue 8: every filter takes comma lists and repeats, always as a union. */
+DM_TEST(filters_are_unions_of_lists_and_repeats)
+{
+    static char d1[] = "0,sda", d2[] = "1", p1[] = "4,144", p2[] = "8";
+    static char c1[] = "msmpeng,system", c2[] = "svchost", o1[] = "read", o2[] = "Write,flush";
+    const char *args[] = {"-d", d1, "-d", d2, "-p", p1, "--pid", p2, "-c", c1,
+                          "--comm", c2, "--op", o1, "--op", o2};
+    struct dm_options o;
+    char err[256];
+
+    DM_ASSERT_EQ_INT(parse(&o, err, args, 16), 0);
+    DM_ASSERT_EQ_INT(o.n_disks, 3);
+    DM_ASSERT_STR_EQ(o.disks[0], "0");
+    DM_ASSERT_STR_EQ(o.disks[1], "sda");
+    DM_ASSERT_STR_EQ(o.disks[2], "1");
+    DM_ASSERT_EQ_INT(o.n_pids, 3);
+    DM_ASSERT_EQ_U64(o.pids[0], 4);
+    DM_ASSERT_EQ_U64(o.pids[1], 144);
+    DM_ASSERT_EQ_U64(o.pids[2], 8);
+    DM_ASSERT_EQ_INT(o.n_comms, 3);
+    DM_ASSERT_STR_EQ(o.comms[0], "msmpeng");
+    DM_ASSERT_STR_EQ(o.comms[1], "system");
+    DM_ASSERT_STR_EQ(o.comms[2], "svchost");
+    DM_ASSERT_EQ_U64(o.op_mask, DM_OP_BIT(DM_REQ_READ) | DM_OP_BIT(DM_REQ_WRITE) |
+                                    DM_OP_BIT(DM_REQ_FLUSH));
+}
+
+DM_TEST(enumerated_values_any_case)
+{
+    const char *a[] = {"-f", "JSON", "--op", "WRITE"};
+    const char *b[] = {"--format=Csv"};
+    const char *c[] = {"-f", "TeXt"};
+    struct dm_options o;
+    char err[256];
+
+    DM_ASSERT_EQ_INT(parse(&o, err, a, 4), 0);
+    DM_ASSERT_EQ_INT(o.format, DM_FMT_JSON);
+    DM_ASSERT_EQ_U64(o.op_mask, DM_OP_BIT(DM_REQ_WRITE));
+    DM_ASSERT_EQ_INT(parse(&o, err, b, 1), 0);
+    DM_ASSERT_EQ_INT(o.format, DM_FMT_CSV);
+    DM_ASSERT_EQ_INT(parse(&o, err, c, 2), 0);
+    DM_ASSERT_EQ_INT(o.format, DM_FMT_TEXT);
+}
+
+DM_TEST(double_dash_ends_options)
+{
+    const char *a[] = {"-r", "x.etl", "--"};
+    const char *b[] = {"--", "-n"};
+    struct dm_options o;
+    char err[256];
+
+    DM_ASSERT_EQ_INT(parse(&o, err, a, 3), 0);
+    DM_ASSERT_STR_EQ(o.replay_path, "x.etl");
+    DM_ASSERT_EQ_INT(parse(&o, err, b, 2), DM_EUSAGE);
+    DM_ASSERT_STR_EQ(err, "unexpected argument '-n'");
+}
+
+DM_TEST(utc_implies_clock)
+{
+    const char *a[] = {"--utc"};
+    struct dm_options o;
+    char err[256];
+
+    DM_ASSERT_EQ_INT(parse(&o, err, a, 1), 0);
+    DM_ASSERT(o.utc && o.clock);
+}
+
+/* The exact one-line messages of the findings of issue 8. */
+DM_TEST(findings_messages)
+{
+    static const struct {
+        const char *args[3];
+        int n;
+        const char *message;
+    } bad[] = {
+        {{"trace.etl"}, 1, "unexpected argument 'trace.etl': did you mean -r trace.etl?"},
+        {{"-r", "a.etl", "B.ETL"}, 3, "unexpected argument 'B.ETL': did you mean -r B.ETL?"},
+        {{"-o", ""}, 2, "empty file name for -o"},
+        {{"-r", ""}, 2, "empty file name for -r"},
+        {{"--output="}, 1, "empty file name for --output="},
+        {{"-c", ""}, 2, "empty process name in -c"},
+        {{"-c", "a,,b"}, 2, "empty process name in -c"},
+        {{"-p", "4,"}, 2, "empty process id in -p"},
+        {{"-p", "4,x"}, 2, "bad process id 'x' for -p"},
+        {{"--op", "read,erase"}, 2, "unknown request 'erase' for --op (read, write, flush or discard)"},
+        {{"-f", "xml"}, 2, "unknown format 'xml' for -f (text, csv or json)"},
+    };
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct dm_options o;
+        char err[256];
+        int rc = parse(&o, err, bad[i].args, bad[i].n);
+
+        if (rc != DM_EUSAGE || strcmp(err, bad[i].message) != 0) {
+            dmt_fail_at(__FILE__, __LINE__, "case %u: rc %d, message \"%s\", want \"%s\"",
+                        (unsigned)i, rc, err, bad[i].message);
+            return;
+        }
+    }
+}
+
 const struct dmt_case dm_suite_options[] = {
     {"defaults", defaults},
     {"every_option", every_option},
@@ -148,5 +255,10 @@ const struct dmt_case dm_suite_options[] = {
     {"help_and_version_flags", help_and_version_flags},
     {"bad_input_is_refused", bad_input_is_refused},
     {"help_text_lists_every_option", help_text_lists_every_option},
+    {"filters_are_unions_of_lists_and_repeats", filters_are_unions_of_lists_and_repeats},
+    {"enumerated_values_any_case", enumerated_values_any_case},
+    {"double_dash_ends_options", double_dash_ends_options},
+    {"utc_implies_clock", utc_implies_clock},
+    {"findings_messages", findings_messages},
     {NULL, NULL},
 };

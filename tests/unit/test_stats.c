@@ -2,6 +2,7 @@
  * test_stats.c - the -s summary table and the --hist histogram, byte for
  * byte, with expected values worked out by hand in the comments.
  */
+#include "core/format.h"
 #include "core/stats.h"
 #include "dmtest.h"
 
@@ -97,14 +98,18 @@ DM_TEST(histogram_bars)
     struct dm_stats *st = dm_stats_create();
     char text[4096];
     FILE *f = tmpfile();
-    struct dm_event a = ev_of(0, DM_REQ_READ, 512, 1500);   /* 1 us  -> slot 0 (0-1) */
+    /* Slots hold the microseconds the text line shows, which rounds to the
+     * nearest microsecond: 1499 ns prints 0.000001 s, 1500 ns 0.000002 s. */
+    struct dm_event a = ev_of(0, DM_REQ_READ, 512, 1499);   /* 1 us  -> slot 0 (0-1) */
     struct dm_event b = ev_of(0, DM_REQ_READ, 512, 5000);   /* 5 us  -> slot 2 (4-7) */
-    struct dm_event c = ev_of(0, DM_REQ_READ, 512, 6999);   /* 6 us  -> slot 2 */
+    struct dm_event c = ev_of(0, DM_REQ_READ, 512, 7499);   /* 7 us  -> slot 2 */
+    struct dm_event d = ev_of(0, DM_REQ_READ, 512, 7500);   /* 8 us  -> slot 3 (8-15) */
 
     DM_ASSERT(st != NULL && f != NULL);
     dm_stats_add(st, &a);
     dm_stats_add(st, &b);
     dm_stats_add(st, &c);
+    dm_stats_add(st, &d);
     dm_stats_hist(st, f);
     read_all(f, text, sizeof text);
     fclose(f);
@@ -114,8 +119,55 @@ DM_TEST(histogram_bars)
         "                   usecs : count    distribution\n"
         "         0 -> 1          : 1        |********************                    |\n"
         "         2 -> 3          : 0        |                                        |\n"
-        "         4 -> 7          : 2        |****************************************|\n");
+        "         4 -> 7          : 2        |****************************************|\n"
+        "         8 -> 15         : 1        |********************                    |\n");
     dm_stats_destroy(st);
+}
+
+/* Issue 8: the summary rounds where the text rounds. A flush of 0.0786839 s
+ * is 0.078684 in the text line, so 78.684 ms in the summary (it was 78.683,
+ * truncated); 0.0786834 s is 0.078683 and 78.683 ms. */
+DM_TEST(summary_rounds_like_text)
+{
+    static const struct {
+        uint64_t ns;
+        const char *text_secs, *summary_ms;
+    } cases[] = {
+        {78683900u, "0.078684", "78.684"},
+        {78683400u, "0.078683", "78.683"},
+        {78683500u, "0.078684", "78.684"},
+        {999999500u, "1.000000", "1000.000"},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dm_stats *st = dm_stats_create();
+        struct dm_loss loss = {0, 0, 0};
+        struct dm_event ev = ev_of(0, DM_REQ_FLUSH, 0, cases[i].ns);
+        struct dm_format_opts fo;
+        char text[4096], line[DM_LINE_MAX], want[64];
+        FILE *f = tmpfile();
+
+        DM_ASSERT(st != NULL && f != NULL);
+        memset(&fo, 0, sizeof fo);
+        dm_format_event(line, sizeof line, &fo, 1, &ev);
+        /* "      1     0.000000   0.078684 0 ..." : the Duration column */
+        snprintf(want, sizeof want, " %s ", cases[i].text_secs);
+        DM_ASSERT(strstr(line, want) != NULL);
+        dm_stats_add(st, &ev);
+        dm_stats_summary(st, f, 1000000000u, &loss);
+        read_all(f, text, sizeof text);
+        fclose(f);
+        /* p50, p95, p99 and max are the one duration. */
+        snprintf(want, sizeof want, " %13s %13s %13s %13s\n", cases[i].summary_ms,
+                 cases[i].summary_ms, cases[i].summary_ms, cases[i].summary_ms);
+        if (strstr(text, want) == NULL) {
+            dmt_fail_at(__FILE__, __LINE__, "case %u: want \"%s\" in:\n%s", (unsigned)i,
+                        want, text);
+            dm_stats_destroy(st);
+            return;
+        }
+        dm_stats_destroy(st);
+    }
 }
 
 const struct dmt_case dm_suite_stats[] = {
@@ -123,5 +175,6 @@ const struct dmt_case dm_suite_stats[] = {
     {"percentiles_histogram_bounded_error", percentiles_histogram_bounded_error},
     {"summary_table", summary_table},
     {"histogram_bars", histogram_bars},
+    {"summary_rounds_like_text", summary_rounds_like_text},
     {NULL, NULL},
 };

@@ -1,0 +1,78 @@
+# diskmon.bash - bash completion for diskmon: its options and their values.
+# Installed as share/bash-completion/completions/diskmon (cmake --install);
+# to try it from the source tree: source docs/diskmon.bash
+
+_diskmon_disks()
+{
+    # Linux: the block devices the kernel knows (sda, nvme0n1, loop0).
+    local d
+    [ -d /sys/class/block ] || return 0
+    for d in /sys/class/block/*; do
+        [ -e "$d" ] && printf '%s\n' "${d##*/}"
+    done
+}
+
+_diskmon()
+{
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null 2>&1; then
+        _init_completion -n = || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD - 1]}
+    fi
+
+    local opts="-r --replay -f --format -o --output -d --disk --op -p --pid
+        -c --comm -m --min-latency -n --count -t --duration --clock --utc
+        --no-header -s --summary --hist --queue --backend --force --cleanup -h --help
+        -V --version --"
+
+    # --long=VALUE: complete the value.
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        cur=${cur#*=}
+    fi
+
+    case $prev in
+    -r | --replay)
+        COMPREPLY=($(compgen -f -X '!*.[eE][tT][lL]' -- "$cur") $(compgen -d -- "$cur"))
+        return
+        ;;
+    -o | --output)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    -f | --format)
+        COMPREPLY=($(compgen -W "text csv json" -- "$cur"))
+        return
+        ;;
+    --backend)
+        COMPREPLY=($(compgen -W "tracefs perf" -- "$cur"))
+        return
+        ;;
+    --op)
+        # A comma list: complete the last element.
+        local head=${cur%,*} last=${cur##*,}
+        [ "$head" = "$cur" ] && head="" || head="$head,"
+        COMPREPLY=($(compgen -P "$head" -W "read write flush discard" -- "$last"))
+        return
+        ;;
+    -d | --disk)
+        COMPREPLY=($(compgen -W "$(_diskmon_disks)" -- "$cur"))
+        return
+        ;;
+    -p | --pid)
+        COMPREPLY=($(compgen -W "$(ls /proc 2>/dev/null | grep -E '^[0-9]+$')" -- "$cur"))
+        return
+        ;;
+    -c | --comm)
+        COMPREPLY=($(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$cur"))
+        return
+        ;;
+    -m | --min-latency | -n | --count | -t | --duration)
+        return # a number
+        ;;
+    esac
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+}
+complete -F _diskmon diskmon

@@ -1,0 +1,42 @@
+#!/bin/sh
+# quickstart.sh - the README's first command: from a fresh clone on Debian or
+# Ubuntu, install the build tools if they are missing, build diskmon
+# (Release, in build/release) and start a live capture. Run it as root or as
+# a user who may use sudo:
+#
+#     sh docs/quickstart.sh [diskmon options]      e.g. sh docs/quickstart.sh -t 5
+#
+# It lives in docs/ because it is part of the getting-started documentation
+# (with the man page and the bash completion), not a test of the product.
+set -eu
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root() { "$@"; }
+elif command -v sudo >/dev/null 2>&1; then
+    as_root() { sudo "$@"; }
+else
+    echo "quickstart: run this as root, or install sudo" >&2
+    exit 1
+fi
+
+# The build tools: a C compiler, make and CMake 3.20+ (Debian 12 and
+# Ubuntu 22.04 have it). Installed only when missing.
+missing=""
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v cc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
+if [ -n "$missing" ]; then
+    echo "quickstart: installing$missing"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # shellcheck disable=SC2086
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+fi
+
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release --target diskmon -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+echo "quickstart: built build/release/diskmon; live capture starts (Ctrl+C stops it)" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    exec build/release/diskmon "$@"
+fi
+exec sudo build/release/diskmon "$@"

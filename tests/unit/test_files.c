@@ -1,0 +1,216 @@
+/*
+ * test_files.c - file identity and kind (platform.h "Files") and the
+ * pipeline's refusal to write over its input, on the OS the tests run on:
+ * device and inode on POSIX, volume serial number and file index on Windows
+ * (these tests run under Wine in tests/scripts/windows.sh). Hard links are
+ * made with the OS's own call, so the check cannot pass by comparing names.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/options.h"
+#include "core/pipeline.h"
+#include "diskmon.h"
+#include "dmtest.h"
+#include "platform/platform.h"
+
+#ifdef DM_TEST_WIN32
+#include <windows.h>
+static int make_hard_link(const char *existing, const char *link_path)
+{
+    return CreateHardLinkA(link_path, existing, NULL) ? 0 : -1;
+}
+#else
+#include <unistd.h>
+static int make_hard_link(const char *existing, const char *link_path)
+{
+    return link(existing, link_path);
+}
+#endif
+
+/* A path in the temporary directory, unique to this process and name. */
+static void temp_path(char *out, size_t len, const char *name)
+{
+    const char *dir = getenv("TMPDIR");
+    int local;
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = getenv("TEMP");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    snprintf(out, len, "%s/dm_test_files_%lx_%s", dir,
+             (unsigned long)((uintptr_t)&local & 0xffffffu), name);
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+
+    if (f == NULL)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static int file_equals(const char *path, const char *text)
+{
+    char buf[256];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+
+    if (f == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+DM_TEST(identity_same_file_and_hard_link)
+{
+    char a[512], b[512], c[512];
+    struct dm_file_id ia, ib, ic;
+    int linked;
+
+    temp_path(a, sizeof a, "a.etl");
+    temp_path(b, sizeof b, "b.etl");
+    temp_path(c, sizeof c, "c.etl");
+    DM_ASSERT_EQ_INT(write_file(a, "trace"), 0);
+    DM_ASSERT_EQ_INT(write_file(c, "other"), 0);
+    remove(b);
+    linked = make_hard_link(a, b) == 0;
+    DM_ASSERT_EQ_INT(dm_file_id_of_path(a, &ia), 1);
+    DM_ASSERT_EQ_INT(dm_file_id_of_path(c, &ic), 1);
+    DM_ASSERT(ia.volume != ic.volume || ia.index != ic.index);
+    if (linked) {
+        DM_ASSERT_EQ_INT(dm_file_id_of_path(b, &ib), 1);
+        DM_ASSERT(ia.volume == ib.volume && ia.index == ib.index);
+    }
+    remove(b);
+    DM_ASSERT_EQ_INT(dm_file_id_of_path(b, &ib), 0); /* gone: no identity */
+    remove(a);
+    remove(c);
+    if (!linked)
+        DM_SKIP("hard links are not supported in the temporary directory");
+}
+
+DM_TEST(identity_of_stream)
+{
+    char a[512];
+    struct dm_file_id ia, is;
+    FILE *f;
+
+    temp_path(a, sizeof a, "s.etl");
+    DM_ASSERT_EQ_INT(write_file(a, "trace"), 0);
+    f = fopen(a, "ab");
+    DM_ASSERT(f != NULL);
+    DM_ASSERT_EQ_INT(dm_file_id_of_path(a, &ia), 1);
+    DM_ASSERT_EQ_INT(dm_file_id_of_stream(f, &is), 1);
+    fclose(f);
+    remove(a);
+    DM_ASSERT(ia.volume == is.volume && ia.index == is.index);
+}
+
+DM_TEST(kind_of_paths)
+{
+    char a[512], d[512];
+    uint64_t size = 0;
+    const char *dir = getenv("TMPDIR");
+
+    temp_path(a, sizeof a, "k.etl");
+    DM_ASSERT_EQ_INT(write_file(a, "12345"), 0);
+    DM_ASSERT_EQ_INT(dm_file_kind(a, &size), DM_FILE_REGULAR);
+    DM_ASSERT_EQ_U64(size, 5);
+    remove(a);
+    DM_ASSERT_EQ_INT(dm_file_kind(a, &size), DM_FILE_MISSING);
+    snprintf(d, sizeof d, "%s", dir != NULL && dir[0] != '\0' ? dir : ".");
+    DM_ASSERT_EQ_INT(dm_file_kind(d, &size), DM_FILE_DIRECTORY);
+}
+
+/* dm_run with -o onto the -r file (through a hard link where possible):
+ * exit 2, the message names both, and the input is untouched. */
+DM_TEST(run_refuses_output_onto_input)
+{
+    char a[512], b[512], msg[512];
+    struct dm_options opt;
+    FILE *errf = tmpfile();
+    size_t n;
+    int rc;
+
+    DM_ASSERT(errf != NULL);
+    temp_path(a, sizeof a, "in.etl");
+    temp_path(b, sizeof b, "link.etl");
+    DM_ASSERT_EQ_INT(write_file(a, "not really a trace, but precious"), 0);
+    remove(b);
+    memset(&opt, 0, sizeof opt);
+    opt.replay_path = a;
+    opt.output_path = make_hard_link(a, b) == 0 ? b : a;
+    rc = dm_run(&opt, &dm_replay_source, NULL, errf);
+    rewind(errf);
+    n = fread(msg, 1, sizeof msg - 1, errf);
+    msg[n] = '\0';
+    fclose(errf);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_USAGE);
+    DM_ASSERT(file_equals(a, "not really a trace, but precious"));
+    DM_ASSERT(strstr(msg, "is the input trace") != NULL);
+    remove(b);
+    remove(a);
+}
+
+/* A -o file that exists is not touched when the input cannot be opened. */
+DM_TEST(run_keeps_output_when_input_fails)
+{
+    char in[512], out[512];
+    struct dm_options opt;
+    FILE *errf = tmpfile();
+    int rc;
+
+    DM_ASSERT(errf != NULL);
+    temp_path(in, sizeof in, "missing.etl");
+    temp_path(out, sizeof out, "keep.txt");
+    remove(in);
+    DM_ASSERT_EQ_INT(write_file(out, "keep me"), 0);
+    memset(&opt, 0, sizeof opt);
+    opt.replay_path = in;
+    opt.output_path = out;
+    rc = dm_run(&opt, &dm_replay_source, NULL, errf);
+    fclose(errf);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_ERROR);
+    DM_ASSERT(file_equals(out, "keep me"));
+    remove(out);
+}
+
+/* Options of another OS's live source are refused with one line naming
+ * the option (main.c turns it into exit status 2). */
+DM_TEST(live_options_of_another_os)
+{
+    struct dm_options opt;
+    const char *why;
+
+    memset(&opt, 0, sizeof opt);
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+#ifdef DM_TEST_WIN32
+    opt.force = 1;
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+    opt.queue = 1;
+    why = dm_live_option_refusal(&opt);
+    DM_ASSERT(why != NULL && strncmp(why, "--queue ", 8) == 0 && strchr(why, '\n') == NULL);
+#else
+    opt.queue = 1;
+    opt.cleanup = 1; /* Linux gives --cleanup its own meaning (issue 10) */
+    DM_ASSERT(dm_live_option_refusal(&opt) == NULL);
+    opt.force = 1;
+    why = dm_live_option_refusal(&opt);
+    DM_ASSERT(why != NULL && strncmp(why, "--force ", 8) == 0 && strchr(why, '\n') == NULL);
+#endif
+}
+
+const struct dmt_case dm_suite_files[] = {
+    {"identity_same_file_and_hard_link", identity_same_file_and_hard_link},
+    {"identity_of_stream", identity_of_stream},
+    {"kind_of_paths", kind_of_paths},
+    {"run_refuses_output_onto_input", run_refuses_output_onto_input},
+    {"run_keeps_output_when_input_fails", run_keeps_output_when_input_fails},
+    {"live_options_of_another_os", live_options_of_another_os},
+    {NULL, NULL},
+};
