@@ -36,6 +36,8 @@
  * Usage: gen_etl [--ios N] [--processes N] [--threads N] [--files N]
  *                [--open N] [--cpus N] [--seed N] [--compressed]
  *                [--expect FILE] OUT.etl
+ * Defaults: 1000000 I/Os, 200 processes of 4 threads, a distinct file per
+ * 10 I/Os with 512 open at a time, 4 CPUs, seed 1.
  * A test program, not part of diskmon.
  */
 #include <inttypes.h>
@@ -641,7 +643,7 @@ static int in_flight_uses(const struct inflight *q, unsigned n, const struct fil
 
 int main(int argc, char **argv)
 {
-    uint64_t ios = 1000000, n_files = 100000, seed = 1, open_files = 512;
+    uint64_t ios = 1000000, n_files = 0, seed = 1, open_files = 512;
     const char *path = NULL, *expect_path = NULL;
     struct file *open_set;
     struct inflight q[IRP_INFLIGHT];
@@ -669,6 +671,8 @@ int main(int argc, char **argv)
             return 2;
         } else path = a;
     }
+    if (n_files == 0) /* default: a new file per 10 requests */
+        n_files = ios / 10 > open_files ? ios / 10 : open_files;
     /* Limits that keep every request attributable: diskmon's name tables
      * are fixed-size (4096 processes, 16384 threads, 8192 open files), so
      * the live sets stay well inside them; the distinct totals do not. */
