@@ -261,8 +261,8 @@ records=$(awk '{ print $5 }' "$work/plain.info")
 plain_bytes=$(stat -c %s "$work/plain.etl")
 comp_bytes=$(stat -c %s "$work/compressed.etl")
 cores=$(nproc 2>/dev/null || echo "?")
-rate() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%.2fM", ns > 0 ? n * 1000 / ns : 0 }'; } # millions/s
-mbs() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", ns > 0 ? b * 1000 / ns : 0 }'; }   # MB/s
+rate() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%.2fM", (ns > 0 ? n * 1000 / ns : 0) }'; } # millions/s
+mbs() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", (ns > 0 ? b * 1000 / ns : 0) }'; }   # MB/s
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 secs() { awk -v ns="$1" 'BEGIN { printf "%.3f s", ns / 1e9 }'; }
 
