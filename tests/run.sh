@@ -172,6 +172,17 @@ lint_workflow() {
 lint_workflow >"$LOG/lint.result" 2>&1
 count_lines "$LOG/lint.result"
 
+# --- the benchmark's short run: generated traces replayed to the generator's
+# own counts and requests, perf script's input, bench_callback; times are not
+# checked (tests/bench/run.sh without --short is the benchmark) -------------
+note "bench --short"
+if [ -x "$ROOT/build/native/diskmon" ]; then
+    bash "$ROOT/tests/bench/run.sh" --short --build "$ROOT/build/native" >"$LOG/bench.result" 2>&1
+else
+    echo "FAIL bench/short: no native build to run it with" >"$LOG/bench.result"
+fi
+count_lines "$LOG/bench.result"
+
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
