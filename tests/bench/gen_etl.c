@@ -676,11 +676,15 @@ int main(int argc, char **argv)
     /* Limits that keep every request attributable: diskmon's name tables
      * are fixed-size (4096 processes, 16384 threads, 8192 open files), so
      * the live sets stay well inside them; the distinct totals do not. */
-    if (path == NULL || n_cpus < 1 || n_cpus > MAX_CPUS || n_procs < 2 ||
+    /* The lower limits leave more files to replace and threads to end than
+     * requests in flight, which must keep theirs. */
+    if (path == NULL || n_cpus < 1 || n_cpus > MAX_CPUS || n_procs < 4 ||
         n_procs > 2000 || threads_per_proc < 1 || threads_per_proc > 8 ||
-        open_files < 8 || open_files > 2048 || n_files < open_files || ios == 0)
-        die("need OUT.etl; 1-64 CPUs, 2-2000 processes, 1-8 threads each, "
-            "8-2048 open files, files >= open files, ios >= 1");
+        n_procs * threads_per_proc < 4 * IRP_INFLIGHT ||
+        open_files < 4 * IRP_INFLIGHT || open_files > 2048 || n_files < open_files ||
+        ios == 0)
+        die("need OUT.etl; 1-64 CPUs, 4-2000 processes, 1-8 threads each and "
+            "at least 64 threads, 64-2048 open files, files >= open files, ios >= 1");
     rng_state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
     out = fopen(path, "wb");
     if (out == NULL)
@@ -752,7 +756,7 @@ int main(int argc, char **argv)
             struct file *f;
             do
                 f = &open_set[n_rundown_only + below(open_files - n_rundown_only)];
-            while (in_flight_uses(q, IRP_INFLIGHT, f, 0));
+            while (in_flight_uses(q, qn, f, 0));
             emit_fileio(f, OP_FILEDELETE);
             new_file(f);
             emit_fileio(f, OP_FILECREATE);
@@ -765,7 +769,7 @@ int main(int argc, char **argv)
             do {
                 pr = &procs[below(n_procs)];
                 k = (unsigned)below(threads_per_proc);
-            } while (!pr->alive || in_flight_uses(q, IRP_INFLIGHT, NULL, pr->tids[k]));
+            } while (!pr->alive || in_flight_uses(q, qn, NULL, pr->tids[k]));
             emit_thread(pr->pid, pr->tids[k], OP_END);
             pr->tids[k] = (next_tid += 4);
             emit_thread(pr->pid, pr->tids[k], OP_START);
