@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --build) BUILD=${2:?--build needs a folder}; shift ;;
     --ios) IOS=${2:?--ios needs a number}; shift ;;
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
