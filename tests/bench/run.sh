@@ -33,7 +33,7 @@
 #          --rounds R   rounds (default 5)
 # Environment: DM_BENCH_DIR, scratch folder (default /dev/shm, else TMPDIR).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 
 SHORT=0 BUILD="" IOS="" ROUNDS=5
