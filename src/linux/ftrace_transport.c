@@ -382,9 +382,12 @@ static int ftrace_fill(void *t)
                 break; /* EAGAIN: nothing more for now */
             if ((size_t)n < size) {
                 /* Not a whole sub-buffer: the page parser counts it as bad
-                 * (a truncated page) and skips it. */
+                 * (a truncated page) and skips it. Its own cursor: c->pg
+                 * may be a kept page's, half read. */
+                struct dm_ftrace_page short_pg;
+
                 memset(dst + n, 0, size - (size_t)n);
-                dm_ftrace_page_open(&f->layout, dst, (size_t)n, &c->pg, &f->counts);
+                dm_ftrace_page_open(&f->layout, dst, (size_t)n, &short_pg, &f->counts);
                 continue;
             }
             c->n_pages++;
