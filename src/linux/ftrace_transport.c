@@ -17,7 +17,9 @@
  * Each CPU's per_cpu/cpuN/trace_pipe_raw is read without blocking, one
  * whole sub-buffer per read(2) (a partly filled one is returned when the
  * reader catches up), after poll(2) with a timeout of at most 100 ms. The
- * sub-buffers are parsed by ftrace_page.c. (The ring's mmap interface,
+ * sub-buffers are parsed by ftrace_page.c. Sub-buffers the merge has not
+ * taken yet (cpu_merge.h holds back what another CPU could still precede)
+ * stay in the CPU's buffer for the next pass. (The ring's mmap interface,
  * 6.10+, would save the copy; the read path works on every kernel with
  * instances and costs one system call per 4 KiB.)
  *
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "diskmon.h"
+#include "linux/cpu_merge.h"
 #include "linux/ftrace_page.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
@@ -54,7 +57,8 @@
 struct cpu_reader {
     int fd;                        /* per_cpu/cpuN/trace_pipe_raw */
     uint8_t *buf;                  /* PASS_PAGES sub-buffers */
-    int n_pages, page;             /* read in this pass; the one being parsed */
+    int n_pages, page;             /* held in buf; the one being parsed */
+    int full;                      /* buf was filled: the kernel may have more */
     int page_open;
     struct dm_ftrace_page pg;
 };
@@ -351,10 +355,23 @@ static int ftrace_fill(void *t)
 
     for (int i = 0; i < f->s.n_cpus; i++) {
         struct cpu_reader *c = &f->cpus[i];
+        int keep = c->n_pages - c->page;
 
-        c->n_pages = 0;
+        /* Keep the sub-buffers not handed out yet, the one being parsed
+         * first (its cursor moves with it), then read after them. */
+        if (keep > 0 && c->page > 0) {
+            size_t shift = (size_t)c->page * size;
+
+            memmove(c->buf, c->buf + shift, (size_t)keep * size);
+            if (c->page_open)
+                c->pg.entries -= shift;
+        }
+        if (keep <= 0) {
+            keep = 0;
+            c->page_open = 0;
+        }
+        c->n_pages = keep;
         c->page = 0;
-        c->page_open = 0;
         while (c->n_pages < PASS_PAGES) {
             uint8_t *dst = c->buf + (size_t)c->n_pages * size;
             ssize_t n = read(c->fd, dst, size);
@@ -365,15 +382,18 @@ static int ftrace_fill(void *t)
                 break; /* EAGAIN: nothing more for now */
             if ((size_t)n < size) {
                 /* Not a whole sub-buffer: the page parser counts it as bad
-                 * (a truncated page) and skips it. */
+                 * (a truncated page) and skips it. Its own cursor: c->pg
+                 * may be a kept page's, half read. */
+                struct dm_ftrace_page short_pg;
+
                 memset(dst + n, 0, size - (size_t)n);
-                dm_ftrace_page_open(&f->layout, dst, (size_t)n, &c->pg, &f->counts);
+                dm_ftrace_page_open(&f->layout, dst, (size_t)n, &short_pg, &f->counts);
                 continue;
             }
             c->n_pages++;
         }
-        if (c->n_pages == PASS_PAGES)
-            more = 1;
+        c->full = c->n_pages == PASS_PAGES;
+        more |= c->full;
     }
     return more;
 }
@@ -438,7 +458,7 @@ static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
         out->pid = tgid_of(f, out);
         return 1;
     }
-    return 0;
+    return c->full ? DM_MERGE_CUT : 0;
 }
 
 static void ftrace_release(void *t)

@@ -5,10 +5,10 @@
  * (requests.h) and handed to the sink.
  *
  * One reader thread (run()). Each pass takes in what every CPU's buffer
- * holds, then merges the CPUs' samples by timestamp with a small heap, so
- * events come out in time order and starts mostly precede their
- * completions; the pairing table copes with the rest. Device names are
- * looked up once per device and cached.
+ * holds, then merges the CPUs' samples by timestamp (cpu_merge.h), holding
+ * back those a CPU read earlier in the pass could still precede, so the
+ * pairing step sees one time order. Device names are looked up once per
+ * device and cached.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "core/sink.h"
 #include "diskmon.h"
 #include "linux/block_devices.h"
+#include "linux/cpu_merge.h"
 #include "linux/requests.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
@@ -35,6 +36,12 @@
 #define RING_BYTES_TOTAL (64u << 20)
 #define MAX_CPUS 4096
 #define RELEASE_EVERY 512          /* samples between release() calls */
+/* A sample is merged once the clock, read before the pass, is this far past
+ * it: the ring buffer stamps an event when it reserves room and shows it
+ * to readers at commit, which an interrupt and the softirqs run at its
+ * exit (up to MAX_SOFTIRQ_TIME, 2 ms, kernel/softirq.c) can delay. 10 ms
+ * leaves room for that several times over and for a short vCPU stall. */
+#define COMMIT_SLACK_NS (10 * NS_PER_MS)
 
 struct linux_source {
     char tracefs[128];
@@ -49,9 +56,7 @@ struct linux_source {
     volatile int stop;
     struct dm_requests req;
     struct dm_blk_names names;
-    struct dm_blk_sample *cur;     /* per CPU: its next sample (heap key) */
-    int *heap;                     /* CPU indexes ordered by cur[].time_ns */
-    int heap_n;
+    struct dm_cpu_merge merge;
     struct dm_event ev;            /* reused for every emit */
 };
 
@@ -151,9 +156,7 @@ static int online_cpus(struct dm_source *src, struct linux_source *s)
     while (s->setup.ring_bytes > RING_BYTES_MIN &&
            s->setup.ring_bytes * (uint64_t)n > RING_BYTES_TOTAL)
         s->setup.ring_bytes /= 2;
-    s->cur = calloc((size_t)n, sizeof *s->cur);
-    s->heap = malloc((size_t)n * sizeof *s->heap);
-    return s->cur == NULL || s->heap == NULL ? DM_ENOMEM : 0;
+    return dm_cpu_merge_init(&s->merge, n);
 }
 
 /* Open the chosen transport; by default tracefs, falling back to perf with
@@ -231,75 +234,35 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     return 0;
 }
 
-/* ---- the per-CPU merge --------------------------------------------------- */
-
-static int heap_less(const struct linux_source *s, int a, int b)
+/* The merge's view of the transport: the next sample of one CPU. */
+static int next_sample(void *ctx, int cpu, struct dm_blk_sample *out)
 {
-    return s->cur[s->heap[a]].time_ns < s->cur[s->heap[b]].time_ns;
-}
+    struct linux_source *s = ctx;
+    int rc = s->tops->next(s->t, cpu, out);
 
-static void heap_swap(struct linux_source *s, int a, int b)
-{
-    int t = s->heap[a];
-
-    s->heap[a] = s->heap[b];
-    s->heap[b] = t;
-}
-
-static void heap_down(struct linux_source *s, int i)
-{
-    for (;;) {
-        int l = 2 * i + 1, m = i;
-
-        if (l < s->heap_n && heap_less(s, l, m))
-            m = l;
-        if (l + 1 < s->heap_n && heap_less(s, l + 1, m))
-            m = l + 1;
-        if (m == i)
-            return;
-        heap_swap(s, i, m);
-        i = m;
-    }
-}
-
-static void heap_push(struct linux_source *s, int cpu)
-{
-    int i = s->heap_n++;
-
-    s->heap[i] = cpu;
-    while (i > 0 && heap_less(s, i, (i - 1) / 2)) {
-        heap_swap(s, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
-static int fetch(struct linux_source *s, int cpu)
-{
-    if (!s->tops->next(s->t, cpu, &s->cur[cpu]))
-        return 0;
     /* The table slot is a likely cache miss (a random key); start loading
      * it now, the heap work for other CPUs comes first. */
-    dm_pairing_prefetch(&s->req.pairs, s->cur[cpu].dev, s->cur[cpu].sector);
-    return 1;
+    if (rc == 1)
+        dm_pairing_prefetch(&s->req.pairs, out->dev, out->sector);
+    return rc;
 }
 
 /*
  * One pass: take in what the kernel has and feed it, merged by time. With
- * keep_going, DM_ESTOPPED from the sink does not end the pass (the final
- * drain after stop). Returns 1 when more is waiting, 0, or DM_ESTOPPED.
+ * keep_going (the final drain after stop, when the kernel writes no more),
+ * DM_ESTOPPED from the sink does not end the pass and nothing is held
+ * back. Returns 1 when more is waiting, 0, or DM_ESTOPPED.
  */
 static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
 {
+    uint64_t now = dm_monotonic_ns();
     int stopped = 0, since_release = 0, more = s->tops->fill(s->t);
+    const struct dm_blk_sample *smp;
 
-    s->heap_n = 0;
-    for (int c = 0; c < s->setup.n_cpus; c++)
-        if (fetch(s, c))
-            heap_push(s, c);
-    while (s->heap_n > 0) {
-        int cpu = s->heap[0];
-        const struct dm_blk_sample *smp = &s->cur[cpu];
-
+    dm_cpu_merge_begin(&s->merge, next_sample, s,
+                       keep_going ? UINT64_MAX
+                       : now > COMMIT_SLACK_NS ? now - COMMIT_SLACK_NS : 0);
+    while ((smp = dm_cpu_merge_next(&s->merge)) != NULL) {
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
             memcpy(s->ev.disk_name, dm_blk_name(&s->names, s->ev.disk),
@@ -310,19 +273,13 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
                     break;
             }
         }
-        if (fetch(s, cpu)) {
-            heap_down(s, 0);
-        } else {
-            s->heap[0] = s->heap[--s->heap_n];
-            heap_down(s, 0);
-        }
         if (++since_release == RELEASE_EVERY) {
             s->tops->release(s->t);
             since_release = 0;
         }
     }
     s->tops->release(s->t);
-    return stopped ? DM_ESTOPPED : more;
+    return stopped ? DM_ESTOPPED : more || dm_cpu_merge_cut(&s->merge);
 }
 
 static int linux_run(struct dm_source *src, struct dm_sink *sink)
@@ -389,8 +346,7 @@ static void linux_close(struct dm_source *src)
         s->tops->close(s->t);
     dm_requests_free(&s->req);
     free(s->cpus);
-    free(s->cur);
-    free(s->heap);
+    dm_cpu_merge_free(&s->merge);
     free(s);
     src->impl = NULL;
 }

@@ -49,11 +49,15 @@ struct dm_blk_transport_ops {
     /* Sleep until data may be there, wake() was called or timeout_ms
      * passed. Returns 0 or DM_EOS (message in err). */
     int (*wait)(void *t, int timeout_ms, char *err, size_t errlen);
-    /* Take in what the kernel has now. Returns nonzero when more was left
-     * than one pass holds (call again without waiting). */
+    /* Take in what the kernel has now, after what next() has not handed
+     * out yet (the merge holds samples back: cpu_merge.h). Returns nonzero
+     * when more was left than one pass holds (call again without
+     * waiting). */
     int (*fill)(void *t);
     /* The next sample of CPU index cpu (0..n_cpus-1) in this pass: 1 with
-     * *out set, 0 when this CPU has no more in the pass. */
+     * *out set; 0 when this CPU has no more in the pass and its buffer was
+     * read to the end; DM_MERGE_CUT when its pass stopped short of what
+     * the kernel has (the merge must not go past its last sample). */
     int (*next)(void *t, int cpu, struct dm_blk_sample *out);
     /* The samples handed out so far are done with: give the space back. */
     void (*release)(void *t);
