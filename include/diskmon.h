@@ -59,7 +59,7 @@ enum dm_request {
 extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 
 /* dm_event.flags */
-#define DM_EV_HAS_PID 0x01u      /* pid (and tid) are known */
+#define DM_EV_HAS_PID 0x01u      /* pid is known (the tid has its own bit) */
 #define DM_EV_HAS_TID 0x02u      /* tid is known */
 #define DM_EV_HAS_PROCESS 0x04u  /* process[] holds a name */
 #define DM_EV_HAS_FILE 0x08u     /* file[] holds a path */

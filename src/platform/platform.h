@@ -16,7 +16,6 @@ struct dm_options;
 uint64_t dm_atomic_load_acquire(const volatile uint64_t *p);
 uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p);
 void dm_atomic_store_release(volatile uint64_t *p, uint64_t v);
-void dm_atomic_add(volatile uint64_t *p, uint64_t v);
 int dm_atomic_load_int(const volatile int *p);
 void dm_atomic_store_int(volatile int *p, int v);
 /* Store v, return the old value; a full (acquire and release) barrier. */

@@ -32,11 +32,6 @@ void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
-void dm_atomic_add(volatile uint64_t *p, uint64_t v)
-{
-    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
-
 int dm_atomic_load_int(const volatile int *p)
 {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);

@@ -64,11 +64,6 @@ void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
 #endif
 }
 
-void dm_atomic_add(volatile uint64_t *p, uint64_t v)
-{
-    InterlockedExchangeAdd64((volatile LONG64 *)p, (LONG64)v);
-}
-
 /* int and LONG are both 32 bits on every Windows ABI. */
 int dm_atomic_load_int(const volatile int *p)
 {
