@@ -23,7 +23,7 @@
  *
  * Every length read from the file is checked against the bytes that hold it
  * before anything is read through it; fields are assembled byte by byte into
- * fixed-width integers (rd_u16/rd_u32/rd_u64), never read through a cast
+ * fixed-width integers (dm_le16/dm_le32/dm_le64, core/bytes.h), never read through a cast
  * pointer.
  */
 #ifndef _POSIX_C_SOURCE

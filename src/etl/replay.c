@@ -3,7 +3,7 @@
  *
  * Reads a trace file with the portable reader (etl.h), which hands back the
  * records of every CPU merged in time order, describes each kernel record as
- * a dm_krecord and lets the shared decoder (decode/kernel.h) turn DiskIo
+ * a dm_krecord and lets the shared decoder (decode/nt_kernel.h) turn DiskIo
  * completions into dm_events. Runs on any OS. Nothing is ever dropped: the
  * sink waits for room in the ring, so the output is the same however slow
  * the printer is.
@@ -24,7 +24,7 @@
 
 #include "core/options.h"
 #include "core/sink.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "platform/platform.h"

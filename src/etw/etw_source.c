@@ -1,7 +1,7 @@
 /*
  * etw_source.c - the live Windows source: a real-time consumer of the
  * kernel trace session (etw_session.c), decoding DiskIo, Process, Thread and
- * FileIo events with the shared decoder (decode/kernel.h).
+ * FileIo events with the shared decoder (decode/nt_kernel.h).
  *
  * Threads: open() and close() run on the main thread; run() runs on the
  * source thread and blocks in ProcessTrace, which calls on_event() for every
@@ -35,7 +35,7 @@
 #include "diskmon.h"
 #include "core/options.h"
 #include "core/sink.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "decode/reorder.h"
 #include "etw/etw_session.h"
 #include "platform/platform.h"

@@ -395,7 +395,7 @@ static void linux_close(struct dm_source *src)
     src->impl = NULL;
 }
 
-const struct dm_source_ops dm_linux_source = {
+static const struct dm_source_ops dm_linux_source = {
     "linux", linux_open, linux_run, linux_stop, linux_close,
 };
 

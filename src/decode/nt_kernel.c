@@ -1,5 +1,5 @@
 /*
- * kernel.c - kernel trace records to dm_events (see kernel.h).
+ * nt_kernel.c - the NT kernel's trace records to dm_events (see nt_kernel.h).
  *
  * A DiskIo completion names neither its thread nor its process: the .etl
  * stores it with a PERFINFO header and live ETW reports -1 for both
@@ -41,7 +41,7 @@
 
 #include "core/bytes.h"
 #include "decode/diskio.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 
 /* Table sizes (slots; powers of two). A busy desktop has a few thousand
  * threads and a few hundred processes; file objects and outstanding IRPs
