@@ -128,12 +128,17 @@ struct dm_sink;
  *         that says what to do into src->errmsg. DM_ESTOPPED means open()
  *         already did the whole job (--cleanup): errmsg says what was done,
  *         run() is not called and diskmon exits 0.
- * run   - source thread. Produces events into the sink until the input ends,
- *         stop() is called, or dm_sink_emit() returns DM_ESTOPPED. Returns 0
- *         or a negative dm_err (message in src->errmsg); events decoded
- *         before a failure have already been emitted.
- * stop  - any thread, including a console control handler: asks run() to
- *         return soon. Must be safe to call more than once and before run().
+ * run   - source thread. Produces events into the sink until the input ends
+ *         or dm_sink_stopping() says the run must end (dm_sink_emit() then
+ *         returns DM_ESTOPPED). That is the one stop rule: a source keeps no
+ *         stop flag of its own. Returns 0 or a negative dm_err (message in
+ *         src->errmsg); events decoded before a failure have already been
+ *         emitted.
+ * stop  - any thread, including a console control handler, always after
+ *         the sink's stop flag was set: only wakes a run() blocked outside
+ *         the sink (the eventfd of the Linux reader, ControlTrace and
+ *         CloseTrace under ProcessTrace). Must be safe to call more than
+ *         once and before run().
  * close - main thread, after run() returned (or open() failed): releases
  *         everything, and for live sessions makes sure no session is left.
  */

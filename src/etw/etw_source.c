@@ -76,7 +76,6 @@ struct etw_source {
     WCHAR logger_name[64];             /* OpenTrace wants a writable name */
     TRACEHANDLE consumer;
     volatile LONG consumer_open;       /* 1 until CloseTrace was called */
-    volatile LONG stopping;            /* stop() was asked for */
     unsigned default_pointer_size;     /* when a header has neither flag */
     int said_enough;                   /* on_buffer() returned FALSE */
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
@@ -87,11 +86,6 @@ struct etw_source {
 static int guid_eq(const GUID *a, const GUID *b)
 {
     return memcmp(a, b, sizeof *a) == 0;
-}
-
-static int is_stopping(struct etw_source *s)
-{
-    return InterlockedCompareExchange(&s->stopping, 0, 0) != 0;
 }
 
 /*
@@ -201,7 +195,6 @@ static void close_consumer(struct etw_source *s)
 /* Stop everything that keeps ProcessTrace going. Any thread, idempotent. */
 static void stop_all(struct etw_source *s, char *msg, size_t len)
 {
-    InterlockedExchange(&s->stopping, 1);
     dm_etw_session_stop(&s->session, msg, len);
     close_consumer(s);
 }
@@ -390,7 +383,9 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     if (s == NULL)
         return 0;
     s->sink = sink;
-    if (!is_stopping(s))
+    /* A stop asked for before run() (the sink's flag, set before stop()
+     * closed the consumer) leaves nothing to read. */
+    if (!dm_sink_stopping(sink))
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
     /* Whatever ended ProcessTrace, every record it delivered is printed, in
      * time order (nothing more can arrive to overtake them). */
@@ -414,7 +409,7 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                  "again",
                  session_label(s));
         err = DM_EOS;
-    } else if (!is_stopping(s) && rc != ERROR_SUCCESS) {
+    } else if (!dm_sink_stopping(sink) && rc != ERROR_SUCCESS) {
         err = dm_etw_error(rc, "reading events (ProcessTrace)", src->errmsg,
                            sizeof src->errmsg);
         if (err == 0)

@@ -46,7 +46,6 @@ struct linux_source {
     const struct dm_blk_transport_ops *tops;
     void *t;                       /* the transport */
     int other_ok;                  /* the other backend may be suggested */
-    volatile int stop;
     struct dm_requests req;
     struct dm_blk_names names;
     struct dm_blk_sample *cur;     /* per CPU: its next sample (heap key) */
@@ -332,7 +331,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
     struct dm_blk_losses losses;
     int rc = 0, more = 0;
 
-    while (!dm_atomic_load_int(&s->stop) && !dm_sink_stopping(sink)) {
+    while (!dm_sink_stopping(sink)) {
         uint64_t now;
 
         if (!more) {
@@ -340,7 +339,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
             if (rc != 0)
                 break;
         }
-        if (dm_atomic_load_int(&s->stop))
+        if (dm_sink_stopping(sink))
             break;
         more = drain(s, sink, 0);
         if (more == DM_ESTOPPED)
@@ -372,10 +371,9 @@ static void linux_stop(struct dm_source *src)
 {
     struct linux_source *s = src->impl;
 
-    if (s == NULL)
-        return;
-    dm_atomic_store_int(&s->stop, 1);
-    if (s->t != NULL)
+    /* The run ends on the sink's stop flag (the dm_source_ops stop rule):
+     * this only wakes a reader asleep in wait(). */
+    if (s != NULL && s->t != NULL)
         s->tops->wake(s->t);
 }
 

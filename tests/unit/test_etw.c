@@ -129,8 +129,10 @@ static int live_finish(struct live *lv, int call_stop)
 {
     int rc = 0;
 
-    if (call_stop)
+    if (call_stop) {
+        dm_atomic_store_int(&lv->stop, DM_SINK_STOP_ASKED);
         lv->src.ops->stop(&lv->src);
+    }
     if (lv->thr != NULL && dm_thread_join_timeout(lv->thr, 15000) != 0)
         rc = -1;
     if (rc == 0)
@@ -819,7 +821,8 @@ DM_TEST(session_stopped_from_outside_is_left_alone)
     DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
     DM_ASSERT_EQ_INT(live_start(&lv), 0);
     DM_ASSERT_EQ_INT(live_finish(&lv, 0), 0); /* run() ends on its own */
-    lv.src.ops->stop(&lv.src);                /* main's stop() comes later: harmless */
+    dm_atomic_store_int(&lv.stop, DM_SINK_STOP_ASKED); /* main's stop, later: */
+    lv.src.ops->stop(&lv.src);                /* harmless */
     live_free(&lv);
     DM_ASSERT(lv.run_rc < 0);
     DM_ASSERT(strstr(lv.src.errmsg, "stopped from outside") != NULL);
@@ -843,6 +846,7 @@ DM_TEST(stop_before_run_and_twice)
         return;
     default_options(&opt, NULL);
     DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
+    dm_atomic_store_int(&lv.stop, DM_SINK_STOP_ASKED);
     lv.src.ops->stop(&lv.src);
     lv.src.ops->stop(&lv.src);
     DM_ASSERT_EQ_INT(live_start(&lv), 0);
