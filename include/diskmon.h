@@ -120,6 +120,32 @@ struct dm_options;
 struct dm_sink;
 
 /*
+ * Notes a source has for the user (a fallback it took, a leftover it
+ * removed, why requests were lost): whole lines, each "diskmon: ...\n".
+ * The source writes them (open and close on the main thread, run on the
+ * source thread); dm_run prints them on its error stream after open(),
+ * after run() returned and after close(), so a source never writes to
+ * stderr itself. A note that does not fit is cut, never overflows.
+ */
+#define DM_NOTES_MAX 2048
+
+struct dm_notes {
+    char text[DM_NOTES_MAX];
+    size_t len;              /* bytes of text used */
+    size_t shown;            /* bytes dm_notes_flush has printed */
+};
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define DM_PRINTF(fmt, args)
+#endif
+
+/* Append a note (printf-style; the caller writes the "diskmon: " and the
+ * newline, as it would have written them to stderr). */
+void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
+
+/*
  * A source of events: live ETW, live Linux perf, or .etl replay. One const
  * table of operations per source, picked at run time by main.c.
  *
@@ -162,6 +188,10 @@ struct dm_source {
     int is_live;             /* 1: drop when the ring is full; 0: wait */
     int has_files;           /* can name files: text output gets a File column */
     char errmsg[512];
+    struct dm_notes notes;   /* for the user; printed by dm_run */
+    /* The source's own account of lost_events, folded into the pipeline's
+     * one loss line ("block tracepoints via tracefs: ..."); "" for none. */
+    char loss_detail[384];
     /* Replay: the time zone the trace recorded, for --clock. */
     struct dm_time_zone time_zone;
 };

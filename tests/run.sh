@@ -125,7 +125,7 @@ fi
 # --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
 # live source: its reader thread against stop() and the printer) ------------
 if build tsan tsan; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|cli|findings|linux_live|linux_tracefs)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|cli|findings|linux_live|linux_tracefs)$'
 fi
 
 # --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------
@@ -133,7 +133,7 @@ fi
 # a 32-bit build runs the portable suites (and replay's CLI test) to show it.
 if dpkg -s gcc-multilib >/dev/null 2>&1; then
     if build m32 m32; then
-        run_ctest m32 -R '^(ring|format|filter|options|stats|lz77|diskio|etl|replay|reorder|forward|files|cli|findings|clock)$'
+        run_ctest m32 -R '^(ring|format|filter|options|stats|lz77|diskio|etl|replay|reorder|forward|files|pipeline|cli|findings|clock)$'
     fi
 else
     echo "SKIP build/m32: gcc-multilib is not installed (apt-get install gcc-multilib)" >"$LOG/m32.result"

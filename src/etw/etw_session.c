@@ -20,7 +20,6 @@ const GUID dm_etw_system_trace_guid = {
 const GUID dm_etw_private_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
 
-FILE *dm_etw_notice_stream;
 int dm_etw_elevated_override = -1;
 
 /* Win32 codes the session logic tells apart (winerror.h, etw-facts.md s.1). */

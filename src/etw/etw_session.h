@@ -54,11 +54,9 @@ struct dm_etw_session {
      * time. */
     uint64_t events_lost;
     uint64_t rt_buffers_lost;
-    char notice[320];             /* a note for stderr, e.g. the fallback */
+    char notice[320];             /* a note for the user, e.g. the fallback;
+                                   * the source hands it on (struct dm_notes) */
 };
-
-/* Where start notices go; NULL means stderr. Tests point it at a file. */
-extern FILE *dm_etw_notice_stream;
 
 /* Tests only: -1 (default) asks the OS whether diskmon runs elevated;
  * 0 or 1 pretends. */

@@ -284,7 +284,6 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct etw_source *s;
     LARGE_INTEGER qpf, qpc;
-    FILE *note;
     int rc;
 
     src->is_live = 1;
@@ -316,11 +315,8 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
                               src->errmsg, sizeof src->errmsg);
     if (rc < 0)
         return rc;
-    note = dm_etw_notice_stream != NULL ? dm_etw_notice_stream : stderr;
-    if (s->session.notice[0] != '\0') {
-        fputs(s->session.notice, note);
-        fflush(note);
-    }
+    if (s->session.notice[0] != '\0')
+        dm_note(&src->notes, "%s", s->session.notice);
     add_volumes(s->kd);
 
     wcsncpy(s->logger_name, dm_etw_session_name(&s->session),
@@ -428,7 +424,7 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_reorder_late(s->ro) > 0)
-        fprintf(dm_etw_notice_stream != NULL ? dm_etw_notice_stream : stderr,
+        dm_note(&src->notes,
                 "diskmon: note: %llu events arrived more than %u ms late and "
                 "were printed out of time order\n",
                 (unsigned long long)dm_reorder_late(s->ro),

@@ -175,8 +175,8 @@ static int open_transport(struct dm_source *src, struct linux_source *s,
         s->tops = &dm_perf_transport;
         rc = s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
         if (rc == 0)
-            fprintf(stderr, "diskmon: using perf events, not a tracefs instance (%s)\n",
-                    why);
+            dm_note(&src->notes,
+                    "diskmon: using perf events, not a tracefs instance (%s)\n", why);
         return rc;
     }
     s->tops = &dm_perf_transport;
@@ -194,6 +194,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     src->is_live = 1;
     if (s == NULL)
         return DM_ENOMEM;
+    s->setup.notes = &src->notes;
     /* -d first: a disk that does not exist is a usage error, whoever runs
      * diskmon. */
     rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,
@@ -205,12 +206,12 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     if (opt->cleanup) {
         /* --cleanup: remove what a killed diskmon left, and capture nothing. */
-        if (dm_ftrace_remove_stale(s->tracefs, stderr) == 0)
+        if (dm_ftrace_remove_stale(s->tracefs, &src->notes) == 0)
             snprintf(src->errmsg, sizeof src->errmsg,
                      "no leftover tracefs instance under %s/instances", s->tracefs);
         return DM_ESTOPPED;
     }
-    dm_ftrace_remove_stale(s->tracefs, stderr);
+    dm_ftrace_remove_stale(s->tracefs, &src->notes);
     rc = choose_tracepoints(src, s, opt->queue);
     if (rc == 0)
         rc = online_cpus(src, s);
@@ -363,7 +364,8 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
     if (s->other_ok)
         losses.other = s->tops == &dm_perf_transport ? "tracefs" : "perf";
     s->tops->losses(s->t, &losses, &src->malformed);
-    src->lost_events = dm_requests_report(&s->req, &losses, &s->names, stderr);
+    src->lost_events = dm_requests_report(&s->req, &losses, &s->names, src->loss_detail,
+                                          sizeof src->loss_detail, &src->notes);
     return rc;
 }
 
