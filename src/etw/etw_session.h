@@ -125,10 +125,6 @@ int dm_etw_cleanup(char *msg, size_t len);
  */
 int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len);
 
-/* FormatMessage's text for a Win32 error, UTF-8, without the final period
- * and line break; "unknown error" when the system has none. */
-void dm_win32_strerror(unsigned long code, char *buf, size_t len);
-
 /* Nonzero on Windows 8 / Server 2012 (6.2) and later. */
 int dm_etw_is_win8_or_later(void);
 

@@ -42,6 +42,7 @@
 
 #include "diskmon.h"
 #include "linux/ftrace_page.h"
+#include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
 

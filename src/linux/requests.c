@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linux/requests.h"
+#include "linux/tracefs.h"
 
 #define NS_PER_SEC 1000000000ull
 #define SECTOR_BYTES 512u          /* tracepoint sectors: always 512 bytes */

@@ -52,9 +52,14 @@ void dm_interrupt_clear(void);
  * every other OS (byte-identical output), UTF-8 console. */
 void dm_stdio_init(void);
 
-/* POSIX only: an errno value as a dm_err code (0 stays 0), the one place
- * that maps them. */
+/* The one error translator per OS. POSIX (posix.c): an errno value as a
+ * dm_err code (0 stays 0). Windows (win32.c): a Win32 error code (GetLastError,
+ * or what an ETW call returns) as a dm_err code (0 stays 0), and
+ * FormatMessage's text for it, UTF-8, without the final period and line
+ * break ("unknown error" when the system has none). */
 int dm_err_from_errno(int e);
+int dm_err_from_win32(unsigned long code);
+void dm_win32_strerror(unsigned long code, char *buf, size_t len);
 
 /*
  * Files. diskmon must never overwrite a file it reads (`-r t.etl -o t.etl`),
