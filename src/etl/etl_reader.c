@@ -26,13 +26,6 @@
  * fixed-width integers (dm_le16/dm_le32/dm_le64, core/bytes.h), never read through a cast
  * pointer.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* fseeko/ftello */
-#endif
-#ifndef _FILE_OFFSET_BITS
-#define _FILE_OFFSET_BITS 64 /* 64-bit off_t on 32-bit POSIX systems */
-#endif
-
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -147,8 +140,6 @@ static const unsigned kind_header_size[] = {
 #define TLH_BUFFERS_LOST 0x10C
 #define TLH_SIZE32 0x110
 #define TLH_WIDE_SHIFT 8      /* 64-bit layout: everything from 0x40 moves by 8 */
-#define CLOCK_SYSTEM_TIME 2u  /* ReservedFlags: FILETIME units [MS-wnode] */
-#define CLOCK_CPU_CYCLES 3u   /* ReservedFlags: CPU cycles, CpuSpeedInMHz [MS-wnode] */
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
@@ -205,38 +196,6 @@ struct dm_etl {
     char err_msg[384];
 };
 
-/*
- * 64-bit file positioning: the one place the OS matters. MSVCRT's fseek
- * takes a 32-bit long even on 64-bit Windows, hence _fseeki64 there.
- */
-static int seek_to(FILE *fp, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-#if defined(_WIN32)
-    return _fseeki64(fp, (__int64)off, SEEK_SET);
-#else
-    return fseeko(fp, (off_t)off, SEEK_SET);
-#endif
-}
-
-static int file_size(FILE *fp, uint64_t *size)
-{
-#if defined(_WIN32)
-    __int64 end;
-
-    if (_fseeki64(fp, 0, SEEK_END) != 0 || (end = _ftelli64(fp)) < 0)
-        return -1;
-#else
-    off_t end;
-
-    if (fseeko(fp, 0, SEEK_END) != 0 || (end = ftello(fp)) < 0)
-        return -1;
-#endif
-    *size = (uint64_t)end;
-    return 0;
-}
-
 /* Read len bytes at file offset off into dst. The index pass has checked the
  * range against the file size, so a short read means the file changed or
  * the disk failed. */
@@ -252,7 +211,7 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
         memcpy(dst, etl->mem + off, len);
         return 0;
     }
-    if (seek_to(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
+    if (dm_file_seek(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
         snprintf(err, errlen,
                  "%s: cannot read %zu bytes at offset %" PRIu64
                  " (was the file changed or truncated while being read?)",
@@ -724,9 +683,9 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     /* perf_freq is the rate of the record timestamps, which depends on the
      * session's clock [MS-wnode]: QPC ticks (PerfFreq), FILETIME units, or
      * CPU cycles at CpuSpeedInMHz. */
-    if (etl->info.reserved_flags == CLOCK_SYSTEM_TIME)
+    if (etl->info.reserved_flags == DM_ETL_CLOCK_SYSTEM_TIME)
         etl->info.perf_freq = FILETIME_PER_SECOND;
-    else if (etl->info.reserved_flags == CLOCK_CPU_CYCLES && cpu_mhz != 0)
+    else if (etl->info.reserved_flags == DM_ETL_CLOCK_CPU_CYCLES && cpu_mhz != 0)
         etl->info.perf_freq = (uint64_t)cpu_mhz * 1000000u;
     if (etl->info.perf_freq == 0) {
         snprintf(err, errlen,
@@ -945,7 +904,7 @@ int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
         dm_etl_close(etl);
         return DM_EOPEN;
     }
-    if (file_size(etl->fp, &etl->info.file_size) != 0) {
+    if (dm_file_size(etl->fp, &etl->info.file_size) != 0) {
         snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
                  path);
         dm_etl_close(etl);

@@ -29,11 +29,6 @@
 #include "etl/etl.h"
 #include "platform/platform.h"
 
-/* TRACE_LOGFILE_HEADER.ReservedFlags is the session's clock type
- * (etw-facts.md s.3, [MS-wnode] ClientContext). */
-#define CLOCK_QPC 1
-#define CLOCK_SYSTEM_TIME 2
-#define CLOCK_CPU_CYCLES 3
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
 #define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
 
@@ -66,7 +61,6 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct replay *r;
     const struct dm_etl_info *info;
-    uint64_t freq, hrrt_freq;
     int rc;
 
     src->is_live = 0;
@@ -101,19 +95,19 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     info = dm_etl_info(r->etl);
     src->time_zone = info->time_zone; /* --clock: where the trace was taken */
 
-    /* Timestamps tick at info->perf_freq, which the reader derives from the
-     * clock type (10^7 for system time); DiskIo durations are QPC ticks in
-     * every clock type, so they are divided by the header's own PerfFreq
-     * (etw-facts.md s.3 and s.7). PerfView divides them by 10^7 in a
-     * system-time trace; it is no reference for those. */
-    freq = info->perf_freq;
-    hrrt_freq = info->qpc_freq;
+    /* The clock is the reader's business (etl.h: it derives perf_freq from
+     * the clock type and refuses a header whose rate is 0). Here only which
+     * clocks replay accepts: the cycle counter is refused. DiskIo durations
+     * are QPC ticks in every clock type, so they are divided by the
+     * header's own PerfFreq, qpc_freq (etw-facts.md s.3 and s.7). PerfView
+     * divides them by 10^7 in a system-time trace; it is no reference for
+     * those. */
     switch (info->reserved_flags) {
     case 0: /* older writers leave it 0; QPC is the default clock */
-    case CLOCK_QPC:
-    case CLOCK_SYSTEM_TIME:
+    case DM_ETL_CLOCK_QPC:
+    case DM_ETL_CLOCK_SYSTEM_TIME:
         break;
-    case CLOCK_CPU_CYCLES:
+    case DM_ETL_CLOCK_CPU_CYCLES:
         snprintf(src->errmsg, sizeof src->errmsg,
                  "%s: the trace was recorded with the CPU cycle counter clock "
                  "(ClockType 3), whose timestamps cannot be turned into time "
@@ -127,7 +121,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
                  opt->replay_path, (unsigned)info->reserved_flags);
         return DM_EUNSUPPORTED;
     }
-    if (freq == 0 || hrrt_freq == 0) {
+    if (info->qpc_freq == 0) { /* possible with the system-time clock */
         snprintf(src->errmsg, sizeof src->errmsg,
                  "%s: the trace header gives a timer frequency (PerfFreq) of 0, "
                  "so request durations cannot be computed; the file is damaged",
@@ -135,7 +129,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ECORRUPT;
     }
 
-    r->kd = dm_kdecoder_create(freq, info->header_timestamp, hrrt_freq);
+    r->kd = dm_kdecoder_create(info->perf_freq, info->header_timestamp, info->qpc_freq);
     if (r->kd == NULL) {
         snprintf(src->errmsg, sizeof src->errmsg,
                  "out of memory for the decoder tables of %s", opt->replay_path);

@@ -461,3 +461,20 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
                "Windows reads the kernel's ETW session";
     return NULL;
 }
+
+int dm_file_seek(FILE *f, uint64_t off)
+{
+    if (off > (uint64_t)INT64_MAX)
+        return -1;
+    return _fseeki64(f, (__int64)off, SEEK_SET);
+}
+
+int dm_file_size(FILE *f, uint64_t *size)
+{
+    __int64 end;
+
+    if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0)
+        return -1;
+    *size = (uint64_t)end;
+    return 0;
+}
