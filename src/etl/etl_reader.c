@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/bytes.h"
+#include "core/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
@@ -182,8 +183,7 @@ struct dm_etl {
     struct stream prologue;  /* buffer 0 */
     struct stream *streams;
     unsigned nstreams;
-    unsigned *heap;          /* stream indices, min-heap on (timestamp, buffer) */
-    unsigned heap_len;
+    struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
     enum phase phase;
 
@@ -551,48 +551,15 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
     }
 }
 
-/* Heap order: earlier timestamp first; equal timestamps in file order. */
-static int before(const struct dm_etl *etl, unsigned a, unsigned b)
+/* Merge order: earlier timestamp first; equal timestamps in file order. */
+static int before(const void *ctx, unsigned a, unsigned b)
 {
+    const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
 
     if (sa->rec.timestamp != sb->rec.timestamp)
         return sa->rec.timestamp < sb->rec.timestamp;
     return sa->cur < sb->cur;
-}
-
-static void sift_down(struct dm_etl *etl, unsigned i)
-{
-    unsigned *h = etl->heap, n = etl->heap_len, v = h[i];
-
-    for (;;) {
-        unsigned c = 2 * i + 1;
-
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(etl, h[c + 1], h[c]))
-            c++;
-        if (!before(etl, h[c], v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = v;
-}
-
-static void sift_up(struct dm_etl *etl, unsigned i)
-{
-    unsigned *h = etl->heap, v = h[i];
-
-    while (i > 0) {
-        unsigned p = (i - 1) / 2;
-
-        if (!before(etl, v, h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = v;
 }
 
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
@@ -780,8 +747,8 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     }
 
     etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
-    etl->heap = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->heap);
-    if (etl->streams == NULL || etl->heap == NULL) {
+    if (etl->streams == NULL ||
+        dm_kmerge_init(&etl->merge, etl->nstreams, before, etl) != 0) {
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
@@ -992,10 +959,8 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
             rc = advance(etl, &etl->streams[i], err, errlen);
             if (rc < 0)
                 return fail(etl, rc, err);
-            if (rc == 1) {
-                etl->heap[etl->heap_len++] = i;
-                sift_up(etl, etl->heap_len - 1);
-            }
+            if (rc == 1)
+                dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
         etl->phase = PH_MERGE;
@@ -1003,16 +968,16 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     case PH_MERGE:
         if (etl->top_consumed) {
             etl->top_consumed = 0;
-            rc = advance(etl, &etl->streams[etl->heap[0]], err, errlen);
+            rc = advance(etl, &etl->streams[dm_kmerge_top(&etl->merge)], err, errlen);
             if (rc < 0)
                 return fail(etl, rc, err);
             if (rc == 0)
-                etl->heap[0] = etl->heap[--etl->heap_len];
-            if (etl->heap_len > 0)
-                sift_down(etl, 0);
+                dm_kmerge_pop(&etl->merge);
+            else
+                dm_kmerge_top_changed(&etl->merge);
         }
-        if (etl->heap_len > 0) {
-            *rec = etl->streams[etl->heap[0]].rec;
+        if (dm_kmerge_count(&etl->merge) > 0) {
+            *rec = etl->streams[dm_kmerge_top(&etl->merge)].rec;
             etl->top_consumed = 1;
             return 1;
         }
@@ -1046,7 +1011,7 @@ void dm_etl_close(struct dm_etl *etl)
     for (unsigned i = 0; i < etl->nstreams; i++)
         free(etl->streams[i].data);
     free(etl->streams);
-    free(etl->heap);
+    dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
     free(etl->bufs);
     free(etl->scratch);

@@ -415,11 +415,6 @@ const WCHAR *dm_etw_session_name(const struct dm_etw_session *s)
     return logger_name(s->logger);
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
 {
     struct props_buf b;
@@ -439,14 +434,14 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
         init_control_props(&b, s->logger);
         if (dm_etw->control_trace(s->handle, name, &b.p,
                                   EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS) {
-            s->events_lost = max_u64(s->events_lost, b.p.EventsLost);
-            s->rt_buffers_lost = max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
+            s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
+            s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
         }
         init_control_props(&b, s->logger);
         rc = dm_etw->control_trace(s->handle, name, &b.p, EVENT_TRACE_CONTROL_STOP);
         if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
-            s->events_lost = max_u64(s->events_lost, b.p.EventsLost);
-            s->rt_buffers_lost = max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
+            s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
+            s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
             s->active = 0;
         } else if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
             s->active = 0; /* someone else stopped it already */

@@ -135,4 +135,10 @@ int dm_etw_is_elevated(void);
 /* The live source (etw_source.c); dm_live_source points at it. */
 extern const struct dm_source_ops dm_etw_source;
 
+/* The larger of two loss counts (the session's and the stream's). */
+static inline uint64_t dm_etw_max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
 #endif /* DM_ETW_SESSION_H */

@@ -359,11 +359,6 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
     return 0;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 static const char *session_label(const struct etw_source *s)
 {
     return s->session.logger == DM_ETW_PRIVATE_LOGGER ? "\"diskmon\""
@@ -419,8 +414,8 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
      * describe the same losses seen from two sides, so each kind counts the
      * larger of the two rather than their sum. A lost buffer counts as one
      * event: a lower bound, as its size is unknown. */
-    src->lost_events += max_u64(s->session.events_lost, s->rt_lost[0]) +
-                        max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
+    src->lost_events += dm_etw_max_u64(s->session.events_lost, s->rt_lost[0]) +
+                        dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_reorder_late(s->ro) > 0)

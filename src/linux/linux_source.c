@@ -5,16 +5,17 @@
  * (requests.h) and handed to the sink.
  *
  * One reader thread (run()). Each pass takes in what every CPU's buffer
- * holds, then merges the CPUs' samples by timestamp with a small heap, so
- * events come out in time order and starts mostly precede their
- * completions; the pairing table copes with the rest. Device names are
- * looked up once per device and cached.
+ * holds, then merges the CPUs' samples by timestamp with a small heap
+ * (core/kmerge.h), so events come out in time order and starts mostly
+ * precede their completions; the pairing table copes with the rest.
+ * Device names are looked up once per device and cached.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kmerge.h"
 #include "core/options.h"
 #include "core/sink.h"
 #include "diskmon.h"
@@ -48,9 +49,8 @@ struct linux_source {
     int other_ok;                  /* the other backend may be suggested */
     struct dm_requests req;
     struct dm_blk_names names;
-    struct dm_blk_sample *cur;     /* per CPU: its next sample (heap key) */
-    int *heap;                     /* CPU indexes ordered by cur[].time_ns */
-    int heap_n;
+    struct dm_blk_sample *cur;     /* per CPU: its next sample (merge key) */
+    struct dm_kmerge merge;        /* CPU indexes ordered by cur[].time_ns */
     struct dm_event ev;            /* reused for every emit */
 };
 
@@ -130,6 +130,14 @@ static int choose_tracepoints(struct dm_source *src, struct linux_source *s, int
     return rc;
 }
 
+/* Merge order of the per-CPU streams: the earlier sample first. */
+static int sample_before(const void *ctx, unsigned a, unsigned b)
+{
+    const struct linux_source *s = ctx;
+
+    return s->cur[a].time_ns < s->cur[b].time_ns;
+}
+
 static int online_cpus(struct dm_source *src, struct linux_source *s)
 {
     char buf[4096];
@@ -151,8 +159,9 @@ static int online_cpus(struct dm_source *src, struct linux_source *s)
            s->setup.ring_bytes * (uint64_t)n > RING_BYTES_TOTAL)
         s->setup.ring_bytes /= 2;
     s->cur = calloc((size_t)n, sizeof *s->cur);
-    s->heap = malloc((size_t)n * sizeof *s->heap);
-    return s->cur == NULL || s->heap == NULL ? DM_ENOMEM : 0;
+    if (s->cur == NULL || dm_kmerge_init(&s->merge, (unsigned)n, sample_before, s) != 0)
+        return DM_ENOMEM;
+    return 0;
 }
 
 /* Open the chosen transport; by default tracefs, falling back to perf with
@@ -233,46 +242,6 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
 
 /* ---- the per-CPU merge --------------------------------------------------- */
 
-static int heap_less(const struct linux_source *s, int a, int b)
-{
-    return s->cur[s->heap[a]].time_ns < s->cur[s->heap[b]].time_ns;
-}
-
-static void heap_swap(struct linux_source *s, int a, int b)
-{
-    int t = s->heap[a];
-
-    s->heap[a] = s->heap[b];
-    s->heap[b] = t;
-}
-
-static void heap_down(struct linux_source *s, int i)
-{
-    for (;;) {
-        int l = 2 * i + 1, m = i;
-
-        if (l < s->heap_n && heap_less(s, l, m))
-            m = l;
-        if (l + 1 < s->heap_n && heap_less(s, l + 1, m))
-            m = l + 1;
-        if (m == i)
-            return;
-        heap_swap(s, i, m);
-        i = m;
-    }
-}
-
-static void heap_push(struct linux_source *s, int cpu)
-{
-    int i = s->heap_n++;
-
-    s->heap[i] = cpu;
-    while (i > 0 && heap_less(s, i, (i - 1) / 2)) {
-        heap_swap(s, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-}
-
 static int fetch(struct linux_source *s, int cpu)
 {
     if (!s->tops->next(s->t, cpu, &s->cur[cpu]))
@@ -292,12 +261,12 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
 {
     int stopped = 0, since_release = 0, more = s->tops->fill(s->t);
 
-    s->heap_n = 0;
+    dm_kmerge_clear(&s->merge);
     for (int c = 0; c < s->setup.n_cpus; c++)
         if (fetch(s, c))
-            heap_push(s, c);
-    while (s->heap_n > 0) {
-        int cpu = s->heap[0];
+            dm_kmerge_push(&s->merge, (unsigned)c);
+    while (dm_kmerge_count(&s->merge) > 0) {
+        int cpu = (int)dm_kmerge_top(&s->merge);
         const struct dm_blk_sample *smp = &s->cur[cpu];
 
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
@@ -310,12 +279,10 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
                     break;
             }
         }
-        if (fetch(s, cpu)) {
-            heap_down(s, 0);
-        } else {
-            s->heap[0] = s->heap[--s->heap_n];
-            heap_down(s, 0);
-        }
+        if (fetch(s, cpu))
+            dm_kmerge_top_changed(&s->merge);
+        else
+            dm_kmerge_pop(&s->merge);
         if (++since_release == RELEASE_EVERY) {
             s->tops->release(s->t);
             since_release = 0;
@@ -390,7 +357,7 @@ static void linux_close(struct dm_source *src)
     dm_requests_free(&s->req);
     free(s->cpus);
     free(s->cur);
-    free(s->heap);
+    dm_kmerge_free(&s->merge);
     free(s);
     src->impl = NULL;
 }
