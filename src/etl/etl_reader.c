@@ -376,6 +376,150 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
     return DM_ECORRUPT;
 }
 
+/* One record's frame inside a buffer: where it is and what kind of header
+ * it has, after every size was checked against the buffer. */
+struct frame {
+    const uint8_t *r;        /* the record's first byte */
+    size_t pos, left;        /* its offset in the buffer, bytes from there on */
+    uint32_t marker, size;
+    unsigned type, kind, hdr;
+};
+
+/*
+ * Read the marker at s->pos and check the record's size against its header
+ * and the buffer: 1 with f filled, 0 when only padding or the end marker is
+ * left, or a record error (record_error) when the bytes are not a record.
+ */
+static int frame_record(struct dm_etl *etl, const struct stream *s, struct frame *f,
+                        char *err, size_t errlen)
+{
+    char what[160];
+
+    f->r = s->data + s->pos;
+    f->pos = s->pos;
+    f->left = s->len - s->pos;
+    f->size = 0; /* set on every path that returns 1 */
+    /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
+    if (f->left < 4)
+        return 0;
+    f->marker = dm_le32(f->r);
+    if (f->marker == MARKER_END)
+        return 0;
+    f->type = f->marker >> 16 & 0xFFu;
+    if ((f->marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
+        f->kind = f->type < sizeof header_types / sizeof header_types[0]
+                      ? header_types[f->type].kind
+                      : K_OTHER;
+    } else if ((f->marker >> 24 & 0xF0u) == MARKER_FLAGS_MESSAGE) {
+        f->kind = K_OTHER;
+    } else {
+        snprintf(what, sizeof what, "unknown marker 0x%08" PRIX32, f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    f->hdr = kind_header_size[f->kind];
+    if (f->kind == K_SYSTEM || f->kind == K_COMPACT || f->kind == K_PERFINFO) {
+        if (f->left < 8) {
+            snprintf(what, sizeof what, "marker 0x%08" PRIX32
+                     " with no room for its size", f->marker);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        f->size = dm_le16(f->r + SYS_OFF_SIZE);
+    } else {
+        f->size = f->marker & 0xFFFFu;
+    }
+    if (f->size < f->hdr) {
+        snprintf(what, sizeof what,
+                 "size %" PRIu32 " is smaller than its %u-byte header "
+                 "(marker 0x%08" PRIX32 ")", f->size, f->hdr, f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    if (f->size > f->left) {
+        snprintf(what, sizeof what,
+                 "size %" PRIu32 " runs past the buffer's filled end "
+                 "(%zu bytes left; marker 0x%08" PRIX32 ")", f->size, f->left,
+                 f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    return 1;
+}
+
+/* SYSTEM, COMPACT and PERFINFO headers: a HookId (group, opcode); PERFINFO
+ * has no thread or process. */
+static void read_system_header(const struct frame *f, struct dm_etl_record *rec)
+{
+    unsigned hook = dm_le16(f->r + SYS_OFF_HOOK);
+
+    rec->group = hook >> 8;
+    rec->opcode = hook & 0xFFu;
+    rec->version = f->marker & 0xFFFFu;
+    if (f->kind == K_PERFINFO) {
+        rec->timestamp = dm_le64(f->r + PERF_OFF_TIME);
+    } else {
+        rec->tid = dm_le32(f->r + SYS_OFF_TID);
+        rec->pid = dm_le32(f->r + SYS_OFF_PID);
+        rec->timestamp = dm_le64(f->r + SYS_OFF_TIME);
+    }
+}
+
+/* FULL_HEADER and INSTANCE_HEADER: a class GUID. */
+static void read_full_header(const struct frame *f, struct dm_etl_record *rec)
+{
+    rec->opcode = f->r[FULL_OFF_TYPE];
+    rec->version = dm_le16(f->r + FULL_OFF_VERSION);
+    rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
+    rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
+    rec->timestamp = dm_le64(f->r + TIME_OFF);
+    rec->has_guid = 1;
+    memcpy(rec->guid, f->r + FULL_OFF_GUID, sizeof rec->guid);
+}
+
+/* EVENT_HEADER: a provider GUID, and maybe extended data items before the
+ * payload, each checked against the event before the next is read. Returns
+ * 1, or a record error. */
+static int read_event_header(struct dm_etl *etl, const struct stream *s,
+                             const struct frame *f, struct dm_etl_record *rec,
+                             char *err, size_t errlen)
+{
+    size_t at = f->hdr;
+    char what[160];
+    unsigned more;
+
+    rec->opcode = f->r[EVH_OFF_OPCODE];
+    rec->version = f->r[EVH_OFF_VERSION];
+    rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
+    rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
+    rec->timestamp = dm_le64(f->r + TIME_OFF);
+    rec->has_guid = 1;
+    memcpy(rec->guid, f->r + EVH_OFF_PROVIDER, sizeof rec->guid);
+    if (!(dm_le16(f->r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
+        return 1;
+    do {
+        unsigned item, data;
+
+        if (f->size - at < EXT_HDR_SIZE) {
+            snprintf(what, sizeof what,
+                     "extended data item at byte %zu of a %" PRIu32
+                     "-byte event runs past it", at, f->size);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        item = dm_le16(f->r + at);
+        data = dm_le16(f->r + at + EXT_OFF_DATA_SIZE);
+        more = dm_le16(f->r + at + EXT_OFF_LINKAGE) & 1u;
+        if (item < EXT_HDR_SIZE || item > f->size - at ||
+            data > item - EXT_HDR_SIZE) {
+            snprintf(what, sizeof what,
+                     "extended data item at byte %zu has size %u "
+                     "(data %u) in a %" PRIu32 "-byte event",
+                     at, item, data, f->size);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        at += item;
+    } while (more);
+    rec->payload = f->r + at;
+    rec->payload_len = f->size - at;
+    return 1;
+}
+
 /*
  * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
  * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
@@ -384,66 +528,24 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
 static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                           struct dm_etl_record *rec, char *err, size_t errlen)
 {
-    char what[160];
-
     for (;;) {
-        const uint8_t *r = s->data + s->pos;
-        size_t pos = s->pos, left = s->len - s->pos;
-        uint32_t marker, size;
+        struct frame f;
         size_t stride;
-        unsigned type, kind, hdr;
+        int rc = frame_record(etl, s, &f, err, errlen);
 
-        /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
-        if (left < 4)
-            return 0;
-        marker = dm_le32(r);
-        if (marker == MARKER_END)
-            return 0;
-        type = marker >> 16 & 0xFFu;
-        if ((marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
-            kind = type < sizeof header_types / sizeof header_types[0]
-                       ? header_types[type].kind
-                       : K_OTHER;
-        } else if ((marker >> 24 & 0xF0u) == MARKER_FLAGS_MESSAGE) {
-            kind = K_OTHER;
-        } else {
-            snprintf(what, sizeof what, "unknown marker 0x%08" PRIX32, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
-        hdr = kind_header_size[kind];
-        if (kind == K_SYSTEM || kind == K_COMPACT || kind == K_PERFINFO) {
-            if (left < 8) {
-                snprintf(what, sizeof what, "marker 0x%08" PRIX32
-                         " with no room for its size", marker);
-                return record_error(etl, s, pos, err, errlen, what);
-            }
-            size = dm_le16(r + SYS_OFF_SIZE);
-        } else {
-            size = marker & 0xFFFFu;
-        }
-        if (size < hdr) {
-            snprintf(what, sizeof what,
-                     "size %" PRIu32 " is smaller than its %u-byte header "
-                     "(marker 0x%08" PRIX32 ")", size, hdr, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
-        if (size > left) {
-            snprintf(what, sizeof what,
-                     "size %" PRIu32 " runs past the buffer's filled end "
-                     "(%zu bytes left; marker 0x%08" PRIX32 ")", size, left, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
+        if (rc <= 0)
+            return rc;
         /* Records start 8-byte aligned [dissect etl.py]; the filled end may
          * cut the last record's padding. */
-        stride = ((size_t)size + 7u) & ~(size_t)7u;
-        s->pos = stride > left ? s->len : pos + stride;
-        if (kind == K_OTHER) {
+        stride = ((size_t)f.size + 7u) & ~(size_t)7u;
+        s->pos = stride > f.left ? s->len : f.pos + stride;
+        if (f.kind == K_OTHER) {
             etl->skipped++;
             continue;
         }
 
-        rec->header_type = type;
-        rec->pointer_size = header_types[type].pointer_size;
+        rec->header_type = f.type;
+        rec->pointer_size = header_types[f.type].pointer_size;
         rec->group = 0;
         rec->version = 0;
         rec->has_guid = 0;
@@ -451,78 +553,21 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
         rec->pid = UINT32_MAX;
         rec->cpu = s->cpu;
         rec->buffer_file_offset = etl->bufs[s->cur].offset;
-        rec->payload = r + hdr;
-        rec->payload_len = size - hdr;
-        switch (kind) {
+        rec->payload = f.r + f.hdr;
+        rec->payload_len = f.size - f.hdr;
+        switch (f.kind) {
         case K_SYSTEM:
         case K_COMPACT:
-        case K_PERFINFO: {
-            unsigned hook = dm_le16(r + SYS_OFF_HOOK);
-
-            rec->group = hook >> 8;
-            rec->opcode = hook & 0xFFu;
-            rec->version = marker & 0xFFFFu;
-            if (kind == K_PERFINFO) {
-                rec->timestamp = dm_le64(r + PERF_OFF_TIME);
-            } else {
-                rec->tid = dm_le32(r + SYS_OFF_TID);
-                rec->pid = dm_le32(r + SYS_OFF_PID);
-                rec->timestamp = dm_le64(r + SYS_OFF_TIME);
-            }
-            break;
-        }
+        case K_PERFINFO:
+            read_system_header(&f, rec);
+            return 1;
         case K_FULL:
         case K_INSTANCE:
-            rec->opcode = r[FULL_OFF_TYPE];
-            rec->version = dm_le16(r + FULL_OFF_VERSION);
-            rec->tid = dm_le32(r + TIDPID_OFF_TID);
-            rec->pid = dm_le32(r + TIDPID_OFF_PID);
-            rec->timestamp = dm_le64(r + TIME_OFF);
-            rec->has_guid = 1;
-            memcpy(rec->guid, r + FULL_OFF_GUID, sizeof rec->guid);
-            break;
-        default: { /* K_EVENT */
-            size_t at = hdr;
-
-            rec->opcode = r[EVH_OFF_OPCODE];
-            rec->version = r[EVH_OFF_VERSION];
-            rec->tid = dm_le32(r + TIDPID_OFF_TID);
-            rec->pid = dm_le32(r + TIDPID_OFF_PID);
-            rec->timestamp = dm_le64(r + TIME_OFF);
-            rec->has_guid = 1;
-            memcpy(rec->guid, r + EVH_OFF_PROVIDER, sizeof rec->guid);
-            if (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO) {
-                unsigned more;
-
-                do {
-                    unsigned item, data;
-
-                    if (size - at < EXT_HDR_SIZE) {
-                        snprintf(what, sizeof what,
-                                 "extended data item at byte %zu of a %" PRIu32
-                                 "-byte event runs past it", at, size);
-                        return record_error(etl, s, pos, err, errlen, what);
-                    }
-                    item = dm_le16(r + at);
-                    data = dm_le16(r + at + EXT_OFF_DATA_SIZE);
-                    more = dm_le16(r + at + EXT_OFF_LINKAGE) & 1u;
-                    if (item < EXT_HDR_SIZE || item > size - at ||
-                        data > item - EXT_HDR_SIZE) {
-                        snprintf(what, sizeof what,
-                                 "extended data item at byte %zu has size %u "
-                                 "(data %u) in a %" PRIu32 "-byte event",
-                                 at, item, data, size);
-                        return record_error(etl, s, pos, err, errlen, what);
-                    }
-                    at += item;
-                } while (more);
-                rec->payload = r + at;
-                rec->payload_len = size - at;
-            }
-            break;
+            read_full_header(&f, rec);
+            return 1;
+        default: /* K_EVENT */
+            return read_event_header(etl, s, &f, rec, err, errlen);
         }
-        }
-        return 1;
     }
 }
 
