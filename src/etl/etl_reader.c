@@ -890,6 +890,20 @@ static int check_path(const char *path, char *err, size_t errlen)
     }
 }
 
+/* The end of both opens: read the index and the header; on failure close
+ * what was made. err is never NULL here. */
+static int finish_open(struct dm_etl *etl, struct dm_etl **out, char *err, size_t errlen)
+{
+    int rc = open_common(etl, err, errlen);
+
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
 {
     char local[1];
@@ -922,13 +936,7 @@ int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
         dm_etl_close(etl);
         return DM_EIO;
     }
-    rc = open_common(etl, err, errlen);
-    if (rc < 0) {
-        dm_etl_close(etl);
-        return rc;
-    }
-    *out = etl;
-    return 0;
+    return finish_open(etl, out, err, errlen);
 }
 
 int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
@@ -936,7 +944,6 @@ int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
 {
     char local[1];
     struct dm_etl *etl;
-    int rc;
 
     if (err == NULL || errlen == 0) {
         err = local;
@@ -950,13 +957,7 @@ int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
     }
     etl->mem = data != NULL ? data : (const uint8_t *)"";
     etl->info.file_size = data != NULL ? len : 0;
-    rc = open_common(etl, err, errlen);
-    if (rc < 0) {
-        dm_etl_close(etl);
-        return rc;
-    }
-    *out = etl;
-    return 0;
+    return finish_open(etl, out, err, errlen);
 }
 
 const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
