@@ -280,6 +280,38 @@ static void install_or_fail(const struct dm_fake_config *cfg, int *ok)
         dmt_fail_at(__FILE__, __LINE__, "fake install: %s", err);
 }
 
+/* A whole sample through the fake as a live capture: install, open, run
+ * until the fake has delivered every buffer, stop, and count the requests
+ * that reached the ring. *ran is 1 when it got that far (lv->src stays
+ * readable: losses, malformed). */
+static void capture_counts(const struct dm_fake_config *cfg, struct live *lv,
+                           unsigned counts[DM_REQ_COUNT], int *ran)
+{
+    struct dm_options opt;
+    struct dm_event *evs;
+    size_t n = 0;
+    int ok;
+
+    *ran = 0;
+    install_or_fail(cfg, &ok);
+    if (!ok)
+        return;
+    default_options(&opt, NULL);
+    DM_ASSERT_EQ_INT(live_open(lv, &opt), 0);
+    DM_ASSERT_EQ_INT(live_start(lv), 0);
+    DM_ASSERT_EQ_INT(dm_fake_wait_replayed(30000), 0);
+    DM_ASSERT_EQ_INT(live_finish(lv, 1), 0);
+    evs = drain(lv->sink.ring, &n);
+    live_free(lv);
+    dm_fake_uninstall();
+    DM_ASSERT(evs != NULL);
+    for (size_t i = 0; i < n; i++)
+        if (evs[i].request < DM_REQ_COUNT)
+            counts[evs[i].request]++;
+    free(evs);
+    *ran = 1;
+}
+
 DM_TEST(start_and_replay_win8_sample)
 {
     struct dm_fake_config cfg;
@@ -400,11 +432,8 @@ DM_TEST(start_and_replay_win8_sample)
 DM_TEST(start_and_replay_win11_sample)
 {
     struct dm_fake_config cfg;
-    struct dm_options opt;
     struct live lv;
     char etl[1024];
-    struct dm_event *evs;
-    size_t n = 0;
     unsigned counts[DM_REQ_COUNT] = {0};
     int ok;
 
@@ -412,22 +441,9 @@ DM_TEST(start_and_replay_win11_sample)
     sample_path(etl, sizeof etl, WIN11_ETL);
     memset(&cfg, 0, sizeof cfg);
     cfg.etl_path = etl;
-    install_or_fail(&cfg, &ok);
+    capture_counts(&cfg, &lv, counts, &ok);
     if (!ok)
         return;
-    default_options(&opt, NULL);
-    DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
-    DM_ASSERT_EQ_INT(live_start(&lv), 0);
-    DM_ASSERT_EQ_INT(dm_fake_wait_replayed(30000), 0);
-    DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
-    evs = drain(lv.sink.ring, &n);
-    live_free(&lv);
-    dm_fake_uninstall();
-    DM_ASSERT(evs != NULL);
-    for (size_t i = 0; i < n; i++)
-        if (evs[i].request < DM_REQ_COUNT)
-            counts[evs[i].request]++;
-    free(evs);
     /* README.md of ../shared/etl: 2 reads, 117 writes, 0 flushes. */
     DM_ASSERT_EQ_INT(counts[DM_REQ_READ], 2);
     DM_ASSERT_EQ_INT(counts[DM_REQ_WRITE], 117);
@@ -1397,11 +1413,8 @@ DM_TEST(private_fallback_1450_names_system_logger_cap)
 DM_TEST(pointer_size_fallback_is_os_bitness)
 {
     struct dm_fake_config cfg;
-    struct dm_options opt;
     struct live lv;
     char etl[1024];
-    struct dm_event *evs;
-    size_t n = 0;
     unsigned counts[DM_REQ_COUNT] = {0};
     int ok;
 #if !defined(_WIN64)
@@ -1416,22 +1429,9 @@ DM_TEST(pointer_size_fallback_is_os_bitness)
     memset(&cfg, 0, sizeof cfg);
     cfg.etl_path = etl;
     cfg.strip_pointer_flags = 1;
-    install_or_fail(&cfg, &ok);
+    capture_counts(&cfg, &lv, counts, &ok);
     if (!ok)
         return;
-    default_options(&opt, NULL);
-    DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
-    DM_ASSERT_EQ_INT(live_start(&lv), 0);
-    DM_ASSERT_EQ_INT(dm_fake_wait_replayed(30000), 0);
-    DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
-    evs = drain(lv.sink.ring, &n);
-    live_free(&lv);
-    dm_fake_uninstall();
-    DM_ASSERT(evs != NULL);
-    for (size_t i = 0; i < n; i++)
-        if (evs[i].request < DM_REQ_COUNT)
-            counts[evs[i].request]++;
-    free(evs);
     DM_ASSERT_EQ_INT(counts[DM_REQ_READ], 1208);
     DM_ASSERT_EQ_INT(counts[DM_REQ_WRITE], 21);
     DM_ASSERT_EQ_INT(counts[DM_REQ_FLUSH], 2);
