@@ -12,12 +12,8 @@
 int dmt_status;
 char dmt_skip_reason[256];
 
-/* The suites this build has: dmt_suites.h is written by CMakeLists.txt
- * from DM_TEST_SUITES, the one list of suites (CTest registers the same). */
-#define DMT_SUITE(name) extern const struct dmt_case dm_suite_##name[];
-#include "dmt_suites.h"
-#undef DMT_SUITE
-
+/* The suites this build has (dmtest.h declares them; CTest registers the
+ * same list). */
 static const struct {
     const char *name;
     const struct dmt_case *cases;
