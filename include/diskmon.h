@@ -59,7 +59,7 @@ enum dm_request {
 extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 
 /* dm_event.flags */
-#define DM_EV_HAS_PID 0x01u      /* pid (and tid) are known */
+#define DM_EV_HAS_PID 0x01u      /* pid is known (the tid has its own bit) */
 #define DM_EV_HAS_TID 0x02u      /* tid is known */
 #define DM_EV_HAS_PROCESS 0x04u  /* process[] holds a name */
 #define DM_EV_HAS_FILE 0x08u     /* file[] holds a path */
@@ -120,6 +120,32 @@ struct dm_options;
 struct dm_sink;
 
 /*
+ * Notes a source has for the user (a fallback it took, a leftover it
+ * removed, why requests were lost): whole lines, each "diskmon: ...\n".
+ * The source writes them (open and close on the main thread, run on the
+ * source thread); dm_run prints them on its error stream after open(),
+ * after run() returned and after close(), so a source never writes to
+ * stderr itself. A note that does not fit is cut, never overflows.
+ */
+#define DM_NOTES_MAX 2048
+
+struct dm_notes {
+    char text[DM_NOTES_MAX];
+    size_t len;              /* bytes of text used */
+    size_t shown;            /* bytes dm_notes_flush has printed */
+};
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define DM_PRINTF(fmt, args)
+#endif
+
+/* Append a note (printf-style; the caller writes the "diskmon: " and the
+ * newline, as it would have written them to stderr). */
+void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
+
+/*
  * A source of events: live ETW, live Linux perf, or .etl replay. One const
  * table of operations per source, picked at run time by main.c.
  *
@@ -128,12 +154,17 @@ struct dm_sink;
  *         that says what to do into src->errmsg. DM_ESTOPPED means open()
  *         already did the whole job (--cleanup): errmsg says what was done,
  *         run() is not called and diskmon exits 0.
- * run   - source thread. Produces events into the sink until the input ends,
- *         stop() is called, or dm_sink_emit() returns DM_ESTOPPED. Returns 0
- *         or a negative dm_err (message in src->errmsg); events decoded
- *         before a failure have already been emitted.
- * stop  - any thread, including a console control handler: asks run() to
- *         return soon. Must be safe to call more than once and before run().
+ * run   - source thread. Produces events into the sink until the input ends
+ *         or dm_sink_stopping() says the run must end (dm_sink_emit() then
+ *         returns DM_ESTOPPED). That is the one stop rule: a source keeps no
+ *         stop flag of its own. Returns 0 or a negative dm_err (message in
+ *         src->errmsg); events decoded before a failure have already been
+ *         emitted.
+ * stop  - any thread, including a console control handler, always after
+ *         the sink's stop flag was set: only wakes a run() blocked outside
+ *         the sink (the eventfd of the Linux reader, ControlTrace and
+ *         CloseTrace under ProcessTrace). Must be safe to call more than
+ *         once and before run().
  * close - main thread, after run() returned (or open() failed): releases
  *         everything, and for live sessions makes sure no session is left.
  */
@@ -157,6 +188,10 @@ struct dm_source {
     int is_live;             /* 1: drop when the ring is full; 0: wait */
     int has_files;           /* can name files: text output gets a File column */
     char errmsg[512];
+    struct dm_notes notes;   /* for the user; printed by dm_run */
+    /* The source's own account of lost_events, folded into the pipeline's
+     * one loss line ("block tracepoints via tracefs: ..."); "" for none. */
+    char loss_detail[384];
     /* Replay: the time zone the trace recorded, for --clock. */
     struct dm_time_zone time_zone;
 };

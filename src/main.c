@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 
     ops = opt.replay_path != NULL ? &dm_replay_source : dm_live_source;
     if (ops == NULL) {
-        fprintf(stderr, "diskmon: live capture is not supported on this system; "
+        fprintf(stderr, "diskmon: live capture is not supported by this build; "
                         "replay a trace with -r FILE.etl\n");
         return DM_EXIT_ERROR;
     }

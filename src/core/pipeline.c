@@ -180,16 +180,19 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     memset(&src, 0, sizeof src);
     src.ops = ops;
     rc = ops->open(&src, opt);
+    dm_notes_flush(&src.notes, errf);
     if (rc == DM_ESTOPPED) {
         /* The source finished its whole job in open() (--cleanup). */
         if (src.errmsg[0] != '\0')
             fprintf(errf, "diskmon: %s\n", src.errmsg);
         ops->close(&src);
+        dm_notes_flush(&src.notes, errf);
         return DM_EXIT_OK;
     }
     if (rc != 0) {
         fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
         ops->close(&src);
+        dm_notes_flush(&src.notes, errf);
         /* A source may find a usage mistake only when it opens (-d NAME of
          * a disk that does not exist). */
         return rc == DM_EUSAGE ? DM_EXIT_USAGE : DM_EXIT_ERROR;
@@ -200,6 +203,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
         out = own_out = open_output(opt->output_path, errf);
         if (out == NULL) {
             ops->close(&src);
+            dm_notes_flush(&src.notes, errf);
             return DM_EXIT_ERROR;
         }
     }
@@ -208,6 +212,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     if (run == NULL) {
         fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         ops->close(&src);
+        dm_notes_flush(&src.notes, errf);
         if (own_out != NULL)
             fclose(own_out);
         return DM_EXIT_ERROR;
@@ -283,6 +288,10 @@ join:
         dm_thread_join(source_thr);
     if (progress_shown)
         progress_erase(errf);
+    /* What the source has to say about its run (late events, where losses
+     * came from) comes before the summary, as it did when sources wrote to
+     * stderr themselves. The source thread has ended: the notes are ours. */
+    dm_notes_flush(&src.notes, errf);
     /* The source has stopped (a live session is gone). Wait for the printer
      * to drain; if Ctrl+C comes while it is stuck on a pipe nobody reads,
      * give it a grace period and then leave without it. */
@@ -342,17 +351,21 @@ join:
     if (!src.is_live && opt->n_disks > 0 && run->st.rc == 0 &&
         !dm_atomic_load_int(&run->stop))
         report_unmatched_disks(opt, &run->census, errf);
+    /* The one loss line: the source's own account of its part (Linux: which
+     * transport, what the kernel dropped) is folded in, not a second line. */
     if (lost > 0) {
         fprintf(errf,
                 "diskmon: %" PRIu64 " events lost (%" PRIu64 " dropped because the "
-                "output could not keep up, %" PRIu64 " lost before diskmon saw them)\n",
-                lost, loss.ring_dropped, loss.source_lost);
+                "output could not keep up, %" PRIu64 " lost before diskmon saw them%s%s)\n",
+                lost, loss.ring_dropped, loss.source_lost,
+                src.loss_detail[0] != '\0' ? "; " : "", src.loss_detail);
         if (exit_code == DM_EXIT_OK)
             exit_code = DM_EXIT_LOST;
     }
 
 out:
     ops->close(&src);
+    dm_notes_flush(&src.notes, errf);
     dm_interrupt_done();
     if (own_out != NULL && !info->printer_left && fclose(own_out) != 0 &&
         exit_code != DM_EXIT_ERROR) {

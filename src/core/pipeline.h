@@ -39,6 +39,10 @@ struct dm_run_info {
     int printer_left;
 };
 
+/* Print the source notes not printed yet (diskmon.h, struct dm_notes) on
+ * errf. dm_run calls it after open(), after run() and after close(). */
+void dm_notes_flush(struct dm_notes *n, FILE *errf);
+
 /* dm_run, also saying how the run ended. */
 int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
               FILE *out, FILE *errf, struct dm_run_info *info);

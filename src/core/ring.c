@@ -18,7 +18,6 @@ struct dm_ring {
     volatile uint64_t head;
     uint64_t tail_cache;
     volatile uint64_t dropped;
-    volatile uint64_t pushed;
     volatile int closed;
     char pad1[DM_CACHE_LINE];
     /* Consumer's line. */
@@ -73,7 +72,6 @@ static void publish(struct dm_ring *ring, uint64_t head, const struct dm_event *
 {
     memcpy(&ring->slots[head & ring->mask], ev, sizeof *ev);
     dm_atomic_store_release(&ring->head, head + 1);
-    dm_atomic_store_release(&ring->pushed, head + 1);
 }
 
 int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev)
@@ -153,7 +151,8 @@ uint64_t dm_ring_dropped(const struct dm_ring *ring)
     return dm_atomic_load_acquire(&ring->dropped);
 }
 
+/* head is the count of events ever published: it only grows. */
 uint64_t dm_ring_pushed(const struct dm_ring *ring)
 {
-    return dm_atomic_load_acquire(&ring->pushed);
+    return dm_atomic_load_acquire(&ring->head);
 }

@@ -2,10 +2,10 @@
  * ring.h - a bounded single-producer/single-consumer queue of dm_event.
  *
  * Threading contract:
- *   - Exactly one producer thread calls dm_ring_push / dm_ring_try_push /
- *     dm_ring_close. Exactly one consumer thread calls dm_ring_pop_batch /
- *     dm_ring_release. dm_ring_dropped and dm_ring_count may be read from any
- *     thread.
+ *   - Exactly one producer thread calls dm_ring_try_push / dm_ring_push_wait
+ *     / dm_ring_close. Exactly one consumer thread calls dm_ring_peek /
+ *     dm_ring_release / dm_ring_drained. dm_ring_dropped and dm_ring_pushed
+ *     may be read from any thread.
  *   - head (next slot to write) is written only by the producer, tail (next
  *     slot to read) only by the consumer. The producer stores the event, then
  *     publishes head with a release store; the consumer reads head with an

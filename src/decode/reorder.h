@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 
 /* Payload bytes kept inside a slot; longer payloads are allocated. */
 #define DM_REORDER_INLINE 96u

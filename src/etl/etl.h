@@ -17,6 +17,13 @@
 struct dm_etl;
 
 /* From TRACE_LOGFILE_HEADER, the payload of the first record. */
+/* TRACE_LOGFILE_HEADER.ReservedFlags, the session's clock type
+ * (etw-facts.md s.3, [MS-wnode] ClientContext); older writers leave 0,
+ * which means QPC. */
+#define DM_ETL_CLOCK_QPC 1u
+#define DM_ETL_CLOCK_SYSTEM_TIME 2u  /* record timestamps in FILETIME units */
+#define DM_ETL_CLOCK_CPU_CYCLES 3u   /* CPU cycles, at CpuSpeedInMHz */
+
 struct dm_etl_info {
     uint64_t file_size;
     uint32_t buffer_size;        /* bytes, from the header */

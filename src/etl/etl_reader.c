@@ -23,16 +23,9 @@
  *
  * Every length read from the file is checked against the bytes that hold it
  * before anything is read through it; fields are assembled byte by byte into
- * fixed-width integers (rd_u16/rd_u32/rd_u64), never read through a cast
+ * fixed-width integers (dm_le16/dm_le32/dm_le64, core/bytes.h), never read through a cast
  * pointer.
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* fseeko/ftello */
-#endif
-#ifndef _FILE_OFFSET_BITS
-#define _FILE_OFFSET_BITS 64 /* 64-bit off_t on 32-bit POSIX systems */
-#endif
-
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,6 +33,7 @@
 #include <string.h>
 
 #include "core/bytes.h"
+#include "core/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
@@ -147,8 +141,6 @@ static const unsigned kind_header_size[] = {
 #define TLH_BUFFERS_LOST 0x10C
 #define TLH_SIZE32 0x110
 #define TLH_WIDE_SHIFT 8      /* 64-bit layout: everything from 0x40 moves by 8 */
-#define CLOCK_SYSTEM_TIME 2u  /* ReservedFlags: FILETIME units [MS-wnode] */
-#define CLOCK_CPU_CYCLES 3u   /* ReservedFlags: CPU cycles, CpuSpeedInMHz [MS-wnode] */
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
@@ -191,8 +183,7 @@ struct dm_etl {
     struct stream prologue;  /* buffer 0 */
     struct stream *streams;
     unsigned nstreams;
-    unsigned *heap;          /* stream indices, min-heap on (timestamp, buffer) */
-    unsigned heap_len;
+    struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
     enum phase phase;
 
@@ -204,38 +195,6 @@ struct dm_etl {
     int err;                 /* sticky: once next() failed it keeps failing */
     char err_msg[384];
 };
-
-/*
- * 64-bit file positioning: the one place the OS matters. MSVCRT's fseek
- * takes a 32-bit long even on 64-bit Windows, hence _fseeki64 there.
- */
-static int seek_to(FILE *fp, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-#if defined(_WIN32)
-    return _fseeki64(fp, (__int64)off, SEEK_SET);
-#else
-    return fseeko(fp, (off_t)off, SEEK_SET);
-#endif
-}
-
-static int file_size(FILE *fp, uint64_t *size)
-{
-#if defined(_WIN32)
-    __int64 end;
-
-    if (_fseeki64(fp, 0, SEEK_END) != 0 || (end = _ftelli64(fp)) < 0)
-        return -1;
-#else
-    off_t end;
-
-    if (fseeko(fp, 0, SEEK_END) != 0 || (end = ftello(fp)) < 0)
-        return -1;
-#endif
-    *size = (uint64_t)end;
-    return 0;
-}
 
 /* Read len bytes at file offset off into dst. The index pass has checked the
  * range against the file size, so a short read means the file changed or
@@ -252,7 +211,7 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
         memcpy(dst, etl->mem + off, len);
         return 0;
     }
-    if (seek_to(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
+    if (dm_file_seek(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
         snprintf(err, errlen,
                  "%s: cannot read %zu bytes at offset %" PRIu64
                  " (was the file changed or truncated while being read?)",
@@ -417,6 +376,150 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
     return DM_ECORRUPT;
 }
 
+/* One record's frame inside a buffer: where it is and what kind of header
+ * it has, after every size was checked against the buffer. */
+struct frame {
+    const uint8_t *r;        /* the record's first byte */
+    size_t pos, left;        /* its offset in the buffer, bytes from there on */
+    uint32_t marker, size;
+    unsigned type, kind, hdr;
+};
+
+/*
+ * Read the marker at s->pos and check the record's size against its header
+ * and the buffer: 1 with f filled, 0 when only padding or the end marker is
+ * left, or a record error (record_error) when the bytes are not a record.
+ */
+static int frame_record(struct dm_etl *etl, const struct stream *s, struct frame *f,
+                        char *err, size_t errlen)
+{
+    char what[160];
+
+    f->r = s->data + s->pos;
+    f->pos = s->pos;
+    f->left = s->len - s->pos;
+    f->size = 0; /* set on every path that returns 1 */
+    /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
+    if (f->left < 4)
+        return 0;
+    f->marker = dm_le32(f->r);
+    if (f->marker == MARKER_END)
+        return 0;
+    f->type = f->marker >> 16 & 0xFFu;
+    if ((f->marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
+        f->kind = f->type < sizeof header_types / sizeof header_types[0]
+                      ? header_types[f->type].kind
+                      : K_OTHER;
+    } else if ((f->marker >> 24 & 0xF0u) == MARKER_FLAGS_MESSAGE) {
+        f->kind = K_OTHER;
+    } else {
+        snprintf(what, sizeof what, "unknown marker 0x%08" PRIX32, f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    f->hdr = kind_header_size[f->kind];
+    if (f->kind == K_SYSTEM || f->kind == K_COMPACT || f->kind == K_PERFINFO) {
+        if (f->left < 8) {
+            snprintf(what, sizeof what, "marker 0x%08" PRIX32
+                     " with no room for its size", f->marker);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        f->size = dm_le16(f->r + SYS_OFF_SIZE);
+    } else {
+        f->size = f->marker & 0xFFFFu;
+    }
+    if (f->size < f->hdr) {
+        snprintf(what, sizeof what,
+                 "size %" PRIu32 " is smaller than its %u-byte header "
+                 "(marker 0x%08" PRIX32 ")", f->size, f->hdr, f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    if (f->size > f->left) {
+        snprintf(what, sizeof what,
+                 "size %" PRIu32 " runs past the buffer's filled end "
+                 "(%zu bytes left; marker 0x%08" PRIX32 ")", f->size, f->left,
+                 f->marker);
+        return record_error(etl, s, f->pos, err, errlen, what);
+    }
+    return 1;
+}
+
+/* SYSTEM, COMPACT and PERFINFO headers: a HookId (group, opcode); PERFINFO
+ * has no thread or process. */
+static void read_system_header(const struct frame *f, struct dm_etl_record *rec)
+{
+    unsigned hook = dm_le16(f->r + SYS_OFF_HOOK);
+
+    rec->group = hook >> 8;
+    rec->opcode = hook & 0xFFu;
+    rec->version = f->marker & 0xFFFFu;
+    if (f->kind == K_PERFINFO) {
+        rec->timestamp = dm_le64(f->r + PERF_OFF_TIME);
+    } else {
+        rec->tid = dm_le32(f->r + SYS_OFF_TID);
+        rec->pid = dm_le32(f->r + SYS_OFF_PID);
+        rec->timestamp = dm_le64(f->r + SYS_OFF_TIME);
+    }
+}
+
+/* FULL_HEADER and INSTANCE_HEADER: a class GUID. */
+static void read_full_header(const struct frame *f, struct dm_etl_record *rec)
+{
+    rec->opcode = f->r[FULL_OFF_TYPE];
+    rec->version = dm_le16(f->r + FULL_OFF_VERSION);
+    rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
+    rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
+    rec->timestamp = dm_le64(f->r + TIME_OFF);
+    rec->has_guid = 1;
+    memcpy(rec->guid, f->r + FULL_OFF_GUID, sizeof rec->guid);
+}
+
+/* EVENT_HEADER: a provider GUID, and maybe extended data items before the
+ * payload, each checked against the event before the next is read. Returns
+ * 1, or a record error. */
+static int read_event_header(struct dm_etl *etl, const struct stream *s,
+                             const struct frame *f, struct dm_etl_record *rec,
+                             char *err, size_t errlen)
+{
+    size_t at = f->hdr;
+    char what[160];
+    unsigned more;
+
+    rec->opcode = f->r[EVH_OFF_OPCODE];
+    rec->version = f->r[EVH_OFF_VERSION];
+    rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
+    rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
+    rec->timestamp = dm_le64(f->r + TIME_OFF);
+    rec->has_guid = 1;
+    memcpy(rec->guid, f->r + EVH_OFF_PROVIDER, sizeof rec->guid);
+    if (!(dm_le16(f->r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
+        return 1;
+    do {
+        unsigned item, data;
+
+        if (f->size - at < EXT_HDR_SIZE) {
+            snprintf(what, sizeof what,
+                     "extended data item at byte %zu of a %" PRIu32
+                     "-byte event runs past it", at, f->size);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        item = dm_le16(f->r + at);
+        data = dm_le16(f->r + at + EXT_OFF_DATA_SIZE);
+        more = dm_le16(f->r + at + EXT_OFF_LINKAGE) & 1u;
+        if (item < EXT_HDR_SIZE || item > f->size - at ||
+            data > item - EXT_HDR_SIZE) {
+            snprintf(what, sizeof what,
+                     "extended data item at byte %zu has size %u "
+                     "(data %u) in a %" PRIu32 "-byte event",
+                     at, item, data, f->size);
+            return record_error(etl, s, f->pos, err, errlen, what);
+        }
+        at += item;
+    } while (more);
+    rec->payload = f->r + at;
+    rec->payload_len = f->size - at;
+    return 1;
+}
+
 /*
  * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
  * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
@@ -425,66 +528,24 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
 static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                           struct dm_etl_record *rec, char *err, size_t errlen)
 {
-    char what[160];
-
     for (;;) {
-        const uint8_t *r = s->data + s->pos;
-        size_t pos = s->pos, left = s->len - s->pos;
-        uint32_t marker, size;
+        struct frame f;
         size_t stride;
-        unsigned type, kind, hdr;
+        int rc = frame_record(etl, s, &f, err, errlen);
 
-        /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
-        if (left < 4)
-            return 0;
-        marker = dm_le32(r);
-        if (marker == MARKER_END)
-            return 0;
-        type = marker >> 16 & 0xFFu;
-        if ((marker >> 24 & MARKER_FLAGS_TRACE) == MARKER_FLAGS_TRACE) {
-            kind = type < sizeof header_types / sizeof header_types[0]
-                       ? header_types[type].kind
-                       : K_OTHER;
-        } else if ((marker >> 24 & 0xF0u) == MARKER_FLAGS_MESSAGE) {
-            kind = K_OTHER;
-        } else {
-            snprintf(what, sizeof what, "unknown marker 0x%08" PRIX32, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
-        hdr = kind_header_size[kind];
-        if (kind == K_SYSTEM || kind == K_COMPACT || kind == K_PERFINFO) {
-            if (left < 8) {
-                snprintf(what, sizeof what, "marker 0x%08" PRIX32
-                         " with no room for its size", marker);
-                return record_error(etl, s, pos, err, errlen, what);
-            }
-            size = dm_le16(r + SYS_OFF_SIZE);
-        } else {
-            size = marker & 0xFFFFu;
-        }
-        if (size < hdr) {
-            snprintf(what, sizeof what,
-                     "size %" PRIu32 " is smaller than its %u-byte header "
-                     "(marker 0x%08" PRIX32 ")", size, hdr, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
-        if (size > left) {
-            snprintf(what, sizeof what,
-                     "size %" PRIu32 " runs past the buffer's filled end "
-                     "(%zu bytes left; marker 0x%08" PRIX32 ")", size, left, marker);
-            return record_error(etl, s, pos, err, errlen, what);
-        }
+        if (rc <= 0)
+            return rc;
         /* Records start 8-byte aligned [dissect etl.py]; the filled end may
          * cut the last record's padding. */
-        stride = ((size_t)size + 7u) & ~(size_t)7u;
-        s->pos = stride > left ? s->len : pos + stride;
-        if (kind == K_OTHER) {
+        stride = ((size_t)f.size + 7u) & ~(size_t)7u;
+        s->pos = stride > f.left ? s->len : f.pos + stride;
+        if (f.kind == K_OTHER) {
             etl->skipped++;
             continue;
         }
 
-        rec->header_type = type;
-        rec->pointer_size = header_types[type].pointer_size;
+        rec->header_type = f.type;
+        rec->pointer_size = header_types[f.type].pointer_size;
         rec->group = 0;
         rec->version = 0;
         rec->has_guid = 0;
@@ -492,78 +553,21 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
         rec->pid = UINT32_MAX;
         rec->cpu = s->cpu;
         rec->buffer_file_offset = etl->bufs[s->cur].offset;
-        rec->payload = r + hdr;
-        rec->payload_len = size - hdr;
-        switch (kind) {
+        rec->payload = f.r + f.hdr;
+        rec->payload_len = f.size - f.hdr;
+        switch (f.kind) {
         case K_SYSTEM:
         case K_COMPACT:
-        case K_PERFINFO: {
-            unsigned hook = dm_le16(r + SYS_OFF_HOOK);
-
-            rec->group = hook >> 8;
-            rec->opcode = hook & 0xFFu;
-            rec->version = marker & 0xFFFFu;
-            if (kind == K_PERFINFO) {
-                rec->timestamp = dm_le64(r + PERF_OFF_TIME);
-            } else {
-                rec->tid = dm_le32(r + SYS_OFF_TID);
-                rec->pid = dm_le32(r + SYS_OFF_PID);
-                rec->timestamp = dm_le64(r + SYS_OFF_TIME);
-            }
-            break;
-        }
+        case K_PERFINFO:
+            read_system_header(&f, rec);
+            return 1;
         case K_FULL:
         case K_INSTANCE:
-            rec->opcode = r[FULL_OFF_TYPE];
-            rec->version = dm_le16(r + FULL_OFF_VERSION);
-            rec->tid = dm_le32(r + TIDPID_OFF_TID);
-            rec->pid = dm_le32(r + TIDPID_OFF_PID);
-            rec->timestamp = dm_le64(r + TIME_OFF);
-            rec->has_guid = 1;
-            memcpy(rec->guid, r + FULL_OFF_GUID, sizeof rec->guid);
-            break;
-        default: { /* K_EVENT */
-            size_t at = hdr;
-
-            rec->opcode = r[EVH_OFF_OPCODE];
-            rec->version = r[EVH_OFF_VERSION];
-            rec->tid = dm_le32(r + TIDPID_OFF_TID);
-            rec->pid = dm_le32(r + TIDPID_OFF_PID);
-            rec->timestamp = dm_le64(r + TIME_OFF);
-            rec->has_guid = 1;
-            memcpy(rec->guid, r + EVH_OFF_PROVIDER, sizeof rec->guid);
-            if (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO) {
-                unsigned more;
-
-                do {
-                    unsigned item, data;
-
-                    if (size - at < EXT_HDR_SIZE) {
-                        snprintf(what, sizeof what,
-                                 "extended data item at byte %zu of a %" PRIu32
-                                 "-byte event runs past it", at, size);
-                        return record_error(etl, s, pos, err, errlen, what);
-                    }
-                    item = dm_le16(r + at);
-                    data = dm_le16(r + at + EXT_OFF_DATA_SIZE);
-                    more = dm_le16(r + at + EXT_OFF_LINKAGE) & 1u;
-                    if (item < EXT_HDR_SIZE || item > size - at ||
-                        data > item - EXT_HDR_SIZE) {
-                        snprintf(what, sizeof what,
-                                 "extended data item at byte %zu has size %u "
-                                 "(data %u) in a %" PRIu32 "-byte event",
-                                 at, item, data, size);
-                        return record_error(etl, s, pos, err, errlen, what);
-                    }
-                    at += item;
-                } while (more);
-                rec->payload = r + at;
-                rec->payload_len = size - at;
-            }
-            break;
+            read_full_header(&f, rec);
+            return 1;
+        default: /* K_EVENT */
+            return read_event_header(etl, s, &f, rec, err, errlen);
         }
-        }
-        return 1;
     }
 }
 
@@ -592,48 +596,15 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
     }
 }
 
-/* Heap order: earlier timestamp first; equal timestamps in file order. */
-static int before(const struct dm_etl *etl, unsigned a, unsigned b)
+/* Merge order: earlier timestamp first; equal timestamps in file order. */
+static int before(const void *ctx, unsigned a, unsigned b)
 {
+    const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
 
     if (sa->rec.timestamp != sb->rec.timestamp)
         return sa->rec.timestamp < sb->rec.timestamp;
     return sa->cur < sb->cur;
-}
-
-static void sift_down(struct dm_etl *etl, unsigned i)
-{
-    unsigned *h = etl->heap, n = etl->heap_len, v = h[i];
-
-    for (;;) {
-        unsigned c = 2 * i + 1;
-
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(etl, h[c + 1], h[c]))
-            c++;
-        if (!before(etl, h[c], v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = v;
-}
-
-static void sift_up(struct dm_etl *etl, unsigned i)
-{
-    unsigned *h = etl->heap, v = h[i];
-
-    while (i > 0) {
-        unsigned p = (i - 1) / 2;
-
-        if (!before(etl, v, h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = v;
 }
 
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
@@ -724,9 +695,9 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     /* perf_freq is the rate of the record timestamps, which depends on the
      * session's clock [MS-wnode]: QPC ticks (PerfFreq), FILETIME units, or
      * CPU cycles at CpuSpeedInMHz. */
-    if (etl->info.reserved_flags == CLOCK_SYSTEM_TIME)
+    if (etl->info.reserved_flags == DM_ETL_CLOCK_SYSTEM_TIME)
         etl->info.perf_freq = FILETIME_PER_SECOND;
-    else if (etl->info.reserved_flags == CLOCK_CPU_CYCLES && cpu_mhz != 0)
+    else if (etl->info.reserved_flags == DM_ETL_CLOCK_CPU_CYCLES && cpu_mhz != 0)
         etl->info.perf_freq = (uint64_t)cpu_mhz * 1000000u;
     if (etl->info.perf_freq == 0) {
         snprintf(err, errlen,
@@ -821,8 +792,8 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     }
 
     etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
-    etl->heap = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->heap);
-    if (etl->streams == NULL || etl->heap == NULL) {
+    if (etl->streams == NULL ||
+        dm_kmerge_init(&etl->merge, etl->nstreams, before, etl) != 0) {
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
@@ -919,6 +890,20 @@ static int check_path(const char *path, char *err, size_t errlen)
     }
 }
 
+/* The end of both opens: read the index and the header; on failure close
+ * what was made. err is never NULL here. */
+static int finish_open(struct dm_etl *etl, struct dm_etl **out, char *err, size_t errlen)
+{
+    int rc = open_common(etl, err, errlen);
+
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
 {
     char local[1];
@@ -945,19 +930,13 @@ int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
         dm_etl_close(etl);
         return DM_EOPEN;
     }
-    if (file_size(etl->fp, &etl->info.file_size) != 0) {
+    if (dm_file_size(etl->fp, &etl->info.file_size) != 0) {
         snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
                  path);
         dm_etl_close(etl);
         return DM_EIO;
     }
-    rc = open_common(etl, err, errlen);
-    if (rc < 0) {
-        dm_etl_close(etl);
-        return rc;
-    }
-    *out = etl;
-    return 0;
+    return finish_open(etl, out, err, errlen);
 }
 
 int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
@@ -965,7 +944,6 @@ int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
 {
     char local[1];
     struct dm_etl *etl;
-    int rc;
 
     if (err == NULL || errlen == 0) {
         err = local;
@@ -979,13 +957,7 @@ int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
     }
     etl->mem = data != NULL ? data : (const uint8_t *)"";
     etl->info.file_size = data != NULL ? len : 0;
-    rc = open_common(etl, err, errlen);
-    if (rc < 0) {
-        dm_etl_close(etl);
-        return rc;
-    }
-    *out = etl;
-    return 0;
+    return finish_open(etl, out, err, errlen);
 }
 
 const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
@@ -1033,10 +1005,8 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
             rc = advance(etl, &etl->streams[i], err, errlen);
             if (rc < 0)
                 return fail(etl, rc, err);
-            if (rc == 1) {
-                etl->heap[etl->heap_len++] = i;
-                sift_up(etl, etl->heap_len - 1);
-            }
+            if (rc == 1)
+                dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
         etl->phase = PH_MERGE;
@@ -1044,16 +1014,16 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     case PH_MERGE:
         if (etl->top_consumed) {
             etl->top_consumed = 0;
-            rc = advance(etl, &etl->streams[etl->heap[0]], err, errlen);
+            rc = advance(etl, &etl->streams[dm_kmerge_top(&etl->merge)], err, errlen);
             if (rc < 0)
                 return fail(etl, rc, err);
             if (rc == 0)
-                etl->heap[0] = etl->heap[--etl->heap_len];
-            if (etl->heap_len > 0)
-                sift_down(etl, 0);
+                dm_kmerge_pop(&etl->merge);
+            else
+                dm_kmerge_top_changed(&etl->merge);
         }
-        if (etl->heap_len > 0) {
-            *rec = etl->streams[etl->heap[0]].rec;
+        if (dm_kmerge_count(&etl->merge) > 0) {
+            *rec = etl->streams[dm_kmerge_top(&etl->merge)].rec;
             etl->top_consumed = 1;
             return 1;
         }
@@ -1087,7 +1057,7 @@ void dm_etl_close(struct dm_etl *etl)
     for (unsigned i = 0; i < etl->nstreams; i++)
         free(etl->streams[i].data);
     free(etl->streams);
-    free(etl->heap);
+    dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
     free(etl->bufs);
     free(etl->scratch);

@@ -3,7 +3,7 @@
  *
  * Reads a trace file with the portable reader (etl.h), which hands back the
  * records of every CPU merged in time order, describes each kernel record as
- * a dm_krecord and lets the shared decoder (decode/kernel.h) turn DiskIo
+ * a dm_krecord and lets the shared decoder (decode/nt_kernel.h) turn DiskIo
  * completions into dm_events. Runs on any OS. Nothing is ever dropped: the
  * sink waits for room in the ring, so the output is the same however slow
  * the printer is.
@@ -24,16 +24,11 @@
 
 #include "core/options.h"
 #include "core/sink.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "platform/platform.h"
 
-/* TRACE_LOGFILE_HEADER.ReservedFlags is the session's clock type
- * (etw-facts.md s.3, [MS-wnode] ClientContext). */
-#define CLOCK_QPC 1
-#define CLOCK_SYSTEM_TIME 2
-#define CLOCK_CPU_CYCLES 3
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
 #define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
 
@@ -45,7 +40,6 @@ struct replay {
     struct dm_etl *etl;
     struct dm_kdecoder *kd;
     char *path;
-    volatile int stop;
     uint64_t file_size;
 };
 
@@ -67,7 +61,6 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct replay *r;
     const struct dm_etl_info *info;
-    uint64_t freq, hrrt_freq;
     int rc;
 
     src->is_live = 0;
@@ -102,19 +95,19 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     info = dm_etl_info(r->etl);
     src->time_zone = info->time_zone; /* --clock: where the trace was taken */
 
-    /* Timestamps tick at info->perf_freq, which the reader derives from the
-     * clock type (10^7 for system time); DiskIo durations are QPC ticks in
-     * every clock type, so they are divided by the header's own PerfFreq
-     * (etw-facts.md s.3 and s.7). PerfView divides them by 10^7 in a
-     * system-time trace; it is no reference for those. */
-    freq = info->perf_freq;
-    hrrt_freq = info->qpc_freq;
+    /* The clock is the reader's business (etl.h: it derives perf_freq from
+     * the clock type and refuses a header whose rate is 0). Here only which
+     * clocks replay accepts: the cycle counter is refused. DiskIo durations
+     * are QPC ticks in every clock type, so they are divided by the
+     * header's own PerfFreq, qpc_freq (etw-facts.md s.3 and s.7). PerfView
+     * divides them by 10^7 in a system-time trace; it is no reference for
+     * those. */
     switch (info->reserved_flags) {
     case 0: /* older writers leave it 0; QPC is the default clock */
-    case CLOCK_QPC:
-    case CLOCK_SYSTEM_TIME:
+    case DM_ETL_CLOCK_QPC:
+    case DM_ETL_CLOCK_SYSTEM_TIME:
         break;
-    case CLOCK_CPU_CYCLES:
+    case DM_ETL_CLOCK_CPU_CYCLES:
         snprintf(src->errmsg, sizeof src->errmsg,
                  "%s: the trace was recorded with the CPU cycle counter clock "
                  "(ClockType 3), whose timestamps cannot be turned into time "
@@ -128,7 +121,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
                  opt->replay_path, (unsigned)info->reserved_flags);
         return DM_EUNSUPPORTED;
     }
-    if (freq == 0 || hrrt_freq == 0) {
+    if (info->qpc_freq == 0) { /* possible with the system-time clock */
         snprintf(src->errmsg, sizeof src->errmsg,
                  "%s: the trace header gives a timer frequency (PerfFreq) of 0, "
                  "so request durations cannot be computed; the file is damaged",
@@ -136,7 +129,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ECORRUPT;
     }
 
-    r->kd = dm_kdecoder_create(freq, info->header_timestamp, hrrt_freq);
+    r->kd = dm_kdecoder_create(info->perf_freq, info->header_timestamp, info->qpc_freq);
     if (r->kd == NULL) {
         snprintf(src->errmsg, sizeof src->errmsg,
                  "out of memory for the decoder tables of %s", opt->replay_path);
@@ -171,11 +164,6 @@ static void finish(struct dm_source *src, const struct replay *r)
     src->lost_events = trace_lost_events(dm_etl_info(r->etl));
 }
 
-static int stopping(struct replay *r, const struct dm_sink *sink)
-{
-    return dm_atomic_load_int(&r->stop) || dm_sink_stopping(sink);
-}
-
 /* Progress over both passes: the file counts twice. */
 static void progress(struct replay *r, struct dm_sink *sink, int pass,
                      unsigned *buffers, uint64_t *last_buffer, uint64_t offset)
@@ -206,7 +194,7 @@ static int rundown_pass(struct dm_source *src, struct replay *r,
     char err[512];
 
     for (;;) {
-        if (stopping(r, sink))
+        if (dm_sink_stopping(sink))
             return 1;
         if (dm_etl_next(r->etl, &rec, err, sizeof err) <= 0)
             break;
@@ -239,7 +227,7 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
         return rc < 0 ? rc : 0;
     }
     for (;;) {
-        if (stopping(r, sink)) {
+        if (dm_sink_stopping(sink)) {
             rc = 1;
             break;
         }
@@ -262,12 +250,11 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
     return rc < 0 ? rc : 0;
 }
 
+/* Nothing to wake: run() never blocks but in dm_sink_emit, which watches
+ * the sink's stop flag itself (the dm_source_ops stop rule). */
 static void replay_stop(struct dm_source *src)
 {
-    struct replay *r = src->impl;
-
-    if (r != NULL)
-        dm_atomic_store_int(&r->stop, 1);
+    (void)src;
 }
 
 static void replay_close(struct dm_source *src)

@@ -11,6 +11,7 @@
 
 #include "diskmon.h"
 #include "etw/etw_session.h"
+#include "platform/platform.h"
 
 /* {9e814aad-3204-11d2-9a82-006008a86939}, etw-facts.md s.1 [MS-wnode]. */
 const GUID dm_etw_system_trace_guid = {
@@ -20,13 +21,10 @@ const GUID dm_etw_system_trace_guid = {
 const GUID dm_etw_private_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
 
-FILE *dm_etw_notice_stream;
 int dm_etw_elevated_override = -1;
 
 /* Win32 codes the session logic tells apart (winerror.h, etw-facts.md s.1). */
 #define DM_WIN_ACCESS_DENIED 5u
-#define DM_WIN_NOT_ENOUGH_MEMORY 8u
-#define DM_WIN_OUTOFMEMORY 14u
 #define DM_WIN_ALREADY_EXISTS 183u
 #define DM_WIN_MORE_DATA 234u         /* STOP: stopped, name buffer short */
 #define DM_WIN_NO_SYSTEM_RESOURCES 1450u /* no free logger slot */
@@ -136,37 +134,18 @@ static void init_start_props(struct props_buf *b, enum dm_etw_logger logger,
     b->p.EnableFlags = enable_flags;
 }
 
-void dm_win32_strerror(unsigned long code, char *buf, size_t len)
-{
-    WCHAR wide[512];
-    DWORD n;
-    int m;
-
-    if (len == 0)
-        return;
-    n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
-                       NULL, (DWORD)code, 0, wide,
-                       (DWORD)(sizeof wide / sizeof wide[0]), NULL);
-    while (n > 0 && (wide[n - 1] == L'\r' || wide[n - 1] == L'\n' ||
-                     wide[n - 1] == L' ' || wide[n - 1] == L'.'))
-        n--;
-    m = n > 0 ? WideCharToMultiByte(CP_UTF8, 0, wide, (int)n, buf,
-                                    (int)(len - 1), NULL, NULL)
-              : 0;
-    if (m <= 0) {
-        snprintf(buf, len, "unknown error");
-        return;
-    }
-    buf[m] = '\0';
-}
-
 int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len)
 {
     char text[256];
     const char *advice = "";
-    int err = DM_EOS;
+    int err;
 
     dm_win32_strerror(code, text, sizeof text);
+    /* The generic meaning from the platform's one translator; the session
+     * adds advice for the codes whose remedy it knows. */
+    err = dm_err_from_win32(code);
+    if (err == 0)
+        err = DM_EOS; /* a failure reported with ERROR_SUCCESS: still one */
     switch (code) {
     case DM_WIN_ACCESS_DENIED:
         /* Advice to elevate only helps who is not elevated already. */
@@ -175,22 +154,11 @@ int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len)
                        "or a protected process denies it"
                      : ": only administrators can trace the kernel; run "
                        "diskmon from an elevated prompt (Run as administrator)";
-        err = DM_EACCESS;
         break;
     case DM_WIN_NO_SYSTEM_RESOURCES:
         advice = ": all trace sessions are in use; list them with "
                  "'logman query -ets' and stop one you do not need with "
                  "'logman stop NAME -ets'";
-        break;
-    case DM_WIN_ALREADY_EXISTS:
-        err = DM_EEXISTS;
-        break;
-    case DM_WIN_INSTANCE_NOT_FOUND:
-        err = DM_ENOTFOUND;
-        break;
-    case DM_WIN_NOT_ENOUGH_MEMORY:
-    case DM_WIN_OUTOFMEMORY:
-        err = DM_ENOMEM;
         break;
     default:
         break;
@@ -447,11 +415,6 @@ const WCHAR *dm_etw_session_name(const struct dm_etw_session *s)
     return logger_name(s->logger);
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
 {
     struct props_buf b;
@@ -471,14 +434,14 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
         init_control_props(&b, s->logger);
         if (dm_etw->control_trace(s->handle, name, &b.p,
                                   EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS) {
-            s->events_lost = max_u64(s->events_lost, b.p.EventsLost);
-            s->rt_buffers_lost = max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
+            s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
+            s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
         }
         init_control_props(&b, s->logger);
         rc = dm_etw->control_trace(s->handle, name, &b.p, EVENT_TRACE_CONTROL_STOP);
         if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
-            s->events_lost = max_u64(s->events_lost, b.p.EventsLost);
-            s->rt_buffers_lost = max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
+            s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
+            s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
             s->active = 0;
         } else if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
             s->active = 0; /* someone else stopped it already */

@@ -54,11 +54,9 @@ struct dm_etw_session {
      * time. */
     uint64_t events_lost;
     uint64_t rt_buffers_lost;
-    char notice[320];             /* a note for stderr, e.g. the fallback */
+    char notice[320];             /* a note for the user, e.g. the fallback;
+                                   * the source hands it on (struct dm_notes) */
 };
-
-/* Where start notices go; NULL means stderr. Tests point it at a file. */
-extern FILE *dm_etw_notice_stream;
 
 /* Tests only: -1 (default) asks the OS whether diskmon runs elevated;
  * 0 or 1 pretends. */
@@ -127,10 +125,6 @@ int dm_etw_cleanup(char *msg, size_t len);
  */
 int dm_etw_error(unsigned long code, const char *what, char *msg, size_t len);
 
-/* FormatMessage's text for a Win32 error, UTF-8, without the final period
- * and line break; "unknown error" when the system has none. */
-void dm_win32_strerror(unsigned long code, char *buf, size_t len);
-
 /* Nonzero on Windows 8 / Server 2012 (6.2) and later. */
 int dm_etw_is_win8_or_later(void);
 
@@ -140,5 +134,11 @@ int dm_etw_is_elevated(void);
 
 /* The live source (etw_source.c); dm_live_source points at it. */
 extern const struct dm_source_ops dm_etw_source;
+
+/* The larger of two loss counts (the session's and the stream's). */
+static inline uint64_t dm_etw_max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
 
 #endif /* DM_ETW_SESSION_H */

@@ -1,7 +1,7 @@
 /*
  * etw_source.c - the live Windows source: a real-time consumer of the
  * kernel trace session (etw_session.c), decoding DiskIo, Process, Thread and
- * FileIo events with the shared decoder (decode/kernel.h).
+ * FileIo events with the shared decoder (decode/nt_kernel.h).
  *
  * Threads: open() and close() run on the main thread; run() runs on the
  * source thread and blocks in ProcessTrace, which calls on_event() for every
@@ -35,7 +35,7 @@
 #include "diskmon.h"
 #include "core/options.h"
 #include "core/sink.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "decode/reorder.h"
 #include "etw/etw_session.h"
 #include "platform/platform.h"
@@ -76,7 +76,6 @@ struct etw_source {
     WCHAR logger_name[64];             /* OpenTrace wants a writable name */
     TRACEHANDLE consumer;
     volatile LONG consumer_open;       /* 1 until CloseTrace was called */
-    volatile LONG stopping;            /* stop() was asked for */
     unsigned default_pointer_size;     /* when a header has neither flag */
     int said_enough;                   /* on_buffer() returned FALSE */
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
@@ -87,11 +86,6 @@ struct etw_source {
 static int guid_eq(const GUID *a, const GUID *b)
 {
     return memcmp(a, b, sizeof *a) == 0;
-}
-
-static int is_stopping(struct etw_source *s)
-{
-    return InterlockedCompareExchange(&s->stopping, 0, 0) != 0;
 }
 
 /*
@@ -201,7 +195,6 @@ static void close_consumer(struct etw_source *s)
 /* Stop everything that keeps ProcessTrace going. Any thread, idempotent. */
 static void stop_all(struct etw_source *s, char *msg, size_t len)
 {
-    InterlockedExchange(&s->stopping, 1);
     dm_etw_session_stop(&s->session, msg, len);
     close_consumer(s);
 }
@@ -291,7 +284,6 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct etw_source *s;
     LARGE_INTEGER qpf, qpc;
-    FILE *note;
     int rc;
 
     src->is_live = 1;
@@ -323,11 +315,8 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
                               src->errmsg, sizeof src->errmsg);
     if (rc < 0)
         return rc;
-    note = dm_etw_notice_stream != NULL ? dm_etw_notice_stream : stderr;
-    if (s->session.notice[0] != '\0') {
-        fputs(s->session.notice, note);
-        fflush(note);
-    }
+    if (s->session.notice[0] != '\0')
+        dm_note(&src->notes, "%s", s->session.notice);
     add_volumes(s->kd);
 
     wcsncpy(s->logger_name, dm_etw_session_name(&s->session),
@@ -370,11 +359,6 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
     return 0;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 static const char *session_label(const struct etw_source *s)
 {
     return s->session.logger == DM_ETW_PRIVATE_LOGGER ? "\"diskmon\""
@@ -390,7 +374,9 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     if (s == NULL)
         return 0;
     s->sink = sink;
-    if (!is_stopping(s))
+    /* A stop asked for before run() (the sink's flag, set before stop()
+     * closed the consumer) leaves nothing to read. */
+    if (!dm_sink_stopping(sink))
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
     /* Whatever ended ProcessTrace, every record it delivered is printed, in
      * time order (nothing more can arrive to overtake them). */
@@ -414,7 +400,7 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                  "again",
                  session_label(s));
         err = DM_EOS;
-    } else if (!is_stopping(s) && rc != ERROR_SUCCESS) {
+    } else if (!dm_sink_stopping(sink) && rc != ERROR_SUCCESS) {
         err = dm_etw_error(rc, "reading events (ProcessTrace)", src->errmsg,
                            sizeof src->errmsg);
         if (err == 0)
@@ -428,12 +414,12 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
      * describe the same losses seen from two sides, so each kind counts the
      * larger of the two rather than their sum. A lost buffer counts as one
      * event: a lower bound, as its size is unknown. */
-    src->lost_events += max_u64(s->session.events_lost, s->rt_lost[0]) +
-                        max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
+    src->lost_events += dm_etw_max_u64(s->session.events_lost, s->rt_lost[0]) +
+                        dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_reorder_late(s->ro) > 0)
-        fprintf(dm_etw_notice_stream != NULL ? dm_etw_notice_stream : stderr,
+        dm_note(&src->notes,
                 "diskmon: note: %llu events arrived more than %u ms late and "
                 "were printed out of time order\n",
                 (unsigned long long)dm_reorder_late(s->ro),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diskmon.h"
+#include "core/bytes.h"
 #include "linux/block_decode.h"
 
 const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {
@@ -21,33 +22,6 @@ const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {
     "block_rq_merge",
     "block_bio_frontmerge",
 };
-
-/* Tracepoint payloads are in the host's byte order (unlike ETW data, see
- * core/bytes.h), so these copy native integers out of the possibly unaligned
- * ring bytes. */
-static uint16_t rd_u16(const uint8_t *p)
-{
-    uint16_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 /* Look up a field and check that its size is one of the two allowed (pass
  * the same size twice for one). Arrays pass want_array. */
@@ -199,7 +173,7 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
 
     if (len < (uint64_t)d->type_off + 2)
         return DM_ECORRUPT;
-    type = rd_u16(raw + d->type_off);
+    type = dm_ne16(raw + d->type_off);
     for (kind = 1; kind < DM_BLK_KIND_COUNT; kind++) {
         if (d->layouts[kind].present && d->layouts[kind].id == type) {
             l = &d->layouts[kind];
@@ -209,14 +183,14 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
     if (l == NULL || len < l->min_raw)
         return DM_ECORRUPT;
 
-    out->tid = rd_u32(raw + d->pid_off);
+    out->tid = dm_ne32(raw + d->pid_off);
     out->kind = (uint8_t)kind;
-    out->dev = rd_u32(raw + l->dev_off);
-    out->sector = l->sector_size == 8 ? rd_u64(raw + l->sector_off)
-                                      : rd_u32(raw + l->sector_off);
-    out->nr_sector = rd_u32(raw + l->nr_sector_off);
+    out->dev = dm_ne32(raw + l->dev_off);
+    out->sector = l->sector_size == 8 ? dm_ne64(raw + l->sector_off)
+                                      : dm_ne32(raw + l->sector_off);
+    out->nr_sector = dm_ne32(raw + l->nr_sector_off);
     out->has_bytes = l->has_bytes;
-    out->bytes = l->has_bytes ? rd_u32(raw + l->bytes_off) : 0;
+    out->bytes = l->has_bytes ? dm_ne32(raw + l->bytes_off) : 0;
     copy_str(out->rwbs, raw + l->rwbs_off,
              l->rwbs_len < sizeof out->rwbs - 1 ? l->rwbs_len
                                                 : (uint32_t)sizeof out->rwbs - 1);

@@ -10,27 +10,7 @@
 #include <unistd.h>
 
 #include "linux/block_devices.h"
-
-long dm_read_text(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
-    int e;
-
-    if (fd < 0)
-        return -1;
-    do
-        n = read(fd, buf, cap - 1);
-    while (n < 0 && errno == EINTR);
-    e = errno;
-    close(fd);
-    if (n < 0) {
-        errno = e;
-        return -1;
-    }
-    buf[n] = '\0';
-    return (long)n;
-}
+#include "linux/tracefs.h"
 
 static unsigned dev_major(uint32_t dev)
 {

@@ -48,8 +48,4 @@ int dm_blk_filter(const char *const *disks, int n_disks, char *filter, size_t ca
 /* The whole disks the system has, space-separated ("vda zram0"), sorted. */
 void dm_blk_disks_present(char *buf, size_t cap);
 
-/* Read a short sysfs/procfs/tracefs text file into buf (NUL-terminated).
- * Returns the length, or -1 with errno set. */
-long dm_read_text(const char *path, char *buf, size_t cap);
-
 #endif /* DM_BLOCK_DEVICES_H */

@@ -1,13 +1,21 @@
 /*
- * cpu_merge.c - per-CPU samples merged by time with a small binary heap of
- * the CPUs' next samples, held back past the horizon (rules in
- * cpu_merge.h).
+ * cpu_merge.c - per-CPU samples merged by time with the k-way merge heap
+ * (core/kmerge.h) over the CPUs' next samples, held back past the horizon
+ * (rules in cpu_merge.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "diskmon.h"
 #include "linux/cpu_merge.h"
+
+/* dm_kmerge's order: the CPUs' held samples by time. */
+static int sample_before(const void *ctx, unsigned a, unsigned b)
+{
+    const struct dm_cpu_merge *m = ctx;
+
+    return m->cur[a].time_ns < m->cur[b].time_ns;
+}
 
 int dm_cpu_merge_init(struct dm_cpu_merge *m, int n_cpus)
 {
@@ -16,8 +24,8 @@ int dm_cpu_merge_init(struct dm_cpu_merge *m, int n_cpus)
     m->out_cpu = -1;
     m->cur = calloc((size_t)n_cpus, sizeof *m->cur);
     m->held = calloc((size_t)n_cpus, sizeof *m->held);
-    m->heap = calloc((size_t)n_cpus, sizeof *m->heap);
-    if (m->cur == NULL || m->held == NULL || m->heap == NULL) {
+    if (m->cur == NULL || m->held == NULL ||
+        dm_kmerge_init(&m->heap, (unsigned)n_cpus, sample_before, m) != 0) {
         dm_cpu_merge_free(m);
         return DM_ENOMEM;
     }
@@ -28,50 +36,9 @@ void dm_cpu_merge_free(struct dm_cpu_merge *m)
 {
     free(m->cur);
     free(m->held);
-    free(m->heap);
+    dm_kmerge_free(&m->heap);
     m->cur = NULL;
     m->held = NULL;
-    m->heap = NULL;
-}
-
-static int less(const struct dm_cpu_merge *m, int a, int b)
-{
-    return m->cur[m->heap[a]].time_ns < m->cur[m->heap[b]].time_ns;
-}
-
-static void swap(struct dm_cpu_merge *m, int a, int b)
-{
-    int t = m->heap[a];
-
-    m->heap[a] = m->heap[b];
-    m->heap[b] = t;
-}
-
-static void down(struct dm_cpu_merge *m, int i)
-{
-    for (;;) {
-        int l = 2 * i + 1, k = i;
-
-        if (l < m->heap_n && less(m, l, k))
-            k = l;
-        if (l + 1 < m->heap_n && less(m, l + 1, k))
-            k = l + 1;
-        if (k == i)
-            return;
-        swap(m, i, k);
-        i = k;
-    }
-}
-
-static void push(struct dm_cpu_merge *m, int cpu)
-{
-    int i = m->heap_n++;
-
-    m->heap[i] = cpu;
-    while (i > 0 && less(m, i, (i - 1) / 2)) {
-        swap(m, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
 }
 
 /* Ask for CPU cpu's next sample: 1 when cur[cpu] now holds one. */
@@ -96,10 +63,10 @@ void dm_cpu_merge_begin(struct dm_cpu_merge *m, dm_merge_next_fn next, void *ctx
     if (m->out_cpu >= 0)
         m->held[m->out_cpu] = 0;
     m->out_cpu = -1;
-    m->heap_n = 0;
+    dm_kmerge_clear(&m->heap);
     for (int c = 0; c < m->n_cpus; c++)
         if (m->held[c] || fetch(m, c))
-            push(m, c);
+            dm_kmerge_push(&m->heap, (unsigned)c);
 }
 
 const struct dm_blk_sample *dm_cpu_merge_next(struct dm_cpu_merge *m)
@@ -108,23 +75,24 @@ const struct dm_blk_sample *dm_cpu_merge_next(struct dm_cpu_merge *m)
 
     if (m->out_cpu >= 0) {
         /* The CPU handed out last is at the top: replace its sample. */
-        if (!fetch(m, m->out_cpu))
-            m->heap[0] = m->heap[--m->heap_n];
-        down(m, 0);
+        if (fetch(m, m->out_cpu))
+            dm_kmerge_top_changed(&m->heap);
+        else
+            dm_kmerge_pop(&m->heap);
         m->out_cpu = -1;
     }
     /* A cut-short CPU ran out: its next sample, still in the kernel, may
      * be earlier than any held here. */
-    if (m->cut || m->heap_n == 0)
+    if (m->cut || dm_kmerge_count(&m->heap) == 0)
         return NULL;
-    top = &m->cur[m->heap[0]];
+    top = &m->cur[dm_kmerge_top(&m->heap)];
     if (top->time_ns > m->horizon)
         return NULL;
     if (top->time_ns < m->last_ns)
         m->late++;
     else
         m->last_ns = top->time_ns;
-    m->out_cpu = m->heap[0];
+    m->out_cpu = (int)dm_kmerge_top(&m->heap);
     return top;
 }
 

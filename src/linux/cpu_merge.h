@@ -30,6 +30,7 @@
 
 #include <stdint.h>
 
+#include "core/kmerge.h"
 #include "linux/block_decode.h"
 
 /* What a next() function returns besides 1 (a sample) and 0 (this CPU's
@@ -43,8 +44,7 @@ struct dm_cpu_merge {
     int n_cpus;
     struct dm_blk_sample *cur;  /* per CPU: its next sample, when held */
     uint8_t *held;              /* per CPU: cur holds a sample */
-    int *heap;                  /* CPUs with a held sample, by cur[].time_ns */
-    int heap_n;
+    struct dm_kmerge heap;      /* CPUs with a held sample, by cur[].time_ns */
     int out_cpu;                /* the CPU of the sample last handed out, -1 */
     int cut;                    /* a cut-short CPU ran out: the pass is over */
     uint64_t horizon;

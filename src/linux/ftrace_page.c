@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "diskmon.h"
+#include "core/bytes.h"
 #include "linux/ftrace_page.h"
 #include "linux/tracefs.h"
 
@@ -40,22 +41,6 @@
  * time (ring_buffer.c, TS_MSB and rb_fix_abs_ts). */
 #define TS_MSB (0xF8ull << 56)
 #define TS_ABS_CARRY (1ull << 59)
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 static void split_header(uint32_t h, uint32_t *type_len, uint32_t *delta)
 {
@@ -167,9 +152,9 @@ int dm_ftrace_page_open(const struct dm_ftrace_layout *l, const uint8_t *buf,
     /* The low 32 bits of the commit word, whatever its width: on a
      * little-endian host they come first. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    commit = rd_u32(buf + l->commit_off + l->commit_size - 4);
+    commit = dm_ne32(buf + l->commit_off + l->commit_size - 4);
 #else
-    commit = rd_u32(buf + l->commit_off);
+    commit = dm_ne32(buf + l->commit_off);
 #endif
     size = commit & COMMIT_SIZE_MASK;
     if (size > l->subbuf_size - l->data_off) {
@@ -182,12 +167,12 @@ int dm_ftrace_page_open(const struct dm_ftrace_layout *l, const uint8_t *buf,
         if ((commit & COMMIT_MISSED_STORED) &&
             l->subbuf_size - l->data_off - size >= l->commit_size)
             c->missed_events += l->commit_size == 8
-                                    ? rd_u64(buf + l->data_off + size)
-                                    : rd_u32(buf + l->data_off + size);
+                                    ? dm_ne64(buf + l->data_off + size)
+                                    : dm_ne32(buf + l->data_off + size);
     }
     pg->entries = buf + l->data_off;
     pg->size = size;
-    pg->ts = rd_u64(buf + l->ts_off);
+    pg->ts = dm_ne64(buf + l->ts_off);
     return 0;
 }
 
@@ -207,7 +192,7 @@ int dm_ftrace_page_next(struct dm_ftrace_page *pg, struct dm_ftrace_record *rec,
 
         if (left < ENTRY_HDR)
             return bad_record(pg, c);
-        split_header(rd_u32(e), &type_len, &delta);
+        split_header(dm_ne32(e), &type_len, &delta);
         /* Every type but the short data records has array[0]. */
         if (type_len == 0 || type_len > TYPE_DATA_MAX) {
             if (type_len == TYPE_PADDING && delta == 0) {
@@ -217,7 +202,7 @@ int dm_ftrace_page_next(struct dm_ftrace_page *pg, struct dm_ftrace_record *rec,
             }
             if (left < ENTRY_HDR + 4)
                 return bad_record(pg, c);
-            array0 = rd_u32(e + ENTRY_HDR);
+            array0 = dm_ne32(e + ENTRY_HDR);
         }
         if (type_len >= 1 && type_len <= TYPE_DATA_MAX) {
             uint32_t n = type_len * 4;

@@ -45,6 +45,7 @@
 #include "diskmon.h"
 #include "linux/cpu_merge.h"
 #include "linux/ftrace_page.h"
+#include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
 
@@ -139,7 +140,7 @@ static int owner_gone(long pid)
            strncmp(comm, "diskmon", 7) != 0;
 }
 
-int dm_ftrace_remove_stale(const char *tracefs, FILE *errf)
+int dm_ftrace_remove_stale(const char *tracefs, struct dm_notes *notes)
 {
     char dir[160], path[448];
     struct dirent *de;
@@ -166,10 +167,10 @@ int dm_ftrace_remove_stale(const char *tracefs, FILE *errf)
         rc = remove_instance(path);
         if (rc == 0) {
             removed++;
-            fprintf(errf, "diskmon: removed the tracefs instance %s left by diskmon "
+            dm_note(notes, "diskmon: removed the tracefs instance %s left by diskmon "
                     "process %ld, which is no longer running\n", path, pid);
         } else {
-            fprintf(errf, "diskmon: cannot remove the leftover tracefs instance %s: "
+            dm_note(notes, "diskmon: cannot remove the leftover tracefs instance %s: "
                     "%s\n", path, strerror(-rc));
         }
     }
@@ -198,7 +199,7 @@ static void ftrace_close(void *t)
         int rc = remove_instance(f->dir);
 
         if (rc != 0)
-            fprintf(stderr, "diskmon: cannot remove the tracefs instance %s: %s; "
+            dm_note(f->s.notes, "diskmon: cannot remove the tracefs instance %s: %s; "
                     "remove it with: rmdir %s\n", f->dir, strerror(-rc), f->dir);
     }
     free(f->cpus);

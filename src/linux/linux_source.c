@@ -53,7 +53,6 @@ struct linux_source {
     const struct dm_blk_transport_ops *tops;
     void *t;                       /* the transport */
     int other_ok;                  /* the other backend may be suggested */
-    volatile int stop;
     struct dm_requests req;
     struct dm_blk_names names;
     struct dm_cpu_merge merge;
@@ -179,8 +178,8 @@ static int open_transport(struct dm_source *src, struct linux_source *s,
         s->tops = &dm_perf_transport;
         rc = s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
         if (rc == 0)
-            fprintf(stderr, "diskmon: using perf events, not a tracefs instance (%s)\n",
-                    why);
+            dm_note(&src->notes,
+                    "diskmon: using perf events, not a tracefs instance (%s)\n", why);
         return rc;
     }
     s->tops = &dm_perf_transport;
@@ -198,6 +197,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     src->is_live = 1;
     if (s == NULL)
         return DM_ENOMEM;
+    s->setup.notes = &src->notes;
     /* -d first: a disk that does not exist is a usage error, whoever runs
      * diskmon. */
     rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,
@@ -209,12 +209,12 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     if (opt->cleanup) {
         /* --cleanup: remove what a killed diskmon left, and capture nothing. */
-        if (dm_ftrace_remove_stale(s->tracefs, stderr) == 0)
+        if (dm_ftrace_remove_stale(s->tracefs, &src->notes) == 0)
             snprintf(src->errmsg, sizeof src->errmsg,
                      "no leftover tracefs instance under %s/instances", s->tracefs);
         return DM_ESTOPPED;
     }
-    dm_ftrace_remove_stale(s->tracefs, stderr);
+    dm_ftrace_remove_stale(s->tracefs, &src->notes);
     rc = choose_tracepoints(src, s, opt->queue);
     if (rc == 0)
         rc = online_cpus(src, s);
@@ -289,7 +289,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
     struct dm_blk_losses losses;
     int rc = 0, more = 0;
 
-    while (!dm_atomic_load_int(&s->stop) && !dm_sink_stopping(sink)) {
+    while (!dm_sink_stopping(sink)) {
         uint64_t now;
 
         if (!more) {
@@ -297,7 +297,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
             if (rc != 0)
                 break;
         }
-        if (dm_atomic_load_int(&s->stop))
+        if (dm_sink_stopping(sink))
             break;
         more = drain(s, sink, 0);
         if (more == DM_ESTOPPED)
@@ -321,7 +321,8 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
     if (s->other_ok)
         losses.other = s->tops == &dm_perf_transport ? "tracefs" : "perf";
     s->tops->losses(s->t, &losses, &src->malformed);
-    src->lost_events = dm_requests_report(&s->req, &losses, &s->names, stderr);
+    src->lost_events = dm_requests_report(&s->req, &losses, &s->names, src->loss_detail,
+                                          sizeof src->loss_detail, &src->notes);
     return rc;
 }
 
@@ -329,10 +330,9 @@ static void linux_stop(struct dm_source *src)
 {
     struct linux_source *s = src->impl;
 
-    if (s == NULL)
-        return;
-    dm_atomic_store_int(&s->stop, 1);
-    if (s->t != NULL)
+    /* The run ends on the sink's stop flag (the dm_source_ops stop rule):
+     * this only wakes a reader asleep in wait(). */
+    if (s != NULL && s->t != NULL)
         s->tops->wake(s->t);
 }
 
@@ -351,7 +351,7 @@ static void linux_close(struct dm_source *src)
     src->impl = NULL;
 }
 
-const struct dm_source_ops dm_linux_source = {
+static const struct dm_source_ops dm_linux_source = {
     "linux", linux_open, linux_run, linux_stop, linux_close,
 };
 

@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "diskmon.h"
+#include "core/bytes.h"
 #include "linux/perf_ring.h"
 
 #define HDR_SIZE 8u        /* sizeof(struct perf_event_header) */
+#define OFF_HDR_SIZE 6u    /* perf_event_header.size, a u16 */
 #define OFF_PID 8u
 #define OFF_TID 12u
 #define OFF_TIME 16u
@@ -31,31 +33,6 @@
 #define LOST_SAMPLES_SIZE 16u
 #define OFF_LOST_SAMPLES_COUNT 8u
 
-/* Native integers out of possibly unaligned ring bytes. */
-static uint16_t rd_u16(const uint8_t *p)
-{
-    uint16_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v;
-
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 uint64_t dm_perf_sample_type(void)
 {
     return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
@@ -68,15 +45,15 @@ static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
 
     if (len < OFF_RAW)
         return DM_ECORRUPT;
-    raw_size = rd_u32(rec + OFF_RAW_SIZE);
+    raw_size = dm_ne32(rec + OFF_RAW_SIZE);
     if (raw_size > len - OFF_RAW ||
         dm_blk_decode_raw(d, rec + OFF_RAW, raw_size, out) != 0)
         return DM_ECORRUPT;
     /* perf's own pid/tid: the process (thread group) and the thread. */
-    out->pid = rd_u32(rec + OFF_PID);
-    out->tid = rd_u32(rec + OFF_TID);
-    out->time_ns = rd_u64(rec + OFF_TIME);
-    out->cpu = rd_u32(rec + OFF_CPU);
+    out->pid = dm_ne32(rec + OFF_PID);
+    out->tid = dm_ne32(rec + OFF_TID);
+    out->time_ns = dm_ne64(rec + OFF_TIME);
+    out->cpu = dm_ne32(rec + OFF_CPU);
     return DM_PERF_REC_SAMPLE;
 }
 
@@ -85,21 +62,21 @@ int dm_perf_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t le
 {
     uint32_t type;
 
-    if (len < HDR_SIZE || rd_u16(rec + 6) != len)
+    if (len < HDR_SIZE || dm_ne16(rec + OFF_HDR_SIZE) != len)
         return DM_ECORRUPT;
-    type = rd_u32(rec);
+    type = dm_ne32(rec);
     switch (type) {
     case PERF_RECORD_SAMPLE:
         return decode_sample(d, rec, len, out);
     case PERF_RECORD_LOST:
         if (len < LOST_SIZE)
             return DM_ECORRUPT;
-        *lost += rd_u64(rec + OFF_LOST_COUNT);
+        *lost += dm_ne64(rec + OFF_LOST_COUNT);
         return DM_PERF_REC_LOST;
     case PERF_RECORD_LOST_SAMPLES:
         if (len < LOST_SAMPLES_SIZE)
             return DM_ECORRUPT;
-        *lost += rd_u64(rec + OFF_LOST_SAMPLES_COUNT);
+        *lost += dm_ne64(rec + OFF_LOST_SAMPLES_COUNT);
         return DM_PERF_REC_LOST;
     default:
         return DM_PERF_REC_SKIP;
@@ -128,7 +105,7 @@ int dm_perf_ring_next(const uint8_t *data, uint64_t data_size, uint64_t tail,
         memcpy(hdr, data + off, first);
         memcpy(hdr + first, data, HDR_SIZE - first);
     }
-    size = rd_u16(hdr + 6);
+    size = dm_ne16(hdr + OFF_HDR_SIZE);
     if (size < HDR_SIZE || size > avail)
         return DM_ECORRUPT;
     if (off + size <= data_size) {

@@ -30,6 +30,7 @@
 
 #include "diskmon.h"
 #include "linux/perf_ring.h"
+#include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
 
@@ -88,10 +89,8 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
 
             snprintf(err, errlen, "cannot open tracepoint block:%s on CPU %d: %s%s",
                      dm_blk_event_names[p->s.kinds[k]], cpu, strerror(e),
-                     e == EACCES || e == EPERM
-                         ? ". Run diskmon as root (sudo diskmon), or grant it "
-                           "CAP_PERFMON (sudo setcap cap_perfmon+ep diskmon), or "
-                           "lower kernel.perf_event_paranoid"
+                     dm_err_from_errno(e) == DM_EACCESS
+                         ? ". " DM_LINUX_PRIVILEGE_HINT
                      : e == EMFILE || e == ENFILE
                          ? ": raise the open files limit (ulimit -n)"
                          : "");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "linux/requests.h"
+#include "linux/tracefs.h"
 
 #define NS_PER_SEC 1000000000ull
 #define SECTOR_BYTES 512u          /* tracepoint sectors: always 512 bytes */
@@ -238,11 +239,11 @@ static void part(char *line, size_t cap, int *parts, uint64_t n, const char *wha
 }
 
 uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_losses *l,
-                            struct dm_blk_names *names, FILE *errf)
+                            struct dm_blk_names *names, char *why, size_t whylen,
+                            struct dm_notes *notes)
 {
     const struct dm_pair_counts *c = &r->pairs.counts;
     uint64_t young = 0, never_done, never_started, kernel, unmatched, lost;
-    char line[512];
     int parts = 0;
 
     for (int i = 0; i < r->n_devs; i++)
@@ -266,29 +267,29 @@ uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_los
      * leaves nothing unmatched. So the requests lost are the unmatched ones
      * plus half of the dropped events left over. */
     lost = unmatched + (kernel > unmatched ? (kernel - unmatched + 1) / 2 : 0) + c->full;
+    if (whylen > 0)
+        why[0] = '\0';
     if (lost == 0)
         return 0;
 
-    snprintf(line, sizeof line, "diskmon: %" PRIu64 " request%s lost (block tracepoints "
-             "via %s: ", lost, lost == 1 ? "" : "s", l->backend);
-    part(line, sizeof line, &parts, l->kernel_dropped,
+    snprintf(why, whylen, "block tracepoints via %s: ", l->backend);
+    part(why, whylen, &parts, l->kernel_dropped,
          "event dropped by the kernel with its buffer full|"
          "events dropped by the kernel with its buffer full");
-    part(line, sizeof line, &parts, l->kernel_overrun,
+    part(why, whylen, &parts, l->kernel_overrun,
          "event overwritten in the kernel's buffer|"
          "events overwritten in the kernel's buffer");
-    part(line, sizeof line, &parts, l->undelivered,
+    part(why, whylen, &parts, l->undelivered,
          "event counted by the kernel but never delivered|"
          "events counted by the kernel but never delivered");
-    part(line, sizeof line, &parts, never_done, "request whose completion never came|"
+    part(why, whylen, &parts, never_done, "request whose completion never came|"
          "requests whose completion never came");
-    part(line, sizeof line, &parts, never_started, "completion whose start never came|"
+    part(why, whylen, &parts, never_started, "completion whose start never came|"
          "completions whose start never came");
-    part(line, sizeof line, &parts, c->full, "dropped with the pairing table full|"
+    part(why, whylen, &parts, c->full, "dropped with the pairing table full|"
          "dropped with the pairing table full");
-    fprintf(errf, "%s)\n", line);
 
-    /* A full buffer explains itself in the line above; a disk whose
+    /* A full buffer explains itself in the loss line; a disk whose
      * completions did not arrive while nothing was dropped needs saying. */
     for (int i = 0; i < r->n_devs && l->kernel_dropped + l->kernel_overrun == 0; i++) {
         const struct dm_req_dev *d = &r->devs[i];
@@ -301,7 +302,7 @@ uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_los
         /* "A large share": a fifth or more of the device's requests. */
         if (missing == 0 || missing * 5 < want)
             continue;
-        fprintf(errf,
+        dm_note(notes,
                 "diskmon: %s: %" PRIu64 " of its %" PRIu64 " requests never showed a "
                 "completion: the kernel did not deliver them to diskmon (%s)%s%s%s\n",
                 dm_blk_name(names, d->dev), missing, want, l->backend,

@@ -87,12 +87,15 @@ struct dm_blk_losses {
  * After dm_requests_finish: the number of requests lost (the unmatched
  * requests, plus half of the events the kernel dropped beyond those, since
  * a request that lost both halves costs two events; plus those dropped
- * with the table full), and on errf one line saying where they came from
- * (only the counts that are not zero), plus one plain line per device whose
- * completions largely never arrived, naming it and saying what to do.
- * Prints nothing and returns 0 when nothing was lost.
+ * with the table full). In why (the source's loss_detail, which the
+ * pipeline folds into its one loss line) where they came from, only the
+ * counts that are not zero: "block tracepoints via tracefs: 3 events
+ * dropped by the kernel with its buffer full"; in notes one plain line per
+ * device whose completions largely never arrived, naming it and saying
+ * what to do. Writes nothing and returns 0 when nothing was lost.
  */
 uint64_t dm_requests_report(const struct dm_requests *r, const struct dm_blk_losses *l,
-                            struct dm_blk_names *names, FILE *errf);
+                            struct dm_blk_names *names, char *why, size_t whylen,
+                            struct dm_notes *notes);
 
 #endif /* DM_REQUESTS_H */

@@ -27,6 +27,7 @@
 
 #include "diskmon.h"
 #include "linux/tracefs.h"
+#include "platform/platform.h"
 
 /* Where tracefs lives: its own mount point since Linux 4.1, and the older
  * path inside debugfs, which the kernel automounts tracefs under. */
@@ -230,12 +231,6 @@ const struct dm_tp_field *dm_tp_format_field(const struct dm_tp_format *fmt,
     return NULL;
 }
 
-/* What to do when diskmon may not use tracefs or perf events. */
-#define PRIVILEGE_HINT                                                          \
-    "Run diskmon as root (sudo diskmon), or grant it CAP_PERFMON (sudo setcap " \
-    "cap_perfmon+ep diskmon) with read access to tracefs, or lower "           \
-    "kernel.perf_event_paranoid (sudo sysctl kernel.perf_event_paranoid=-1)"
-
 /* 1: DIR/events/block exists; 0: it does not; -1: we may not look. */
 static int block_events_at(const char *dir)
 {
@@ -245,7 +240,7 @@ static int block_events_at(const char *dir)
     snprintf(path, sizeof path, "%s/events/block", dir);
     if (stat(path, &st) == 0)
         return S_ISDIR(st.st_mode) ? 1 : 0;
-    return errno == EACCES || errno == EPERM ? -1 : 0;
+    return dm_err_from_errno(errno) == DM_EACCESS ? -1 : 0;
 }
 
 int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
@@ -266,13 +261,13 @@ int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
             denied = candidates[i];
     }
     if (denied != NULL) {
-        snprintf(err, errlen, "cannot read %s: permission denied. " PRIVILEGE_HINT,
+        snprintf(err, errlen, "cannot read %s: permission denied. " DM_LINUX_PRIVILEGE_HINT,
                  denied);
         return DM_EACCESS;
     }
     if (!may_mount) {
         snprintf(err, errlen,
-                 "tracefs is not mounted (mount -t tracefs nodev %s). " PRIVILEGE_HINT,
+                 "tracefs is not mounted (mount -t tracefs nodev %s). " DM_LINUX_PRIVILEGE_HINT,
                  TRACEFS_PATH);
         return DM_EACCESS;
     }
@@ -292,7 +287,7 @@ int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
              "tracefs is not mounted and mounting it on %s failed (%s); mount it "
              "with: mount -t tracefs nodev %s",
              TRACEFS_PATH, strerror(mount_errno), TRACEFS_PATH);
-    return mount_errno == EPERM || mount_errno == EACCES ? DM_EACCESS : DM_ENOTFOUND;
+    return dm_err_from_errno(mount_errno) == DM_EACCESS ? DM_EACCESS : DM_ENOTFOUND;
 }
 
 int dm_tracefs_has_event(const char *dir, const char *event)
@@ -304,36 +299,50 @@ int dm_tracefs_has_event(const char *dir, const char *event)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Read a small file whole; returns bytes read or a negative dm_err. */
-static long read_small(const char *path, char *buf, size_t cap, char *err,
-                       size_t errlen)
+long dm_read_text(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     size_t len = 0;
+    int e = 0;
 
-    if (fd < 0) {
-        int e = errno;
-
-        snprintf(err, errlen, "cannot open %s: %s%s", path, strerror(e),
-                 e == EACCES || e == EPERM ? ". " PRIVILEGE_HINT : "");
-        return e == EACCES || e == EPERM ? DM_EACCESS : DM_ENOTFOUND;
-    }
-    while (len < cap) {
-        ssize_t n = read(fd, buf + len, cap - len);
+    if (fd < 0)
+        return -1;
+    while (len + 1 < cap) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
 
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-            close(fd);
-            return DM_EIO;
+            e = errno;
+            break;
         }
         if (n == 0)
             break;
         len += (size_t)n;
     }
     close(fd);
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    buf[len] = '\0';
     return (long)len;
+}
+
+/* dm_read_text with a message that says what to do; returns the length or
+ * a negative dm_err. */
+static long read_small(const char *path, char *buf, size_t cap, char *err,
+                       size_t errlen)
+{
+    long n = dm_read_text(path, buf, cap);
+    int e = errno, rc;
+
+    if (n >= 0)
+        return n;
+    rc = dm_err_from_errno(e);
+    snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e),
+             rc == DM_EACCESS ? ". " DM_LINUX_PRIVILEGE_HINT : "");
+    return rc;
 }
 
 int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
@@ -343,7 +352,7 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
     long n;
 
     snprintf(path, sizeof path, "%s/events/block/%s/id", dir, event);
-    n = read_small(path, buf, sizeof buf - 1, err, errlen);
+    n = read_small(path, buf, sizeof buf, err, errlen);
     if (n < 0)
         return (int)n;
     while (n > 0 && (buf[n - 1] == '\n' || is_space(buf[n - 1])))

@@ -64,4 +64,15 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
 int dm_tracefs_read_format(const char *dir, const char *event,
                            struct dm_tp_format *fmt, char *err, size_t errlen);
 
+/* Read a short sysfs/procfs/tracefs text file whole (up to cap - 1 bytes)
+ * into buf, NUL-terminated. Returns the length, or -1 with errno set. */
+long dm_read_text(const char *path, char *buf, size_t cap);
+
+/* What to do when diskmon may not use tracefs or perf events: the one
+ * privilege advice of the Linux backend. */
+#define DM_LINUX_PRIVILEGE_HINT                                                 \
+    "Run diskmon as root (sudo diskmon), or grant it CAP_PERFMON (sudo setcap " \
+    "cap_perfmon+ep diskmon) with read access to tracefs, or lower "           \
+    "kernel.perf_event_paranoid (sudo sysctl kernel.perf_event_paranoid=-1)"
+
 #endif /* DM_TRACEFS_H */

@@ -33,6 +33,7 @@ struct dm_blk_setup {
     const int *cpus;              /* online CPUs */
     int n_cpus;
     uint64_t ring_bytes;          /* per-CPU buffer size */
+    struct dm_notes *notes;       /* the source's notes for the user */
 };
 
 struct dm_blk_transport_ops {
@@ -75,9 +76,9 @@ extern const struct dm_blk_transport_ops dm_perf_transport;
 
 /*
  * Remove tracefs instances named diskmon-PID whose process is gone (a
- * diskmon killed with SIGKILL), saying so on errf for each. Returns how many
- * were removed.
+ * diskmon killed with SIGKILL), with a note for each. Returns how many were
+ * removed.
  */
-int dm_ftrace_remove_stale(const char *tracefs, FILE *errf);
+int dm_ftrace_remove_stale(const char *tracefs, struct dm_notes *notes);
 
 #endif /* DM_TRANSPORT_H */

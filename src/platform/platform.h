@@ -16,7 +16,6 @@ struct dm_options;
 uint64_t dm_atomic_load_acquire(const volatile uint64_t *p);
 uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p);
 void dm_atomic_store_release(volatile uint64_t *p, uint64_t v);
-void dm_atomic_add(volatile uint64_t *p, uint64_t v);
 int dm_atomic_load_int(const volatile int *p);
 void dm_atomic_store_int(volatile int *p, int v);
 /* Store v, return the old value; a full (acquire and release) barrier. */
@@ -53,9 +52,14 @@ void dm_interrupt_clear(void);
  * every other OS (byte-identical output), UTF-8 console. */
 void dm_stdio_init(void);
 
-/* POSIX only: an errno value as a dm_err code (0 stays 0), the one place
- * that maps them. */
+/* The one error translator per OS. POSIX (posix.c): an errno value as a
+ * dm_err code (0 stays 0). Windows (win32.c): a Win32 error code (GetLastError,
+ * or what an ETW call returns) as a dm_err code (0 stays 0), and
+ * FormatMessage's text for it, UTF-8, without the final period and line
+ * break ("unknown error" when the system has none). */
 int dm_err_from_errno(int e);
+int dm_err_from_win32(unsigned long code);
+void dm_win32_strerror(unsigned long code, char *buf, size_t len);
 
 /*
  * Files. diskmon must never overwrite a file it reads (`-r t.etl -o t.etl`),
@@ -83,6 +87,13 @@ enum dm_file_kind {
 };
 /* What path is; *size is set for a regular file. */
 enum dm_file_kind dm_file_kind(const char *path, uint64_t *size);
+
+/* 64-bit positions in a stream, whatever the size of long or off_t (MSVCRT's
+ * fseek takes a 32-bit long even on 64-bit Windows; 32-bit POSIX builds
+ * need a 64-bit off_t). Seek to off from the start; the size of the file
+ * (the stream is left at its end). Both return 0 or -1. */
+int dm_file_seek(FILE *f, uint64_t off);
+int dm_file_size(FILE *f, uint64_t *size);
 
 /*
  * Live options this OS's live source has no meaning for (--force on Linux,

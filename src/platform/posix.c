@@ -3,9 +3,18 @@
  * clock_gettime, sigaction. Atomics use the GCC/Clang __atomic builtins,
  * which every POSIX compiler we build with provides.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fseeko/ftello */
+#endif
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* 64-bit off_t on 32-bit POSIX systems */
+#endif
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,11 +39,6 @@ uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p)
 void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-void dm_atomic_add(volatile uint64_t *p, uint64_t v)
-{
-    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
 int dm_atomic_load_int(const volatile int *p)
@@ -287,4 +291,21 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
         return "--force is for Windows (it stops a running NT Kernel Logger "
                "session); Linux live capture has no such session to take over";
     return NULL;
+}
+
+int dm_file_seek(FILE *f, uint64_t off)
+{
+    if (off > (uint64_t)INT64_MAX)
+        return -1;
+    return fseeko(f, (off_t)off, SEEK_SET);
+}
+
+int dm_file_size(FILE *f, uint64_t *size)
+{
+    off_t end;
+
+    if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0)
+        return -1;
+    *size = (uint64_t)end;
+    return 0;
 }

@@ -12,6 +12,7 @@
 #include <intrin.h>
 #include <io.h>
 #include <process.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "diskmon.h"
@@ -62,11 +63,6 @@ void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
 #else
     InterlockedExchange64((volatile LONG64 *)p, (LONG64)v);
 #endif
-}
-
-void dm_atomic_add(volatile uint64_t *p, uint64_t v)
-{
-    InterlockedExchangeAdd64((volatile LONG64 *)p, (LONG64)v);
 }
 
 /* int and LONG are both 32 bits on every Windows ABI. */
@@ -336,6 +332,59 @@ void dm_stdio_init(void)
     }
 }
 
+/* ---- errors: the one Win32 translator ------------------------------------ */
+
+/* winerror.h values; the generic meaning only (etw_session.c adds advice
+ * for the ETW calls). */
+#define WIN_ACCESS_DENIED 5u
+#define WIN_NOT_ENOUGH_MEMORY 8u
+#define WIN_OUTOFMEMORY 14u
+#define WIN_ALREADY_EXISTS 183u
+#define WIN_WMI_INSTANCE_NOT_FOUND 4201u
+
+int dm_err_from_win32(unsigned long code)
+{
+    switch (code) {
+    case 0:
+        return 0;
+    case WIN_ACCESS_DENIED:
+        return DM_EACCESS;
+    case WIN_ALREADY_EXISTS:
+        return DM_EEXISTS;
+    case WIN_WMI_INSTANCE_NOT_FOUND:
+        return DM_ENOTFOUND;
+    case WIN_NOT_ENOUGH_MEMORY:
+    case WIN_OUTOFMEMORY:
+        return DM_ENOMEM;
+    default:
+        return DM_EOS;
+    }
+}
+
+void dm_win32_strerror(unsigned long code, char *buf, size_t len)
+{
+    WCHAR wide[512];
+    DWORD n;
+    int m;
+
+    if (len == 0)
+        return;
+    n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+                       NULL, (DWORD)code, 0, wide,
+                       (DWORD)(sizeof wide / sizeof wide[0]), NULL);
+    while (n > 0 && (wide[n - 1] == L'\r' || wide[n - 1] == L'\n' ||
+                     wide[n - 1] == L' ' || wide[n - 1] == L'.'))
+        n--;
+    m = n > 0 ? WideCharToMultiByte(CP_UTF8, 0, wide, (int)n, buf,
+                                    (int)(len - 1), NULL, NULL)
+              : 0;
+    if (m <= 0) {
+        snprintf(buf, len, "unknown error");
+        return;
+    }
+    buf[m] = '\0';
+}
+
 /* ---- added for issue 8: exchange, file identity, live options ------------ */
 /* (kept together at the end of the file, apart from the rest of the layer) */
 
@@ -411,4 +460,21 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
         return "--backend is for Linux live capture (tracefs or perf); "
                "Windows reads the kernel's ETW session";
     return NULL;
+}
+
+int dm_file_seek(FILE *f, uint64_t off)
+{
+    if (off > (uint64_t)INT64_MAX)
+        return -1;
+    return _fseeki64(f, (__int64)off, SEEK_SET);
+}
+
+int dm_file_size(FILE *f, uint64_t *size)
+{
+    __int64 end;
+
+    if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0)
+        return -1;
+    *size = (uint64_t)end;
+    return 0;
 }

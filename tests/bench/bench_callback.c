@@ -28,7 +28,7 @@
 #include "core/filter.h"
 #include "core/options.h"
 #include "core/ring.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "decode/reorder.h"
 #include "etl/etl.h"
 #include "platform/platform.h"

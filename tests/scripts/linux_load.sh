@@ -79,9 +79,11 @@ count=$((bytes / 4096))
 ring_full=$(sed -n 's/.*(ring full \([0-9]*\), source \([0-9]*\)).*/\1/p' "$work/err")
 source_lost=$(sed -n 's/.*(ring full \([0-9]*\), source \([0-9]*\)).*/\2/p' "$work/err")
 malformed=$(sed -n 's/.*malformed records skipped \([0-9]*\).*/\1/p' "$work/err")
-# The source's own line, printed only when something went missing:
-# "diskmon: N requests lost (block tracepoints via B: ...)".
-why=$(grep 'lost (block tracepoints via' "$work/err")
+# The one loss line, printed only when something went missing, with the
+# source's account folded in: "diskmon: N events lost (R dropped because
+# the output could not keep up, S lost before diskmon saw them; block
+# tracepoints via B: ...)".
+why=$(grep 'lost before diskmon saw them; block tracepoints via' "$work/err")
 
 echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $lines lines, $count x 4 KiB, exit $rc," \
      "ring full $ring_full, source lost $source_lost, malformed $malformed"

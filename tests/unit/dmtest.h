@@ -22,6 +22,12 @@ struct dmt_case {
     void (*fn)(void);
 };
 
+/* Every suite of this build, dm_suite_NAME, NULL-terminated. dmt_suites.h
+ * is written by CMakeLists.txt from DM_TEST_SUITES, the one list. */
+#define DMT_SUITE(name) extern const struct dmt_case dm_suite_##name[];
+#include "dmt_suites.h"
+#undef DMT_SUITE
+
 /* Set by the assertion macros; read by the runner after each test. */
 extern int dmt_status;
 extern char dmt_skip_reason[256];

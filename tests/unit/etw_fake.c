@@ -46,7 +46,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "etl/etl.h"
 #include "etw_fake.h"
 #include "platform/platform.h"

@@ -12,45 +12,15 @@
 int dmt_status;
 char dmt_skip_reason[256];
 
-extern const struct dmt_case dm_suite_ring[];
-extern const struct dmt_case dm_suite_format[];
-extern const struct dmt_case dm_suite_filter[];
-extern const struct dmt_case dm_suite_options[];
-extern const struct dmt_case dm_suite_stats[];
-extern const struct dmt_case dm_suite_lz77[];
-extern const struct dmt_case dm_suite_diskio[];
-extern const struct dmt_case dm_suite_etl[];
-extern const struct dmt_case dm_suite_replay[];
-extern const struct dmt_case dm_suite_reorder[];
-extern const struct dmt_case dm_suite_forward[];
-extern const struct dmt_case dm_suite_files[];
-#ifdef DM_TEST_WIN32
-extern const struct dmt_case dm_suite_etw[];
-#endif
-#ifdef DM_TEST_LINUX
-extern const struct dmt_case dm_suite_linux[];
-extern const struct dmt_case dm_suite_ftrace_page[];
-extern const struct dmt_case dm_suite_linux_requests[];
-#endif
-
+/* The suites this build has (dmtest.h declares them; CTest registers the
+ * same list). */
 static const struct {
     const char *name;
     const struct dmt_case *cases;
 } suites[] = {
-    {"ring", dm_suite_ring},       {"format", dm_suite_format},
-    {"filter", dm_suite_filter},   {"options", dm_suite_options},
-    {"stats", dm_suite_stats},     {"lz77", dm_suite_lz77},
-    {"diskio", dm_suite_diskio},   {"etl", dm_suite_etl},
-    {"replay", dm_suite_replay},   {"reorder", dm_suite_reorder},
-    {"forward", dm_suite_forward}, {"files", dm_suite_files},
-#ifdef DM_TEST_WIN32
-    {"etw", dm_suite_etw},
-#endif
-#ifdef DM_TEST_LINUX
-    {"linux", dm_suite_linux},
-    {"ftrace_page", dm_suite_ftrace_page},
-    {"linux_requests", dm_suite_linux_requests},
-#endif
+#define DMT_SUITE(name) {#name, dm_suite_##name},
+#include "dmt_suites.h"
+#undef DMT_SUITE
 };
 
 int dmt_in_ci(void)

@@ -1,6 +1,6 @@
 /*
  * test_diskio.c - DiskIo payload decoding (decode/diskio.c) and kernel
- * record attribution (decode/kernel.c), from hand-built payloads.
+ * record attribution (decode/nt_kernel.c), from hand-built payloads.
  *
  * Offsets and sizes in these payloads are written out from etw-facts.md
  * sections 2 and 3, not taken from the decoder; expected times are worked
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "decode/diskio.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "dmtest.h"
 

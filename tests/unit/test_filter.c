@@ -43,8 +43,12 @@ static struct dm_filter filter_of(const char *const *argv_tail, int n)
         snprintf(mine[i], sizeof mine[i], "%s", argv_tail[i]);
         argv[i + 1] = mine[i];
     }
-    if (dm_options_parse(&opt, n + 1, argv, err, sizeof err) != 0)
-        fprintf(stderr, "unexpected parse error: %s\n", err);
+    /* A filter that does not parse must fail the test, not leave it
+     * testing the default (keep everything) filter. */
+    if (dm_options_parse(&opt, n + 1, argv, err, sizeof err) != 0) {
+        dmt_fail_at(__FILE__, __LINE__, "filter did not parse: %s", err);
+        memset(&opt, 0, sizeof opt);
+    }
     dm_filter_init(&f, &opt);
     return f;
 }

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
 #include "decode/reorder.h"
 #include "diskmon.h"
 #include "dmtest.h"

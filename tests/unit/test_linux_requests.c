@@ -87,11 +87,13 @@ DM_TEST(modern_empty_preflush_is_one_flush)
 {
     struct dm_requests r;
     struct dm_event ev;
-    FILE *f = tmpfile();
+    struct dm_notes notes;
+    char why[256] = "x";
     struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
     struct dm_blk_names names;
 
     memset(&names, 0, sizeof names);
+    memset(&notes, 0, sizeof notes);
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
     DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "FWS", 0, 0, 90, "sync"), &ev), 0);
     /* The flush machinery's own request: no start of its own, ignored. */
@@ -104,9 +106,9 @@ DM_TEST(modern_empty_preflush_is_one_flush)
     DM_ASSERT_EQ_U64(ev.duration_ns, 2 * MS);
     DM_ASSERT_STR_EQ(ev.process, "sync");
     dm_requests_finish(&r, T0 + 10 * MS);
-    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, f), 0);
-    DM_ASSERT_EQ_INT(ftell(f), 0);
-    fclose(f);
+    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, why, sizeof why, &notes), 0);
+    DM_ASSERT_STR_EQ(why, "");
+    DM_ASSERT_EQ_U64(notes.len, 0);
     dm_requests_free(&r);
 }
 
@@ -176,11 +178,13 @@ DM_TEST(back_merge_forgets_the_merged_start)
 {
     struct dm_requests r;
     struct dm_event ev;
-    FILE *f = tmpfile();
+    struct dm_notes notes;
+    char why[256] = "x";
     struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
     struct dm_blk_names names;
 
     memset(&names, 0, sizeof names);
+    memset(&notes, 0, sizeof notes);
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
     DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS, "W", 1000, 8, 50, "fio"), &ev), 0);
     DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_IO_START, T0 + MS + 1, "W", 1008, 8, 50, "fio"),
@@ -193,8 +197,7 @@ DM_TEST(back_merge_forgets_the_merged_start)
     /* Long after: the merged start is not a request whose completion never
      * came. */
     dm_requests_finish(&r, T0 + 60000 * MS);
-    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, f), 0);
-    fclose(f);
+    DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, why, sizeof why, &notes), 0);
     dm_requests_free(&r);
 }
 
@@ -228,20 +231,15 @@ DM_TEST(queue_time_from_dispatch)
     dm_requests_free(&r);
 }
 
-/* The report's text, from a fresh tmpfile. */
+/* The report: why (the loss line's detail) and the notes it adds. */
 static void report_text(struct dm_requests *r, const struct dm_blk_losses *l,
-                        uint64_t *lost, char *buf, size_t cap)
+                        uint64_t *lost, char *why, size_t cap, struct dm_notes *notes)
 {
-    FILE *f = tmpfile();
     struct dm_blk_names names;
-    size_t n;
 
     memset(&names, 0, sizeof names);
-    *lost = dm_requests_report(r, l, &names, f);
-    rewind(f);
-    n = fread(buf, 1, cap - 1, f);
-    buf[n] = '\0';
-    fclose(f);
+    memset(notes, 0, sizeof *notes);
+    *lost = dm_requests_report(r, l, &names, why, cap, notes);
 }
 
 DM_TEST(report_names_disk_whose_completions_never_came)
@@ -251,6 +249,7 @@ DM_TEST(report_names_disk_whose_completions_never_came)
     struct dm_blk_losses l = {"perf", "tracefs", 0, 0, 598};
     uint64_t lost;
     char text[2048];
+    struct dm_notes notes;
 
     /* As on the Firecracker guest: 600 writes start, 2 completions come. */
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
@@ -261,17 +260,17 @@ DM_TEST(report_names_disk_whose_completions_never_came)
     DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + 701 * MS, "WS", 8, 8, 0, NULL),
                           &ev), 1);
     dm_requests_finish(&r, T0 + 5000 * MS);
-    report_text(&r, &l, &lost, text, sizeof text);
+    report_text(&r, &l, &lost, text, sizeof text, &notes);
     DM_ASSERT_EQ_U64(lost, 598);
     /* One line says where the losses came from, with no zero counts. */
-    DM_ASSERT(strstr(text, "diskmon: 598 requests lost (block tracepoints via perf: "
+    DM_ASSERT_STR_EQ(text, "block tracepoints via perf: "
                            "598 events counted by the kernel but never delivered, "
-                           "598 requests whose completion never came)\n") != NULL);
+                           "598 requests whose completion never came");
     DM_ASSERT(strstr(text, " 0 ") == NULL);
     /* One plain line names the disk and says what to do. */
-    DM_ASSERT(strstr(text, "diskmon: 4000:1: 598 of its 600 requests never showed a "
+    DM_ASSERT(strstr(notes.text, "diskmon: 4000:1: 598 of its 600 requests never showed a "
                            "completion") != NULL);
-    DM_ASSERT(strstr(text, "try --backend tracefs") != NULL);
+    DM_ASSERT(strstr(notes.text, "try --backend tracefs") != NULL);
     dm_requests_free(&r);
 }
 
@@ -282,6 +281,7 @@ DM_TEST(report_small_share_and_young_requests_are_quiet)
     struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
     uint64_t lost;
     char text[2048];
+    struct dm_notes notes;
 
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
     /* 100 requests complete, 1 never does (old), 5 are still in flight at
@@ -296,10 +296,11 @@ DM_TEST(report_small_share_and_young_requests_are_quiet)
         feed(&r, smp(DM_BLK_IO_START, T0 + 4900 * MS + i, "R", 10000 + 8 * i, 8, 70, "cat"),
              &ev);
     dm_requests_finish(&r, T0 + 5000 * MS);
-    report_text(&r, &l, &lost, text, sizeof text);
+    report_text(&r, &l, &lost, text, sizeof text, &notes);
     DM_ASSERT_EQ_U64(lost, 1);
-    DM_ASSERT_STR_EQ(text, "diskmon: 1 request lost (block tracepoints via tracefs: "
-                           "1 request whose completion never came)\n");
+    DM_ASSERT_STR_EQ(text, "block tracepoints via tracefs: "
+                           "1 request whose completion never came");
+    DM_ASSERT_STR_EQ(notes.text, "");
     /* The kernel's own drops, with nothing unmatched: both halves of each
      * request went, so 10 events are 5 requests; only those counts shown. */
     dm_requests_free(&r);
@@ -307,11 +308,12 @@ DM_TEST(report_small_share_and_young_requests_are_quiet)
     l.kernel_dropped = 8;
     l.kernel_overrun = 2;
     dm_requests_finish(&r, T0 + MS);
-    report_text(&r, &l, &lost, text, sizeof text);
+    report_text(&r, &l, &lost, text, sizeof text, &notes);
     DM_ASSERT_EQ_U64(lost, 5);
-    DM_ASSERT_STR_EQ(text, "diskmon: 5 requests lost (block tracepoints via tracefs: "
+    DM_ASSERT_STR_EQ(text, "block tracepoints via tracefs: "
                            "8 events dropped by the kernel with its buffer full, "
-                           "2 events overwritten in the kernel's buffer)\n");
+                           "2 events overwritten in the kernel's buffer");
+    DM_ASSERT_STR_EQ(notes.text, "");
     dm_requests_free(&r);
 }
 
@@ -326,6 +328,7 @@ DM_TEST(report_drops_and_halves)
     struct dm_blk_losses l = {"tracefs", "perf", 11, 0, 0};
     uint64_t lost, i;
     char text[2048];
+    struct dm_notes notes;
 
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
     for (i = 0; i < 12; i++) {
@@ -340,12 +343,13 @@ DM_TEST(report_drops_and_halves)
         feed(&r, smp(DM_BLK_RQ_COMPLETE, T0 + (30 + i) * MS, "R", 2000 + 8 * i, 8, 0, NULL),
              &ev);
     dm_requests_finish(&r, T0 + 5000 * MS);
-    report_text(&r, &l, &lost, text, sizeof text);
+    report_text(&r, &l, &lost, text, sizeof text, &notes);
     DM_ASSERT_EQ_U64(lost, 8);
-    DM_ASSERT_STR_EQ(text, "diskmon: 8 requests lost (block tracepoints via tracefs: "
+    DM_ASSERT_STR_EQ(text, "block tracepoints via tracefs: "
                            "11 events dropped by the kernel with its buffer full, "
                            "3 requests whose completion never came, "
-                           "2 completions whose start never came)\n");
+                           "2 completions whose start never came");
+    DM_ASSERT_STR_EQ(notes.text, "");
     dm_requests_free(&r);
 }
 
@@ -359,14 +363,15 @@ DM_TEST(report_short_capture_with_undelivered_completions)
     struct dm_blk_losses l = {"perf", "tracefs", 0, 0, 8};
     uint64_t lost;
     char text[2048];
+    struct dm_notes notes;
 
     DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
     for (uint64_t i = 0; i < 8; i++)
         feed(&r, smp(DM_BLK_IO_START, T0 + i * MS, "WS", 8 * i, 8, 70, "dd"), &ev);
     dm_requests_finish(&r, T0 + 1000 * MS);
-    report_text(&r, &l, &lost, text, sizeof text);
+    report_text(&r, &l, &lost, text, sizeof text, &notes);
     DM_ASSERT_EQ_U64(lost, 8);
-    DM_ASSERT(strstr(text, "diskmon: 4000:1: 8 of its 8 requests never showed a "
+    DM_ASSERT(strstr(notes.text, "diskmon: 4000:1: 8 of its 8 requests never showed a "
                            "completion") != NULL);
     dm_requests_free(&r);
 }

@@ -580,6 +580,7 @@ DM_TEST(stop_before_run)
     struct dm_source src;
     struct dm_sink sink;
     struct dm_ring *ring;
+    volatile int stop = 0;
     char path[1024];
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder (../shared/etl) not found");
@@ -595,6 +596,9 @@ DM_TEST(stop_before_run)
     sink.wait_when_full = 1;
     DM_ASSERT_EQ_INT(src.ops->open(&src, &opt), 0);
     DM_ASSERT_EQ_INT(src.is_live, 0);
+    /* As the pipeline does: the sink's flag first, then stop(). */
+    stop = DM_SINK_STOP_ASKED;
+    sink.stop_flag = &stop;
     src.ops->stop(&src);
     src.ops->stop(&src);
     DM_ASSERT_EQ_INT(src.ops->run(&src, &sink), 0);

@@ -1,5 +1,5 @@
 /*
- * kernel.c - kernel trace records to dm_events (see kernel.h).
+ * nt_kernel.c - the NT kernel's trace records to dm_events (see nt_kernel.h).
  *
  * A DiskIo completion names neither its thread nor its process: the .etl
  * stores it with a PERFINFO header and live ETW reports -1 for both
@@ -33,15 +33,17 @@
  * no later than the record (see on_fileio).
  *
  * Device paths: FileIo names are NT paths (\Device\HarddiskVolume2\...).
- * A short list of NT-prefix -> DOS-prefix pairs, from SysConfig VolumeMapping
- * records or from dm_kdecoder_add_volume(), turns them into C:\... paths.
+ * A short list of NT-prefix -> DOS-prefix pairs (nt_paths.h), from SysConfig
+ * VolumeMapping records or from dm_kdecoder_add_volume(), turns them into
+ * C:\... paths.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/bytes.h"
 #include "decode/diskio.h"
-#include "decode/kernel.h"
+#include "decode/nt_kernel.h"
+#include "decode/nt_paths.h"
 
 /* Table sizes (slots; powers of two). A busy desktop has a few thousand
  * threads and a few hundred processes; file objects and outstanding IRPs
@@ -54,18 +56,9 @@
 
 #define NO_SLOT ((size_t)-1)
 
-/* Volume mappings: the samples carry 9; a machine rarely has more than 26
- * drive letters plus a few redirectors. */
-#define VOLUME_MAX 64
-#define VOLUME_NT_MAX 256  /* bytes of an NT prefix, UTF-8 */
-#define VOLUME_DOS_MAX 128
-
-/* FileIo and SysConfig strings are UTF-16 inside a record whose size field
- * is 16 bits (etw-facts.md s.4: Packet.Size, EVENT_HEADER size), so a name
- * has fewer than 32768 code units. Each unit needs at most 3 bytes of UTF-8
- * (a surrogate pair, 2 units, needs 4). */
-#define NAME_UNITS_MAX 32768u
-#define SCRATCH_SIZE (3u * NAME_UNITS_MAX + 1u)
+/* UTF-16 -> UTF-8 room for the longest name a record can hold
+ * (nt_paths.h, DM_NAME_UNITS_MAX). */
+#define SCRATCH_SIZE (3u * DM_NAME_UNITS_MAX + 1u)
 
 /* Opcodes of the other classes (etw-facts.md s.2). */
 #define THREAD_START 1
@@ -123,12 +116,6 @@ struct irp_entry {
     uint8_t has_tid, has_pid;
 };
 
-struct volume {
-    char nt[VOLUME_NT_MAX];   /* without trailing backslash */
-    char dos[VOLUME_DOS_MAX]; /* without trailing backslash */
-    size_t nt_len, dos_len;
-};
-
 /* What the naming records tell: one set follows the trace forward, the
  * optional second holds rundown names (see the top of the file). */
 struct names {
@@ -158,8 +145,7 @@ struct dm_kdecoder {
     struct ktable irps;
     struct irp_entry *irp;
 
-    struct volume volumes[VOLUME_MAX];
-    int n_volumes;
+    struct dm_volumes volumes;
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
 };
@@ -316,133 +302,6 @@ static uint64_t mul_div_u64(uint64_t a, uint64_t b, uint64_t c)
         part = div_128by64(hi, lo, c);
     }
     return whole > UINT64_MAX - part ? UINT64_MAX : whole + part;
-}
-
-/* ---- strings -------------------------------------------------------------- */
-
-/*
- * Number of UTF-16 code units of the string at b[0..len): up to the NUL unit
- * or the end of the bytes. *terminated tells which.
- */
-static size_t utf16_units(const uint8_t *b, size_t len, int *terminated)
-{
-    size_t n = 0;
-
-    for (; 2 * n + 1 < len; n++) {
-        if (dm_le16(b + 2 * n) == 0) {
-            *terminated = 1;
-            return n;
-        }
-    }
-    *terminated = 0;
-    return n;
-}
-
-/*
- * UTF-16LE (units code units at b) to UTF-8 in dst, which has room for
- * 3 * units + 1 bytes. Unpaired surrogates become U+FFFD. Returns the length
- * without the NUL that it appends.
- */
-static size_t utf16_to_utf8(const uint8_t *b, size_t units, char *dst)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < units; i++) {
-        uint32_t c = dm_le16(b + 2 * i);
-
-        if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
-            uint32_t c2 = dm_le16(b + 2 * (i + 1));
-            if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
-                c = 0x10000 + ((c - 0xD800) << 10) + (c2 - 0xDC00);
-                i++;
-            } else {
-                c = 0xFFFD;
-            }
-        } else if (c >= 0xD800 && c <= 0xDFFF) {
-            c = 0xFFFD;
-        }
-        if (c < 0x80) {
-            dst[o++] = (char)c;
-        } else if (c < 0x800) {
-            dst[o++] = (char)(0xC0 | (c >> 6));
-            dst[o++] = (char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            dst[o++] = (char)(0xE0 | (c >> 12));
-            dst[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            dst[o++] = (char)(0x80 | (c & 0x3F));
-        } else {
-            dst[o++] = (char)(0xF0 | (c >> 18));
-            dst[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
-            dst[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            dst[o++] = (char)(0x80 | (c & 0x3F));
-        }
-    }
-    dst[o] = '\0';
-    return o;
-}
-
-/*
- * Store the concatenation a + b into dst[cap] (NUL-terminated). When it does
- * not fit, keep its END (the file name matters more than the volume) and
- * start at a UTF-8 character boundary. Returns 1 if bytes were dropped.
- */
-static int copy_tail(char *dst, size_t cap, const char *a, size_t alen,
-                     const char *b, size_t blen)
-{
-    size_t total = alen + blen, skip = 0, o = 0;
-
-    if (total > cap - 1) {
-        skip = total - (cap - 1);
-        /* 10xxxxxx is a UTF-8 continuation byte. */
-        while (skip < total &&
-               ((unsigned char)(skip < alen ? a[skip] : b[skip - alen]) & 0xC0) == 0x80)
-            skip++;
-    }
-    for (size_t i = skip; i < total; i++)
-        dst[o++] = i < alen ? a[i] : b[i - alen];
-    dst[o] = '\0';
-    return skip > 0;
-}
-
-static int ascii_lower(int c)
-{
-    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
-}
-
-/* The volume whose NT prefix starts path (case-insensitively, ending at a
- * backslash or at the end of path), the longest if several; NULL if none. */
-static const struct volume *find_volume(const struct dm_kdecoder *kd,
-                                        const char *path, size_t len)
-{
-    const struct volume *best = NULL;
-
-    for (int i = 0; i < kd->n_volumes; i++) {
-        const struct volume *v = &kd->volumes[i];
-        size_t k = 0;
-
-        if (v->nt_len > len || (best != NULL && v->nt_len <= best->nt_len))
-            continue;
-        while (k < v->nt_len && ascii_lower((unsigned char)path[k]) ==
-                                    ascii_lower((unsigned char)v->nt[k]))
-            k++;
-        if (k == v->nt_len && (len == k || path[k] == '\\'))
-            best = v;
-    }
-    return best;
-}
-
-/* Copy path (len bytes) into dst[cap], translated to a DOS path when a
- * volume matches. *mapped says whether one did; returns 1 if cut. */
-static int store_path(const struct dm_kdecoder *kd, char *dst, size_t cap,
-                      const char *path, size_t len, uint8_t *mapped)
-{
-    const struct volume *v = find_volume(kd, path, len);
-
-    *mapped = v != NULL;
-    if (v == NULL)
-        return copy_tail(dst, cap, "", 0, path, len);
-    return copy_tail(dst, cap, v->dos, v->dos_len, path + v->nt_len,
-                     len - v->nt_len);
 }
 
 /* ---- the record classes --------------------------------------------------- */
@@ -614,20 +473,20 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
         (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE ||
          kt_find(&nm->files, file_object) != NO_SLOT))
         return 0; /* not the address's first end-of-life record: see above */
-    units = utf16_units(b + ps, len - ps, &terminated);
+    units = dm_utf16_units(b + ps, len - ps, &terminated);
     if (units == 0)
         return 0;
     name = b + ps;
     cut = 0;
-    if (units > NAME_UNITS_MAX) { /* cannot happen in a 64 KB record */
-        name += 2 * (units - NAME_UNITS_MAX);
-        units = NAME_UNITS_MAX;
+    if (units > DM_NAME_UNITS_MAX) { /* cannot happen in a 64 KB record */
+        name += 2 * (units - DM_NAME_UNITS_MAX);
+        units = DM_NAME_UNITS_MAX;
         cut = 1;
     }
-    n = utf16_to_utf8(name, units, kd->scratch);
+    n = dm_utf16_to_utf8(name, units, kd->scratch);
     s = kt_put(&nm->files, file_object, ++kd->clock);
     nm->file[s].until = rec->timestamp;
-    nm->file[s].cut = (uint8_t)(store_path(kd, nm->file[s].name, DM_FILE_MAX,
+    nm->file[s].cut = (uint8_t)(dm_volumes_store_path(&kd->volumes, nm->file[s].name, DM_FILE_MAX,
                                            kd->scratch, n,
                                            &nm->file[s].mapped) | cut);
     return 0;
@@ -639,20 +498,20 @@ static int on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 {
     const uint8_t *b = rec->payload;
     size_t len = rec->payload_len, nt_units, dos_units;
-    char nt[VOLUME_NT_MAX * 3], dos[VOLUME_DOS_MAX * 3];
+    char nt[DM_VOLUME_NT_MAX * 3], dos[DM_VOLUME_DOS_MAX * 3];
     int terminated;
 
     if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
         return 0;
-    nt_units = utf16_units(b, len, &terminated);
+    nt_units = dm_utf16_units(b, len, &terminated);
     if (!terminated)
         return malformed(kd, pass);
-    dos_units = utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
+    dos_units = dm_utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
                             &terminated);
-    if (nt_units >= VOLUME_NT_MAX || dos_units >= VOLUME_DOS_MAX)
+    if (nt_units >= DM_VOLUME_NT_MAX || dos_units >= DM_VOLUME_DOS_MAX)
         return 0; /* longer than any real device prefix: ignore */
-    utf16_to_utf8(b, nt_units, nt);
-    utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
+    dm_utf16_to_utf8(b, nt_units, nt);
+    dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
     (void)dm_kdecoder_add_volume(kd, nt, dos); /* a full table keeps the first */
     return 0;
 }
@@ -820,7 +679,7 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 
         /* A mapping learnt after the name was stored still applies. */
         if (!mapped && !cut)
-            cut = store_path(kd, ev->file, DM_FILE_MAX, f->name,
+            cut = dm_volumes_store_path(&kd->volumes, ev->file, DM_FILE_MAX, f->name,
                              strlen(f->name), &mapped);
         else
             memcpy(ev->file, f->name, DM_FILE_MAX);
@@ -942,46 +801,10 @@ void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6])
     memcpy(counts, kd->diskio_counts, sizeof kd->diskio_counts);
 }
 
-/* Length of s without one trailing backslash. */
-static size_t stem_len(const char *s)
-{
-    size_t n = strlen(s);
-
-    return n > 0 && s[n - 1] == '\\' ? n - 1 : n;
-}
-
 int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
                            const char *dos_prefix)
 {
-    size_t nt_len, dos_len;
-    struct volume *v = NULL;
-
-    if (nt_prefix == NULL || dos_prefix == NULL)
-        return DM_EUSAGE;
-    nt_len = stem_len(nt_prefix);
-    dos_len = stem_len(dos_prefix);
-    if (nt_len == 0 || nt_len >= VOLUME_NT_MAX || dos_len >= VOLUME_DOS_MAX)
-        return DM_EUSAGE;
-    /* "\??\" -> "" in the samples: a mapping to nothing, of no use. */
-    if (dos_prefix[0] == '\0')
-        return 0;
-    for (int i = 0; i < kd->n_volumes; i++) {
-        struct volume *w = &kd->volumes[i];
-        if (w->nt_len == nt_len && memcmp(w->nt, nt_prefix, nt_len) == 0)
-            v = w;
-    }
-    if (v == NULL) {
-        if (kd->n_volumes == VOLUME_MAX)
-            return DM_ENOMEM;
-        v = &kd->volumes[kd->n_volumes++];
-    }
-    memcpy(v->nt, nt_prefix, nt_len);
-    v->nt[nt_len] = '\0';
-    v->nt_len = nt_len;
-    memcpy(v->dos, dos_prefix, dos_len);
-    v->dos[dos_len] = '\0';
-    v->dos_len = dos_len;
-    return 0;
+    return dm_volumes_add(&kd->volumes, nt_prefix, dos_prefix);
 }
 
 /*

@@ -1,5 +1,6 @@
 /*
- * kernel.h - turning kernel trace records into dm_events.
+ * nt_kernel.h - turning the NT kernel's trace records (the MOF classes of
+ * the NT Kernel Logger) into dm_events.
  *
  * Both the live ETW callback and the .etl reader describe each kernel record
  * with struct dm_krecord and pass it to dm_kdecode(). It keeps the tables
@@ -10,8 +11,8 @@
  * Single-threaded: the source thread owns a dm_kdecoder. The tables are
  * bounded; entries are replaced, never grown without limit.
  */
-#ifndef DM_KERNEL_H
-#define DM_KERNEL_H
+#ifndef DM_NT_KERNEL_H
+#define DM_NT_KERNEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -120,4 +121,4 @@ int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
 enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16]);
 enum dm_kclass dm_kclass_from_group(unsigned group);
 
-#endif /* DM_KERNEL_H */
+#endif /* DM_NT_KERNEL_H */
