@@ -24,6 +24,7 @@ extern const struct dmt_case dm_suite_replay[];
 extern const struct dmt_case dm_suite_reorder[];
 extern const struct dmt_case dm_suite_forward[];
 extern const struct dmt_case dm_suite_files[];
+extern const struct dmt_case dm_suite_top[];
 #ifdef DM_TEST_WIN32
 extern const struct dmt_case dm_suite_etw[];
 #endif
@@ -43,6 +44,7 @@ static const struct {
     {"diskio", dm_suite_diskio},   {"etl", dm_suite_etl},
     {"replay", dm_suite_replay},   {"reorder", dm_suite_reorder},
     {"forward", dm_suite_forward}, {"files", dm_suite_files},
+    {"top", dm_suite_top},
 #ifdef DM_TEST_WIN32
     {"etw", dm_suite_etw},
 #endif
