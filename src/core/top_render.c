@@ -210,7 +210,7 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
 
     snprintf(buf, cap,
              "%.3f-%.3f s: %.1f reads/s, %.1f writes/s, %.1f flushes/s, "
-             "%.2f MB/s read, %.2f MB/s written, %" PRIu64 " events lost",
+             "%.2f MB/s read, %.2f MB/s written, %" PRIu64 " lost",
              (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,

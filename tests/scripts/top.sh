@@ -34,6 +34,16 @@ for args in "--top 0" "--top abc" "--top -1" "--top 86401" "--top -n 5" \
     fi
 done
 
+# Linux live has no file names: --by file is refused before anything opens
+# (no root needed to see it).
+"$DISKMON" --top --by file >"$TMP/out" 2>"$TMP/err"; rc=$?
+check usage_by_file_linux_live test "$rc" -eq 2 -a ! -s "$TMP/out" -a \
+    "$(wc -l <"$TMP/err")" -eq 1
+check usage_by_file_says_why grep -q -- "--by file" "$TMP/err"
+# ... while a replay has them.
+"$DISKMON" -r /nonexistent.etl --top --by file >/dev/null 2>&1; rc=$?
+check by_file_replay_not_refused test "$rc" -eq 1
+
 if [ ! -f "$ETL/README.md" ]; then
     if [ "${CI:-}" = true ]; then
         fail sample_traces "not found at $ETL (required under CI=true)"
@@ -89,7 +99,7 @@ check blocks_exit_0 test "$rc" -eq 0
 check blocks_no_escape_codes test "$(grep -c $'\033' "$TMP/blocks")" -eq 0
 # One block per interval: a time line first, the titles, the disk's row, an
 # empty line.
-check blocks_one_per_interval test "$(grep -c ' events lost$' "$TMP/blocks")" -eq "$intervals"
+check blocks_one_per_interval test "$(grep -c ' lost$' "$TMP/blocks")" -eq "$intervals"
 check blocks_time_line_first grep -Eq '^1\.000-2\.000 s: [0-9.]+ reads/s' <(head -n 1 "$TMP/blocks")
 check blocks_titles test "$(sed -n 2p "$TMP/blocks" | tr -s ' ')" = \
     "Disk r/s w/s rMB/s wMB/s r_await w_await aqu-sz %util"
