@@ -126,5 +126,26 @@ check duration_exit_0 test "$rc" -eq 0
 check duration_last_interval test "$(tail -n 1 "$TMP/t3.json" | sed 's/.*"interval_end":\([0-9.]*\),.*/\1/')" = 3.000000000
 check summary_beside_top grep -Eq '^0 +Read ' "$TMP/sum"
 
+# The README's --top examples are this build's real output: each
+# "$ diskmon -r perfview-net452-x64-win8.etl ..." block in its top section
+# is run again and compared line for line.
+README=$HERE/../../README.md
+awk '/^### top/ { on = 1 } /^### Units/ { on = 0 } on' "$README" >"$TMP/readme.top"
+n=0
+while IFS= read -r cmdline; do
+    n=$((n + 1))
+    awk -v c="$cmdline" '$0 == c { on = 1; next } on && /^```/ { exit } on' \
+        "$TMP/readme.top" >"$TMP/readme.$n"
+    cmd=${cmdline#\$ diskmon }
+    cmd=${cmd//perfview-net452-x64-win8.etl/\"\$win8\"}
+    win8=$win8 DISKMON=$DISKMON bash -c "\"\$DISKMON\" $cmd" >"$TMP/real.$n" 2>/dev/null
+    if [ -s "$TMP/readme.$n" ] && cmp -s "$TMP/readme.$n" "$TMP/real.$n"; then
+        pass "readme_example_$n"
+    else
+        fail "readme_example_$n" "'$cmdline': $(diff "$TMP/readme.$n" "$TMP/real.$n" | head -4)"
+    fi
+done < <(grep '^\$ diskmon -r perfview-net452-x64-win8.etl --top' "$TMP/readme.top")
+check readme_examples_found test "$n" -ge 4
+
 [ "$fails" -eq 0 ] || exit 1
 exit 0
