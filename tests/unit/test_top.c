@@ -92,6 +92,51 @@ DM_TEST(util_and_queue_by_hand)
     DM_ASSERT_EQ_U64(s.rows[1][0].overlap_ns, 200 * MS);
 }
 
+/*
+ * The busy-span union against brute force: 3000 requests of random start
+ * and length (whole microseconds, some reaching back before the interval)
+ * in random completion order; every microsecond of the interval is marked
+ * busy or not by hand and counted.
+ */
+DM_TEST(util_random_against_bitmap)
+{
+    enum { US = 1000000 }; /* microseconds in the 1 s interval */
+    static unsigned char busy[US];
+    struct seen s;
+    struct dm_top *t;
+    uint64_t want = 0, overlap = 0;
+    uint32_t x = 12345; /* xorshift32: the same numbers on every run */
+
+    memset(busy, 0, sizeof busy);
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_DISK, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (int i = 0; i < 3000; i++) {
+        uint64_t end_us, len_us, start_us;
+        struct dm_event ev;
+
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        end_us = 1000000 + x % US;   /* interval 1: [1 s, 2 s) */
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        len_us = x % 2000 + (i % 97 == 0 ? 400000 : 0);
+        start_us = end_us - len_us;
+        ev = req(end_us * 1000, len_us * 1000, DM_REQ_READ, 1);
+        DM_ASSERT_EQ_INT(dm_top_add(t, &ev, 0), 0);
+        for (uint64_t u = start_us < 1000000 ? 1000000 : start_us; u < end_us; u++) {
+            busy[u - 1000000] = 1;
+            overlap++;
+        }
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    for (int u = 0; u < US; u++)
+        want += busy[u];
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].busy_ns, want * 1000);
+    DM_ASSERT_EQ_U64(s.rows[0][0].overlap_ns, overlap * 1000);
+    DM_ASSERT(want > 0 && want < US); /* neither empty nor all busy */
+}
+
 /* 300 processes in one interval: the first 256 get rows, the other 44 are
  * one (other) row, last; the rows are sorted by bytes. */
 DM_TEST(bounded_groups_other_row)
@@ -251,6 +296,7 @@ DM_TEST(command_line)
 
 const struct dmt_case dm_suite_top[] = {
     {"util_and_queue_by_hand", util_and_queue_by_hand},
+    {"util_random_against_bitmap", util_random_against_bitmap},
     {"bounded_groups_other_row", bounded_groups_other_row},
     {"empty_intervals_live_and_replay", empty_intervals_live_and_replay},
     {"json_disk_row", json_disk_row},
