@@ -21,7 +21,8 @@ note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
-# page checks (docs.sh); git: the fresh-clone test (quickstart.sh);
+# page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
+# the --top terminal view (linux_top.sh);
 # libtraceevent-dev: the oracle of the ftrace page parser's test.
 NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
