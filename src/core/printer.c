@@ -169,6 +169,8 @@ void dm_printer_main(void *arg)
     }
     if (p->write_errno == 0 && !p->output_closed)
         flush_out(p);
+    if (p->top != NULL && p->top_view.mode == DM_TOP_SCREEN)
+        dm_terminal_restore(p->out);
 }
 
 void dm_printer_take_results(struct dm_printer *p)

@@ -45,6 +45,9 @@ int dm_terminal_size(FILE *f, int *rows, int *cols);
  * hide cursor): always on POSIX; on Windows once ENABLE_VIRTUAL_TERMINAL_
  * PROCESSING could be set (Windows 10 1511 and later). 0: draw plain. */
 int dm_terminal_enable_vt(FILE *f);
+/* Give the console back the mode dm_terminal_enable_vt found (Windows);
+ * nothing elsewhere. */
+void dm_terminal_restore(FILE *f);
 
 /* Ctrl+C (SIGINT), SIGTERM, Ctrl+Break and console close: the first one sets
  * the flag that dm_interrupted() reports. On Windows console close the

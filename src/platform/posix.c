@@ -181,6 +181,11 @@ int dm_terminal_enable_vt(FILE *f)
     return 1;
 }
 
+void dm_terminal_restore(FILE *f)
+{
+    (void)f; /* no mode was changed */
+}
+
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)

@@ -265,6 +265,11 @@ int dm_terminal_size(FILE *f, int *rows, int *cols)
 #define ENABLE_VIRTUAL_TERMINAL_PROCESSING 0x0004
 #endif
 
+/* The console mode before dm_terminal_enable_vt changed it: set before the
+ * printer thread starts, restored by it at its end (--top), so no lock. */
+static DWORD saved_console_mode;
+static int console_mode_changed;
+
 int dm_terminal_enable_vt(FILE *f)
 {
     HANDLE h = console_of(f);
@@ -275,7 +280,20 @@ int dm_terminal_enable_vt(FILE *f)
     if (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING)
         return 1;
     /* Older consoles refuse the flag: then --top draws plain blocks. */
-    return SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) != 0;
+    if (!SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
+        return 0;
+    saved_console_mode = mode;
+    console_mode_changed = 1;
+    return 1;
+}
+
+void dm_terminal_restore(FILE *f)
+{
+    HANDLE h = console_of(f);
+
+    if (h != NULL && console_mode_changed)
+        SetConsoleMode(h, saved_console_mode);
+    console_mode_changed = 0;
 }
 
 /*
