@@ -19,6 +19,15 @@ DM_DIO=${2:?usage: linux_top.sh DISKMON DM_DIO}
 
 # shellcheck source=loop_common.sh
 . "$(dirname "$0")/loop_common.sh"
+
+# --by file: Linux block events carry no file names, so it is refused before
+# anything opens (exit 2, one line saying why), root or not.
+"$DISKMON" --top --by file >/dev/null 2>"${TMPDIR:-/tmp}/dm_top_by_file.$$"; rc=$?
+why=$(cat "${TMPDIR:-/tmp}/dm_top_by_file.$$"); rm -f "${TMPDIR:-/tmp}/dm_top_by_file.$$"
+[ "$rc" = 2 ] && [ "$(printf '%s\n' "$why" | wc -l)" = 1 ] && grep -q -- '--by file' <<<"$why" ||
+    fail "--by file on Linux live: exit $rc, stderr: $why"
+echo "ok: --by file refused on Linux live: $why"
+
 make_loop 64M top
 
 TMUX_SOCK="diskmon_top_$$"
