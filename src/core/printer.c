@@ -101,9 +101,12 @@ static void top_emit(void *ctx, const struct dm_top_interval *iv)
 /* Live --top: close the intervals the capture clock has passed. */
 static void top_tick(struct dm_printer *p, uint64_t started)
 {
-    uint64_t now = dm_monotonic_ns() - started;
+    uint64_t now;
 
-    if (p->top != NULL && p->top_live && now > TOP_GRACE_NS)
+    if (p->top == NULL || !p->top_live)
+        return; /* lines, or replay: no clock call per batch */
+    now = dm_monotonic_ns() - started;
+    if (now > TOP_GRACE_NS)
         dm_top_tick(p->top, now - TOP_GRACE_NS);
 }
 
