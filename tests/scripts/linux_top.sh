@@ -31,8 +31,11 @@ echo "ok: --by file refused on Linux live: $why"
 make_loop 64M top
 
 TMUX_SOCK="diskmon_top_$$"
+# tmux 3.3 leaves its socket file behind after kill-server: remove it too.
+TMUX_SOCK_PATH="${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$TMUX_SOCK"
 tmux_cleanup() {
     command -v tmux >/dev/null && tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+    rm -f "$TMUX_SOCK_PATH"
     loop_cleanup
 }
 trap tmux_cleanup EXIT
