@@ -24,7 +24,7 @@ _diskmon()
 
     local opts="-r --replay -f --format -o --output -d --disk --op -p --pid
         -c --comm -m --min-latency -n --count -t --duration --clock --utc
-        --no-header -s --summary --hist --queue --backend --force --cleanup -h --help
+        --no-header -s --summary --hist --top --by --queue --backend --force --cleanup -h --help
         -V --version --"
 
     # --long=VALUE: complete the value.
@@ -48,6 +48,10 @@ _diskmon()
         ;;
     --backend)
         COMPREPLY=($(compgen -W "tracefs perf" -- "$cur"))
+        return
+        ;;
+    --by)
+        COMPREPLY=($(compgen -W "process file disk" -- "$cur"))
         return
         ;;
     --op)

@@ -22,9 +22,10 @@ note() { printf '== %s\n' "$*"; }
 
 # --- dependencies ----------------------------------------------------------
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
-# page checks (docs.sh); git: the fresh-clone test (quickstart.sh);
+# page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
+# the --top terminal view (linux_top.sh);
 # libtraceevent-dev: the oracle of the ftrace page parser's test.
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git"
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -125,7 +126,7 @@ fi
 # --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
 # live source: its reader thread against stop() and the printer) ------------
 if build tsan tsan; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|cli|findings|linux_live|linux_tracefs)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|top|cli|findings|top_replay|linux_live|linux_tracefs|linux_top)$'
 fi
 
 # --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------
@@ -133,7 +134,7 @@ fi
 # a 32-bit build runs the portable suites (and replay's CLI test) to show it.
 if dpkg -s gcc-multilib >/dev/null 2>&1; then
     if build m32 m32; then
-        run_ctest m32 -R '^(ring|format|filter|options|stats|lz77|diskio|etl|replay|reorder|forward|files|pipeline|cli|findings|clock)$'
+        run_ctest m32 -R '^(ring|format|filter|options|stats|lz77|diskio|etl|replay|reorder|forward|files|pipeline|top|cli|findings|clock|top_replay)$'
     fi
 else
     echo "SKIP build/m32: gcc-multilib is not installed (apt-get install gcc-multilib)" >"$LOG/m32.result"

@@ -516,3 +516,21 @@ size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
     }
     return o.len;
 }
+
+size_t dm_format_json_string(char *buf, size_t cap, const char *s)
+{
+    struct out o = {buf, cap, 0};
+
+    buf[0] = '\0';
+    json_string(&o, "", s);
+    return o.len;
+}
+
+size_t dm_format_csv_string(char *buf, size_t cap, const char *s)
+{
+    struct out o = {buf, cap, 0};
+
+    buf[0] = '\0';
+    csv_string(&o, s);
+    return o.len;
+}

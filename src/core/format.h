@@ -37,4 +37,10 @@ size_t dm_format_header(char *buf, size_t cap, const struct dm_format_opts *fo);
 size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
                        uint64_t seq, const struct dm_event *ev);
 
+/* s as a JSON string (quoted, escaped, invalid UTF-8 as U+FFFD) or a CSV
+ * field (quoted when it holds a comma, quote or line break), the same way
+ * the event lines write them; for --top's rows. Returns the bytes written. */
+size_t dm_format_json_string(char *buf, size_t cap, const char *s);
+size_t dm_format_csv_string(char *buf, size_t cap, const char *s);
+
 #endif /* DM_FORMAT_H */

@@ -13,14 +13,17 @@
 enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
-    O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND
+    O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY
 };
+
+/* --top [SEC]: the value is optional (dm_options_parse's contract). */
+#define TAKES_OPTIONAL 2
 
 struct opt_spec {
     enum opt_id id;
     char short_name;     /* 0: long only */
     const char *long_name;
-    int takes_value;
+    int takes_value;     /* 1: needs one; TAKES_OPTIONAL: may have one */
 };
 
 static const struct opt_spec specs[] = {
@@ -36,6 +39,7 @@ static const struct opt_spec specs[] = {
     {O_CLEANUP, 0, "cleanup", 0},   {O_HELP, 'h', "help", 0},
     {O_VERSION, 'V', "version", 0},
     {O_BACKEND, 0, "backend", 1},
+    {O_TOP, 0, "top", TAKES_OPTIONAL}, {O_BY, 0, "by", 1},
 };
 
 void dm_options_help(FILE *out)
@@ -78,6 +82,9 @@ void dm_options_help(FILE *out)
         "  -s, --summary          at exit, per disk and request: count, bytes, IOPS,\n"
         "                         MB/s, latency p50/p95/p99/max, events lost (stderr)\n"
         "      --hist             at exit, a log2 latency histogram per disk (stderr)\n"
+        "      --top [SEC]        who uses the disk: sums every SEC seconds (default 1),\n"
+        "                         a screen redrawn in place on a terminal\n"
+        "      --by KEY           --top rows per process (default), file or disk\n"
         "  -h, --help             this help\n"
         "  -V, --version          version, compiler and target\n"
         "      --                 end of options\n"
@@ -90,7 +97,8 @@ void dm_options_help(FILE *out)
         "  sudo diskmon -d sda --op write -s     (Linux) writes to sda, then a summary\n"
         "  diskmon -r trace.etl -f csv -o io.csv replay a trace into a CSV file\n"
         "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n"
-        "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n",
+        "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n"
+        "  diskmon --top --by disk               iostat-like figures every second\n",
         out);
 }
 
@@ -307,6 +315,27 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
     case O_VERSION:
         opt->show_version = 1;
         break;
+    case O_TOP:
+        if (value == NULL)
+            opt->top_ns = 1000000000u; /* the default: 1 s */
+        else if (parse_ns(value, 1e9, &opt->top_ns) != 0 || opt->top_ns == 0 ||
+                 opt->top_ns > DM_TOP_MAX_NS)
+            return fail(err, errlen,
+                        "bad interval '%s' for %s (seconds above 0, at most 86400)",
+                        value, shown);
+        break;
+    case O_BY:
+        opt->by_given = 1;
+        if (same_word(value, "process"))
+            opt->top_by = DM_TOP_BY_PROCESS;
+        else if (same_word(value, "file"))
+            opt->top_by = DM_TOP_BY_FILE;
+        else if (same_word(value, "disk"))
+            opt->top_by = DM_TOP_BY_DISK;
+        else
+            return fail(err, errlen, "bad key '%s' for %s (process, file or disk)",
+                        value, shown);
+        break;
     case O_BACKEND:
         if (same_word(value, "tracefs"))
             opt->backend = DM_BACKEND_TRACEFS;
@@ -380,7 +409,10 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                 value = arg + 2;
             }
         }
-        if (sp->takes_value && value == NULL) {
+        if (sp->takes_value == TAKES_OPTIONAL && value == NULL && i + 1 < argc &&
+            argv[i + 1][0] != '-')
+            value = argv[++i];
+        if (sp->takes_value == 1 && value == NULL) {
             if (i + 1 >= argc)
                 return fail(err, errlen, "option '%s' needs a value", arg);
             value = argv[++i];
@@ -395,6 +427,11 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                        DM_OP_BIT(DM_REQ_FLUSH) | DM_OP_BIT(DM_REQ_DISCARD);
     if (opt->replay_path != NULL && (opt->force || opt->cleanup))
         return fail(err, errlen, "--force and --cleanup are for live capture, not -r");
+    if (opt->top_ns != 0 && opt->count != 0)
+        return fail(err, errlen, "--top sums intervals, -n counts events: stop --top "
+                                 "with -t SEC or Ctrl+C");
+    if (opt->by_given && opt->top_ns == 0)
+        return fail(err, errlen, "--by picks the rows of --top: add --top");
     if (opt->replay_path != NULL && opt->queue)
         return fail(err, errlen, "--queue is for Linux live capture, not -r");
     return 0;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/top.h"
+
 enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
 
 /* --backend (Linux live): how block events are read. */
@@ -40,6 +42,9 @@ struct dm_options {
     int summary;                  /* -s */
     int hist;                     /* --hist */
     int queue;                    /* --queue (Linux live): queue-time column */
+    uint64_t top_ns;              /* --top [SEC]: the interval; 0: no --top */
+    enum dm_top_by top_by;        /* --by (needs --top) */
+    int by_given;                 /* --by was on the command line */
     /* live session control (Windows) */
     int force;                    /* --force: stop an existing NT Kernel Logger */
     int cleanup;                  /* --cleanup: stop a leftover diskmon session */
@@ -59,7 +64,15 @@ struct dm_options {
  * (-f, --op) are matched in any case. "--" ends the options. The pieces of a
  * list point into argv (commas are overwritten with NULs), so argv must
  * outlive opt.
+ *
+ * --top's SEC is optional: the next argument is taken as SEC when it does
+ * not start with '-' (diskmon takes no other plain arguments), otherwise the
+ * interval is 1 s. --top with -n, and --by without --top, are refused.
  */
+/* The longest --top interval: a day. It keeps the exact figures of
+ * --top's csv/json within 64-bit arithmetic (top_render.c). */
+#define DM_TOP_MAX_NS (86400ull * 1000000000ull)
+
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,
                      char *err, size_t errlen);
 

@@ -148,6 +148,27 @@ static void report_unmatched_disks(const struct dm_options *opt,
     fprintf(errf, "%s\n", c->more ? ", ..." : "");
 }
 
+/* --top's view: csv/json as asked; text redrawn in place on a terminal that
+ * takes VT sequences, else plain blocks (a pipe, -o, an old console). */
+static void setup_top(struct dm_printer *p, const struct dm_options *opt,
+                      const struct dm_source *src, FILE *out)
+{
+    p->top = dm_top_create(opt->top_by, opt->top_ns, NULL, NULL);
+    p->top_live = src->is_live;
+    p->top_lost_base = src->lost_events;
+    p->top_view.by = opt->top_by;
+    p->top_view.out = out;
+    p->top_view.no_header = opt->no_header;
+    if (opt->format == DM_FMT_JSON)
+        p->top_view.mode = DM_TOP_JSON;
+    else if (opt->format == DM_FMT_CSV)
+        p->top_view.mode = DM_TOP_CSV;
+    else if (dm_is_terminal(out) && dm_terminal_enable_vt(out))
+        p->top_view.mode = DM_TOP_SCREEN;
+    else
+        p->top_view.mode = DM_TOP_BLOCKS;
+}
+
 int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
            FILE *out, FILE *errf)
 {
@@ -238,9 +259,12 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->printer.count_limit = opt->count;
     run->printer.time_limit_ns = src.is_live ? 0 : opt->duration_ns;
     run->printer.stop_flag = &run->stop;
+    if (opt->top_ns != 0)
+        setup_top(&run->printer, opt, &src, out);
     run->st.src = &src;
     run->st.sink = &run->sink;
-    if (run->sink.ring == NULL || run->printer.stats == NULL) {
+    if (run->sink.ring == NULL || run->printer.stats == NULL ||
+        (opt->top_ns != 0 && run->printer.top == NULL)) {
         fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         exit_code = DM_EXIT_ERROR;
         goto out;
@@ -375,6 +399,7 @@ out:
     }
     if (printer_joined || printer_thr == NULL) {
         dm_stats_destroy(run->printer.stats);
+        dm_top_destroy(run->printer.top);
         dm_ring_destroy(run->sink.ring);
         free(run);
     }

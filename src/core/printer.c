@@ -11,6 +11,10 @@
 #define BATCH_MAX 256
 #define FLUSH_EVERY_NS 100000000u   /* 100 ms: the promptness promise */
 #define FLUSH_IDLE_NS 10000000u     /* caught up: flush, but not more than 100/s */
+/* Live --top: an interval is drawn this long after its end on the capture
+ * clock, so that its last events, still in the kernel's buffers or the
+ * ring, are counted in it. */
+#define TOP_GRACE_NS 300000000u
 
 static void note_write_error(struct dm_printer *p)
 {
@@ -66,6 +70,10 @@ static int print_one(struct dm_printer *p, const struct dm_event *ev)
             dm_stats_add(p->stats, ev);
         dm_atomic_store_int(&p->results_lock, 0);
     }
+    if (p->top != NULL) {
+        dm_top_add(p->top, ev, p->top_live);
+        return 0;
+    }
     len = dm_format_event(line, sizeof line, &p->fo, p->printed, ev);
     if (write_out(p, line, len) != 0)
         return -1;
@@ -76,13 +84,44 @@ static int print_one(struct dm_printer *p, const struct dm_event *ev)
     return 0;
 }
 
+/* dm_top's emit: draw one interval and send it out at once. */
+static void top_emit(void *ctx, const struct dm_top_interval *iv)
+{
+    struct dm_printer *p = ctx;
+
+    if (p->write_errno != 0 || p->output_closed)
+        return;
+    if (p->top_view.mode == DM_TOP_SCREEN &&
+        dm_terminal_size(p->out, &p->top_view.rows, &p->top_view.cols) != 0)
+        p->top_view.rows = p->top_view.cols = 0;
+    dm_top_render(&p->top_view, iv, p->top_lost_base + dm_ring_dropped(p->ring));
+    flush_out(p);
+}
+
+/* Live --top: close the intervals the capture clock has passed. */
+static void top_tick(struct dm_printer *p, uint64_t started)
+{
+    uint64_t now;
+
+    if (p->top == NULL || !p->top_live)
+        return; /* lines, or replay: no clock call per batch */
+    now = dm_monotonic_ns() - started;
+    if (now > TOP_GRACE_NS)
+        dm_top_tick(p->top, now - TOP_GRACE_NS);
+}
+
 void dm_printer_main(void *arg)
 {
     struct dm_printer *p = arg;
-    uint64_t last_flush = dm_monotonic_ns();
+    uint64_t last_flush = dm_monotonic_ns(), started = last_flush;
     int dirty = 0, done = 0;
 
-    if (!p->no_header) {
+    if (p->top != NULL) {
+        dm_top_set_emit(p->top, top_emit, p);
+        dm_top_render_begin(&p->top_view);
+        if (flush_out(p) != 0)
+            return;
+    } else if (!p->no_header) {
         char line[DM_LINE_MAX];
         size_t len = dm_format_header(line, sizeof line, &p->fo);
 
@@ -101,6 +140,8 @@ void dm_printer_main(void *arg)
                 if (print_one(p, &batch[i]) != 0)
                     done = 1;
             dm_ring_release(p->ring, n);
+            if (!done)
+                top_tick(p, started);
             dirty = 1;
             now = dm_monotonic_ns();
             if (!done && now - last_flush >= FLUSH_EVERY_NS) {
@@ -113,6 +154,8 @@ void dm_printer_main(void *arg)
         }
         if (dm_ring_drained(p->ring))
             break;
+        if (!done)
+            top_tick(p, started);
         now = dm_monotonic_ns();
         if (dirty && !done && now - last_flush >= FLUSH_IDLE_NS) {
             if (flush_out(p) != 0)
@@ -122,8 +165,15 @@ void dm_printer_main(void *arg)
         }
         dm_sleep_ms(1);
     }
+    if (p->top != NULL && p->write_errno == 0 && !p->output_closed) {
+        /* The last interval, partial when the run stopped inside it. */
+        dm_top_finish(p->top);
+        dm_top_render_end(&p->top_view);
+    }
     if (p->write_errno == 0 && !p->output_closed)
         flush_out(p);
+    if (p->top != NULL && p->top_view.mode == DM_TOP_SCREEN)
+        dm_terminal_restore(p->out);
 }
 
 void dm_printer_take_results(struct dm_printer *p)

@@ -4,7 +4,8 @@
  * Formats events in batches into a large stdio buffer and writes it out in
  * big writes, but flushes at least every 100 ms (and as soon as it has caught
  * up, at most every 10 ms) so `diskmon | grep Write` shows lines promptly.
- * Also feeds the summary statistics and enforces -n and replay's -t.
+ * Also feeds the summary statistics and enforces -n and replay's -t. With
+ * --top it feeds the interval sums (core/top.h) instead of printing lines.
  */
 #ifndef DM_PRINTER_H
 #define DM_PRINTER_H
@@ -15,6 +16,8 @@
 #include "core/format.h"
 #include "core/ring.h"
 #include "core/stats.h"
+#include "core/top.h"
+#include "core/top_render.h"
 
 struct dm_printer {
     /* set before the thread starts */
@@ -26,6 +29,13 @@ struct dm_printer {
     uint64_t count_limit;        /* -n; 0: none */
     uint64_t time_limit_ns;      /* replay -t, in trace time; 0: none */
     volatile int *stop_flag;     /* set here when -n/-t is reached or output closed */
+    /* --top: each event is summed into top (which draws through top_view)
+     * instead of printed as a line; NULL: lines. Live (top_live), intervals
+     * also close on the clock, so a quiet one is still drawn. */
+    struct dm_top *top;
+    struct dm_top_view top_view;
+    int top_live;
+    uint64_t top_lost_base;      /* events the source had lost at open */
     /* Held (1) by the printer while it updates stats and max_time_ns; taken
      * for good by dm_printer_take_results(). Starts at 0. */
     volatile int results_lock;

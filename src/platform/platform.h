@@ -35,6 +35,19 @@ void dm_yield(void);
 
 int dm_is_terminal(FILE *f);
 
+/* The window f shows (TIOCGWINSZ; GetConsoleScreenBufferInfo's visible
+ * window): 0 with *rows and *cols set, or a negative dm_err when f is not a
+ * terminal or the size is unknown. */
+int dm_terminal_size(FILE *f, int *rows, int *cols);
+
+/* 1 when f, a terminal, takes VT100 sequences (cursor home, clear line,
+ * hide cursor): always on POSIX; on Windows once ENABLE_VIRTUAL_TERMINAL_
+ * PROCESSING could be set (Windows 10 1511 and later). 0: draw plain. */
+int dm_terminal_enable_vt(FILE *f);
+/* Give the console back the mode dm_terminal_enable_vt found (Windows);
+ * nothing elsewhere. */
+void dm_terminal_restore(FILE *f);
+
 /* Ctrl+C (SIGINT), SIGTERM, Ctrl+Break and console close: the first one sets
  * the flag that dm_interrupted() reports. On Windows console close the
  * handler then waits up to a few seconds for dm_interrupt_done(), so the

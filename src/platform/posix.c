@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "core/options.h"
@@ -165,6 +166,30 @@ int dm_is_terminal(FILE *f)
     return isatty(fileno(f));
 }
 
+int dm_terminal_size(FILE *f, int *rows, int *cols)
+{
+    struct winsize ws;
+
+    if (ioctl(fileno(f), TIOCGWINSZ, &ws) != 0)
+        return dm_err_from_errno(errno);
+    if (ws.ws_row == 0 || ws.ws_col == 0)
+        return DM_ENOTFOUND; /* a pty nobody sized (some CI runners) */
+    *rows = ws.ws_row;
+    *cols = ws.ws_col;
+    return 0;
+}
+
+int dm_terminal_enable_vt(FILE *f)
+{
+    (void)f; /* POSIX terminals take VT100 sequences */
+    return 1;
+}
+
+void dm_terminal_restore(FILE *f)
+{
+    (void)f; /* no mode was changed */
+}
+
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
@@ -287,6 +312,9 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
  * there is none and main.c says so before asking. */
 const char *dm_live_option_refusal(const struct dm_options *opt)
 {
+    if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
+        return "--by file needs file names, which Linux block events do not "
+               "carry; use --by process or --by disk";
     if (opt->force)
         return "--force is for Windows (it stops a running NT Kernel Logger "
                "session); Linux live capture has no such session to take over";

@@ -227,6 +227,71 @@ int dm_is_terminal(FILE *f)
     return GetConsoleMode((HANDLE)osf, &mode) != 0;
 }
 
+/* The console behind f, or NULL. */
+static HANDLE console_of(FILE *f)
+{
+    int fd = _fileno(f);
+    intptr_t osf;
+    DWORD mode;
+
+    if (fd < 0 || !_isatty(fd))
+        return NULL;
+    osf = _get_osfhandle(fd);
+    if (osf == -1 || GetConsoleMode((HANDLE)osf, &mode) == 0)
+        return NULL;
+    return (HANDLE)osf;
+}
+
+int dm_terminal_size(FILE *f, int *rows, int *cols)
+{
+    HANDLE h = console_of(f);
+    CONSOLE_SCREEN_BUFFER_INFO info;
+
+    if (h == NULL || !GetConsoleScreenBufferInfo(h, &info))
+        return DM_ENOTFOUND;
+    /* The visible window, not the whole (scroll-back) buffer. */
+    *rows = info.srWindow.Bottom - info.srWindow.Top + 1;
+    *cols = info.srWindow.Right - info.srWindow.Left + 1;
+    return *rows > 0 && *cols > 0 ? 0 : DM_ENOTFOUND;
+}
+
+/* ENABLE_VIRTUAL_TERMINAL_PROCESSING (wincon.h, Windows 10 1511 and later);
+ * defined here for SDKs and mingw headers that predate it. */
+#ifndef ENABLE_VIRTUAL_TERMINAL_PROCESSING
+#define ENABLE_VIRTUAL_TERMINAL_PROCESSING 0x0004
+#endif
+
+/* The console mode before dm_terminal_enable_vt changed it: set before the
+ * printer thread starts, restored by it at its end (--top), so no lock. */
+static DWORD saved_console_mode;
+static int console_mode_changed;
+
+int dm_terminal_enable_vt(FILE *f)
+{
+    HANDLE h = console_of(f);
+    DWORD mode;
+
+    if (h == NULL || !GetConsoleMode(h, &mode))
+        return 0;
+    if (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING)
+        return 1;
+    /* Older consoles refuse the flag: then --top draws plain blocks. */
+    if (!SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
+        return 0;
+    saved_console_mode = mode;
+    console_mode_changed = 1;
+    return 1;
+}
+
+void dm_terminal_restore(FILE *f)
+{
+    HANDLE h = console_of(f);
+
+    if (h != NULL && console_mode_changed)
+        SetConsoleMode(h, saved_console_mode);
+    console_mode_changed = 0;
+}
+
 /*
  * Console control. Windows runs the handler on a new thread. Ctrl+C and
  * Ctrl+Break only set the flag; the main thread sees it and stops the

@@ -98,6 +98,8 @@ got=$(complete_words diskmon -f "")
 [ "$got" = "csv json text " ] && pass completion_formats || fail completion_formats "[$got]"
 got=$(complete_words diskmon --op read,w)
 [ "$got" = "read,write " ] && pass completion_op_list || fail completion_op_list "[$got]"
+got=$(complete_words diskmon --top --by "")
+[ "$got" = "disk file process " ] && pass completion_by_keys || fail completion_by_keys "[$got]"
 got=$(complete_words diskmon --ut)
 [ "$got" = "--utc " ] && pass completion_options || fail completion_options "[$got]"
 

@@ -123,12 +123,15 @@ compare_replay() { # preset, exe
     fi
     for etl in "$ETL_DIR"/*.etl; do
         base=$(basename "$etl" .etl)
-        for fmt in text csv json; do
+        # top-KEY: --top 1 --by KEY -f json (issue 12), exact figures too.
+        for fmt in text csv json top-process top-file top-disk; do
+            local args=(-f "$fmt")
+            case $fmt in top-*) args=(--top 1 --by "${fmt#top-}" -f json) ;; esac
             a=$LOG/windows-$preset-$base.$fmt.native
             b=$LOG/windows-$preset-$base.$fmt.exe
-            "$NATIVE" -r "$etl" -f "$fmt" >"$a" 2>"$a.err"
+            "$NATIVE" -r "$etl" "${args[@]}" >"$a" 2>"$a.err"
             rca=$?
-            wine_run 300 "$exe" -r "$(winpath "$etl")" -f "$fmt" >"$b" 2>"$b.err"
+            wine_run 300 "$exe" -r "$(winpath "$etl")" "${args[@]}" >"$b" 2>"$b.err"
             rcb=$?
             if [ $rca -ne $rcb ]; then
                 fail "$preset/replay-identical/$base/$fmt" "exit $rcb, native $rca (see $b.err)"

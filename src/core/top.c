@@ -1,0 +1,374 @@
+/*
+ * top.c - the --top aggregation: one table of groups per interval, looked up
+ * by a hash of the key, closed and handed to the renderer in order of bytes.
+ * See top.h for the interval rules and what aqu-sz and %util count.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/top.h"
+
+/* Open addressing at most half full: short probe chains. */
+#define HASH_SLOTS (4 * DM_TOP_GROUPS_MAX)
+#define NO_GROUP (-1)
+
+struct dm_top {
+    enum dm_top_by by;
+    uint64_t interval_ns;
+    uint64_t k;                   /* the open interval: [k*SEC, (k+1)*SEC) */
+    dm_top_emit_fn emit;
+    void *ctx;
+    int n_groups;                 /* the named ones in groups[] */
+    int other_used;
+    int16_t slot[HASH_SLOTS];
+    struct dm_top_group groups[DM_TOP_GROUPS_MAX];
+    struct dm_top_group other;
+    const struct dm_top_group *rows[DM_TOP_GROUPS_MAX + 1];
+};
+
+static void reset_figures(struct dm_top_group *g)
+{
+    struct dm_top_span *spans = g->spans;
+    uint32_t cap = g->cap_spans;
+
+    memset(g, 0, sizeof *g);
+    g->spans = spans;         /* the allocation is kept for the next interval */
+    g->cap_spans = cap;
+}
+
+static void reset_interval(struct dm_top *t)
+{
+    for (int i = 0; i < t->n_groups; i++)
+        reset_figures(&t->groups[i]);
+    reset_figures(&t->other);
+    t->other.is_other = 1;
+    t->n_groups = 0;
+    t->other_used = 0;
+    for (int i = 0; i < HASH_SLOTS; i++)
+        t->slot[i] = NO_GROUP;
+}
+
+struct dm_top *dm_top_create(enum dm_top_by by, uint64_t interval_ns,
+                             dm_top_emit_fn emit, void *ctx)
+{
+    struct dm_top *t = calloc(1, sizeof *t);
+
+    if (t == NULL)
+        return NULL;
+    t->by = by;
+    t->interval_ns = interval_ns;
+    t->emit = emit;
+    t->ctx = ctx;
+    reset_interval(t);
+    return t;
+}
+
+void dm_top_set_emit(struct dm_top *t, dm_top_emit_fn emit, void *ctx)
+{
+    t->emit = emit;
+    t->ctx = ctx;
+}
+
+void dm_top_destroy(struct dm_top *t)
+{
+    if (t == NULL)
+        return;
+    for (int i = 0; i < DM_TOP_GROUPS_MAX; i++)
+        free(t->groups[i].spans);
+    free(t->other.spans);
+    free(t);
+}
+
+/* ---- the key -------------------------------------------------------------- */
+
+/* The group ev belongs to, as a key filled into g (figures zero). */
+static void key_of(enum dm_top_by by, const struct dm_event *ev, struct dm_top_group *g)
+{
+    switch (by) {
+    case DM_TOP_BY_DISK:
+        if (ev->disk_name[0] != '\0')
+            snprintf(g->disk, sizeof g->disk, "%s", ev->disk_name);
+        else
+            snprintf(g->disk, sizeof g->disk, "%" PRIu32, ev->disk);
+        return;
+    case DM_TOP_BY_FILE:
+        if (ev->flags & DM_EV_HAS_FILE) {
+            g->has_file = 1;
+            /* The per-event output marks a cut path the same way (format.c). */
+            snprintf(g->file, sizeof g->file, "%s%s",
+                     (ev->flags & DM_EV_FILE_CUT) ? "..." : "", ev->file);
+        }
+        break;
+    case DM_TOP_BY_PROCESS:
+        if (ev->flags & DM_EV_HAS_PID) {
+            g->has_pid = 1;
+            g->pid = ev->pid;
+        }
+        break;
+    }
+    if (ev->flags & DM_EV_HAS_PROCESS) {
+        g->has_process = 1;
+        snprintf(g->process, sizeof g->process, "%s", ev->process);
+    }
+}
+
+static int same_key(const struct dm_top_group *a, const struct dm_top_group *b)
+{
+    return a->has_pid == b->has_pid && a->pid == b->pid &&
+           a->has_process == b->has_process && strcmp(a->process, b->process) == 0 &&
+           a->has_file == b->has_file && strcmp(a->file, b->file) == 0 &&
+           strcmp(a->disk, b->disk) == 0;
+}
+
+/* FNV-1a (Fowler, Noll, Vo; 64-bit offset basis and prime). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+static uint64_t hash_key(const struct dm_top_group *g)
+{
+    uint64_t h = 14695981039346656037u;
+
+    h = fnv(h, &g->pid, sizeof g->pid);
+    h = fnv(h, g->process, strlen(g->process));
+    h = fnv(h, g->file, strlen(g->file));
+    return fnv(h, g->disk, strlen(g->disk));
+}
+
+/* The group of ev in the open interval: found, new, or (other). */
+static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev)
+{
+    struct dm_top_group key;
+    uint64_t h;
+
+    memset(&key, 0, sizeof key);
+    key_of(t->by, ev, &key);
+    h = hash_key(&key);
+    for (uint32_t i = 0; i < HASH_SLOTS; i++) {
+        uint32_t s = (uint32_t)((h + i) % HASH_SLOTS);
+        int idx = t->slot[s];
+        struct dm_top_group *g;
+
+        if (idx == NO_GROUP) {
+            if (t->n_groups == DM_TOP_GROUPS_MAX)
+                break;
+            g = &t->groups[t->n_groups];
+            t->slot[s] = (int16_t)t->n_groups++;
+            key.spans = g->spans;
+            key.cap_spans = g->cap_spans;
+            *g = key;
+            return g;
+        }
+        if (same_key(&t->groups[idx], &key))
+            return &t->groups[idx];
+    }
+    t->other_used = 1;
+    return &t->other;
+}
+
+/* ---- busy spans (--by disk) ------------------------------------------------ */
+
+/*
+ * Add [s, e) to g's union of busy spans, kept sorted and disjoint: the
+ * spans it touches or overlaps are merged into one. Requests come in
+ * completion order, so the merge is nearly always at the end of the array.
+ */
+static int add_span(struct dm_top_group *g, uint64_t s, uint64_t e)
+{
+    uint32_t lo = 0, hi = g->n_spans, first, last;
+
+    /* first span whose end >= s (may touch or overlap) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (g->spans[mid].end_ns < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    first = lo;
+    last = first;
+    while (last < g->n_spans && g->spans[last].start_ns <= e)
+        last++;
+    if (last > first) {
+        /* spans[first..last) merge with [s, e) into spans[first]. */
+        if (g->spans[first].start_ns < s)
+            s = g->spans[first].start_ns;
+        if (g->spans[last - 1].end_ns > e)
+            e = g->spans[last - 1].end_ns;
+        g->spans[first].start_ns = s;
+        g->spans[first].end_ns = e;
+        memmove(&g->spans[first + 1], &g->spans[last],
+                (g->n_spans - last) * sizeof g->spans[0]);
+        g->n_spans -= last - first - 1;
+        return 0;
+    }
+    if (g->n_spans == g->cap_spans) {
+        uint32_t cap = g->cap_spans ? g->cap_spans * 2 : 64;
+        struct dm_top_span *p = realloc(g->spans, cap * sizeof *p);
+
+        if (p == NULL)
+            return DM_ENOMEM;
+        g->spans = p;
+        g->cap_spans = cap;
+    }
+    memmove(&g->spans[first + 1], &g->spans[first],
+            (g->n_spans - first) * sizeof g->spans[0]);
+    g->spans[first].start_ns = s;
+    g->spans[first].end_ns = e;
+    g->n_spans++;
+    return 0;
+}
+
+static uint64_t span_total(const struct dm_top_group *g)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = 0; i < g->n_spans; i++)
+        sum += g->spans[i].end_ns - g->spans[i].start_ns;
+    return sum;
+}
+
+/* ---- closing an interval ------------------------------------------------------ */
+
+static uint64_t total_bytes(const struct dm_top_group *g)
+{
+    return g->read_bytes + g->write_bytes;
+}
+
+static uint64_t total_ios(const struct dm_top_group *g)
+{
+    return g->reads + g->writes + g->flushes;
+}
+
+/* Most bytes first, then most requests; ties in the order first seen (the
+ * groups array is in that order and the sort compares positions last). */
+static int by_size(const void *a, const void *b)
+{
+    const struct dm_top_group *x = *(const struct dm_top_group *const *)a;
+    const struct dm_top_group *y = *(const struct dm_top_group *const *)b;
+
+    if (total_bytes(x) != total_bytes(y))
+        return total_bytes(x) > total_bytes(y) ? -1 : 1;
+    if (total_ios(x) != total_ios(y))
+        return total_ios(x) > total_ios(y) ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void close_interval(struct dm_top *t)
+{
+    struct dm_top_interval iv;
+    int n = 0;
+
+    memset(&iv, 0, sizeof iv);
+    iv.start_ns = t->k * t->interval_ns;
+    iv.end_ns = iv.start_ns + t->interval_ns;
+    iv.by = t->by;
+    for (int i = 0; i < t->n_groups; i++)
+        t->rows[n++] = &t->groups[i];
+    qsort(t->rows, (size_t)n, sizeof t->rows[0], by_size);
+    if (t->other_used)
+        t->rows[n++] = &t->other;
+    for (int i = 0; i < n; i++) {
+        struct dm_top_group *g = (struct dm_top_group *)t->rows[i];
+
+        g->busy_ns = span_total(g);
+        iv.reads += g->reads;
+        iv.writes += g->writes;
+        iv.flushes += g->flushes;
+        iv.read_bytes += g->read_bytes;
+        iv.write_bytes += g->write_bytes;
+    }
+    iv.rows = t->rows;
+    iv.n_rows = n;
+    if (t->emit != NULL)
+        t->emit(t->ctx, &iv);
+    reset_interval(t);
+}
+
+/* Close the open interval and the empty ones after it, up to (not
+ * including) interval k_new, which becomes the open one. */
+static void advance_to(struct dm_top *t, uint64_t k_new, int emit_empty)
+{
+    int had = t->n_groups > 0 || t->other_used;
+
+    if (had || emit_empty)
+        close_interval(t);
+    t->k++;
+    if (emit_empty) {
+        while (t->k < k_new) {
+            close_interval(t);
+            t->k++;
+        }
+    }
+    t->k = k_new;
+}
+
+int dm_top_add(struct dm_top *t, const struct dm_event *ev, int emit_empty)
+{
+    struct dm_top_group *g;
+    uint64_t k = ev->time_ns / t->interval_ns;
+    uint64_t iv_start, iv_end, s, e;
+
+    if (ev->request != DM_REQ_READ && ev->request != DM_REQ_WRITE &&
+        ev->request != DM_REQ_FLUSH)
+        return 0;
+    if (k > t->k)
+        advance_to(t, k, emit_empty);
+    g = group_of(t, ev);
+    switch (ev->request) {
+    case DM_REQ_READ:
+        g->reads++;
+        g->read_bytes += ev->transfer_size;
+        g->read_latency_ns += ev->duration_ns;
+        break;
+    case DM_REQ_WRITE:
+        g->writes++;
+        g->write_bytes += ev->transfer_size;
+        g->write_latency_ns += ev->duration_ns;
+        break;
+    default:
+        g->flushes++;
+        break;
+    }
+    g->latency_ns += ev->duration_ns;
+    if (ev->duration_ns > g->max_ns)
+        g->max_ns = ev->duration_ns;
+    if (t->by != DM_TOP_BY_DISK)
+        return 0;
+    /* The request's part inside the open interval (top.h). A straggler
+     * from an earlier interval (k < t->k) has none. */
+    iv_start = t->k * t->interval_ns;
+    iv_end = iv_start + t->interval_ns;
+    e = ev->time_ns < iv_end ? ev->time_ns : iv_end;
+    s = ev->duration_ns < ev->time_ns ? ev->time_ns - ev->duration_ns : 0;
+    if (s < iv_start)
+        s = iv_start;
+    if (s >= e)
+        return 0;
+    g->overlap_ns += e - s;
+    return add_span(g, s, e);
+}
+
+void dm_top_tick(struct dm_top *t, uint64_t now_ns)
+{
+    uint64_t k = now_ns / t->interval_ns;
+
+    if (k > t->k)
+        advance_to(t, k, 1);
+}
+
+void dm_top_finish(struct dm_top *t)
+{
+    if (t->n_groups > 0 || t->other_used)
+        close_interval(t);
+}

@@ -1,0 +1,116 @@
+/*
+ * top.h - diskmon --top: the events of each interval summed per process,
+ * per file or per disk, for the screen, the blocks, csv and json that
+ * core/top_render.h draws.
+ *
+ * Intervals are [k*SEC, (k+1)*SEC) on the clock of dm_event.time_ns (the
+ * per-event `time`), and an event belongs to the interval that holds its
+ * completion time. Events reach the printer in completion order (replay:
+ * decode/reorder.h; live: per-CPU buffers merged), so an interval is closed
+ * as soon as an event of a later one arrives, or, live, when the clock has
+ * passed its end (dm_top_tick). An event older than the open interval (a
+ * live straggler after its interval was drawn) is counted in the open one,
+ * so the sums over all intervals stay exact.
+ *
+ * The aggregation is bounded: at most DM_TOP_GROUPS_MAX groups per interval,
+ * the first ones seen; the events of any further group are summed into one
+ * (other) row. Only --by disk keeps more: the busy periods of each disk
+ * within the interval, to compute %util exactly (see dm_top_add).
+ *
+ * Reads, writes and flushes are counted; a discard is not I/O the
+ * columns describe, and is left out.
+ *
+ * Printer thread only.
+ */
+#ifndef DM_TOP_H
+#define DM_TOP_H
+
+#include <stdint.h>
+
+#include "diskmon.h"
+
+enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK };
+
+/* Rows of one interval before the rest is summed into (other): more than a
+ * screen shows, few enough that a busy server's thousand files cost a fixed
+ * 150 KB or so. */
+#define DM_TOP_GROUPS_MAX 256
+
+/* A busy period of a disk: [start_ns, end_ns), clipped to the interval. */
+struct dm_top_span {
+    uint64_t start_ns;
+    uint64_t end_ns;
+};
+
+struct dm_top_group {
+    /* The key: which fields count depends on --by. */
+    int is_other;                 /* the (other) row */
+    int has_pid;
+    uint32_t pid;
+    int has_process;
+    char process[DM_PROCESS_MAX];
+    int has_file;
+    char file[DM_FILE_MAX + 3];   /* "..." + the path's tail when it was cut */
+    char disk[DM_DISK_NAME_MAX];  /* the Disk column's text: "0", "sda" */
+    /* The figures. */
+    uint64_t reads, writes, flushes;
+    uint64_t read_bytes, write_bytes;
+    uint64_t latency_ns;          /* sum of durations: avg_ms */
+    uint64_t max_ns;
+    uint64_t read_latency_ns;     /* r_await */
+    uint64_t write_latency_ns;    /* w_await */
+    uint64_t overlap_ns;          /* aqu-sz: durations clipped to the interval */
+    uint64_t busy_ns;             /* %util: set when the interval closes */
+    /* --by disk: the disjoint busy spans so far, sorted by start. */
+    struct dm_top_span *spans;
+    uint32_t n_spans, cap_spans;
+};
+
+/* One closed interval, as the renderer gets it. */
+struct dm_top_interval {
+    uint64_t start_ns, end_ns;
+    enum dm_top_by by;
+    /* Sorted by total bytes, then reads+writes+flushes, descending; the
+     * (other) row, when there is one, last. */
+    const struct dm_top_group *const *rows;
+    int n_rows;
+    /* Sums over every row. */
+    uint64_t reads, writes, flushes, read_bytes, write_bytes;
+};
+
+typedef void (*dm_top_emit_fn)(void *ctx, const struct dm_top_interval *iv);
+
+struct dm_top;
+
+/* A new aggregator; NULL when out of memory. interval_ns > 0; emit may be
+ * NULL until dm_top_set_emit. */
+struct dm_top *dm_top_create(enum dm_top_by by, uint64_t interval_ns,
+                             dm_top_emit_fn emit, void *ctx);
+void dm_top_destroy(struct dm_top *t);
+/* Change where closed intervals go (the printer sets its own). */
+void dm_top_set_emit(struct dm_top *t, dm_top_emit_fn emit, void *ctx);
+
+/*
+ * Count ev in its interval. When ev belongs to a later interval, the open
+ * one is closed first and given to emit; intervals in between that had no
+ * events are skipped (emit_empty 0, replay) or given to emit with no rows
+ * (emit_empty 1, live: the screen is redrawn every interval).
+ *
+ * aqu-sz and %util: a request is [time - duration, time). The part of it
+ * inside the interval it completes in is counted: its overlap is added to
+ * overlap_ns (aqu-sz = overlap / interval, Little's law over the interval),
+ * and it joins the disk's busy spans, whose union is busy_ns (%util). The
+ * part before the interval's start is not moved back into an interval that
+ * has already been drawn. Returns 0, or DM_ENOMEM when a busy span could not
+ * be stored (the event is still counted; %util is then low for that disk).
+ */
+int dm_top_add(struct dm_top *t, const struct dm_event *ev, int emit_empty);
+
+/* Live: the capture clock is at now_ns. Closes the open interval (and emits
+ * empty ones) whose end is at or before now_ns. */
+void dm_top_tick(struct dm_top *t, uint64_t now_ns);
+
+/* End of the run: emit the open interval if it holds events. */
+void dm_top_finish(struct dm_top *t);
+
+#endif /* DM_TOP_H */

@@ -1,0 +1,371 @@
+/*
+ * top_render.c - the screen, blocks, csv and json of --top (top_render.h).
+ *
+ * json and csv figures use integer arithmetic on nanoseconds, rounded half
+ * up, so that a test can recompute them exactly from the per-event output;
+ * the text views use doubles, for people.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "core/format.h"
+#include "core/top_render.h"
+
+#define NS_PER_SEC 1000000000u
+#define NS_PER_MS 1000000u
+#define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
+#define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
+#define LINE_MAX 1024
+
+/* VT100/ECMA-48 control sequences (the screen only). */
+#define VT_HOME "\033[H"
+#define VT_CLEAR_EOL "\033[K"
+#define VT_CLEAR_EOS "\033[J"
+#define VT_HIDE_CURSOR "\033[?25l"
+#define VT_SHOW_CURSOR "\033[?25h"
+
+/* ---- exact figures (csv, json) ----------------------------------------------- */
+
+/* x / d rounded half up, as whole.frac with digits decimals (scale 10^digits). */
+static void fixed_ratio(char *buf, size_t cap, uint64_t x, uint64_t d, int digits)
+{
+    uint64_t scale = 1, whole, frac;
+
+    for (int i = 0; i < digits; i++)
+        scale *= 10;
+    if (d == 0) {
+        snprintf(buf, cap, "0.%0*d", digits, 0);
+        return;
+    }
+    /* Split first so that x * scale cannot overflow: the remainder is below
+     * d, and options.c caps the interval (DM_TOP_MAX_NS). */
+    whole = x / d;
+    frac = ((x % d) * scale + d / 2) / d;
+    if (frac == scale) {
+        whole++;
+        frac = 0;
+    }
+    snprintf(buf, cap, "%" PRIu64 ".%0*" PRIu64, whole, digits, frac);
+}
+
+/* ns as ms with 6 decimals: exact. */
+static void ms6(char *buf, size_t cap, uint64_t ns)
+{
+    snprintf(buf, cap, "%" PRIu64 ".%06" PRIu64, ns / NS_PER_MS, ns % NS_PER_MS);
+}
+
+/* The mean of sum over n in whole ns (rounded half up), as ms. */
+static void mean_ms6(char *buf, size_t cap, uint64_t sum, uint64_t n)
+{
+    ms6(buf, cap, n == 0 ? 0 : (sum + n / 2) / n);
+}
+
+static void sec9(char *buf, size_t cap, uint64_t ns)
+{
+    snprintf(buf, cap, "%" PRIu64 ".%09" PRIu64, ns / NS_PER_SEC, ns % NS_PER_SEC);
+}
+
+static uint64_t ios(const struct dm_top_group *g)
+{
+    return g->reads + g->writes + g->flushes;
+}
+
+/* ---- json ------------------------------------------------------------------ */
+
+static void json_str(FILE *out, const char *key, int present, const char *s)
+{
+    char buf[3 * DM_FILE_MAX + 16];
+
+    fprintf(out, ",\"%s\":", key);
+    if (!present) {
+        fputs("null", out);
+        return;
+    }
+    dm_format_json_string(buf, sizeof buf, s);
+    fputs(buf, out);
+}
+
+static void json_row(FILE *out, const struct dm_top_interval *iv,
+                     const struct dm_top_group *g)
+{
+    char a[48], b[48];
+    uint64_t len = iv->end_ns - iv->start_ns;
+
+    sec9(a, sizeof a, iv->start_ns);
+    sec9(b, sizeof b, iv->end_ns);
+    fprintf(out, "{\"interval_start\":%s,\"interval_end\":%s", a, b);
+    switch (iv->by) {
+    case DM_TOP_BY_PROCESS:
+        if (g->has_pid && !g->is_other)
+            fprintf(out, ",\"pid\":%" PRIu32, g->pid);
+        else
+            fputs(",\"pid\":null", out);
+        json_str(out, "process", g->is_other || g->has_process,
+                 g->is_other ? "(other)" : g->process);
+        break;
+    case DM_TOP_BY_FILE:
+        json_str(out, "file", g->is_other || g->has_file,
+                 g->is_other ? "(other)" : g->file);
+        json_str(out, "process", !g->is_other && g->has_process, g->process);
+        break;
+    case DM_TOP_BY_DISK:
+        json_str(out, "disk", 1, g->is_other ? "(other)" : g->disk);
+        break;
+    }
+    mean_ms6(a, sizeof a, g->latency_ns, ios(g));
+    ms6(b, sizeof b, g->max_ns);
+    fprintf(out,
+            ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
+            ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
+            ",\"avg_ms\":%s,\"max_ms\":%s",
+            g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    if (iv->by == DM_TOP_BY_DISK) {
+        mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
+        mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
+        fprintf(out, ",\"r_await_ms\":%s,\"w_await_ms\":%s", a, b);
+        fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
+        fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
+        fprintf(out, ",\"aqu_sz\":%s,\"util_pct\":%s", a, b);
+    }
+    fputs("}\n", out);
+}
+
+/* ---- csv ------------------------------------------------------------------- */
+
+static void csv_str(FILE *out, int present, const char *s)
+{
+    char buf[2 * DM_FILE_MAX + 16];
+
+    fputc(',', out);
+    if (!present)
+        return;
+    dm_format_csv_string(buf, sizeof buf, s);
+    fputs(buf, out);
+}
+
+static void csv_header(FILE *out, enum dm_top_by by)
+{
+    static const char *const keys[] = {"pid,process", "file,process", "disk"};
+
+    fprintf(out, "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
+                 "write_bytes,avg_ms,max_ms%s\r\n",
+            keys[by], by == DM_TOP_BY_DISK ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
+}
+
+static void csv_row(FILE *out, const struct dm_top_interval *iv,
+                    const struct dm_top_group *g)
+{
+    char a[48], b[48];
+    uint64_t len = iv->end_ns - iv->start_ns;
+
+    sec9(a, sizeof a, iv->start_ns);
+    sec9(b, sizeof b, iv->end_ns);
+    fprintf(out, "%s,%s", a, b);
+    switch (iv->by) {
+    case DM_TOP_BY_PROCESS:
+        fputc(',', out);
+        if (g->has_pid && !g->is_other)
+            fprintf(out, "%" PRIu32, g->pid);
+        csv_str(out, g->is_other || g->has_process, g->is_other ? "(other)" : g->process);
+        break;
+    case DM_TOP_BY_FILE:
+        csv_str(out, g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
+        csv_str(out, !g->is_other && g->has_process, g->process);
+        break;
+    case DM_TOP_BY_DISK:
+        csv_str(out, 1, g->is_other ? "(other)" : g->disk);
+        break;
+    }
+    mean_ms6(a, sizeof a, g->latency_ns, ios(g));
+    ms6(b, sizeof b, g->max_ns);
+    fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
+            g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    if (iv->by == DM_TOP_BY_DISK) {
+        mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
+        mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
+        fprintf(out, ",%s,%s", a, b);
+        fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
+        fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
+        fprintf(out, ",%s,%s", a, b);
+    }
+    fputs("\r\n", out);
+}
+
+/* ---- text (screen and blocks) ----------------------------------------------------- */
+
+static double per_sec(uint64_t v, uint64_t len_ns)
+{
+    return len_ns == 0 ? 0.0 : (double)v * 1e9 / (double)len_ns;
+}
+
+static double ms_of(uint64_t sum_ns, uint64_t n)
+{
+    return n == 0 ? 0.0 : (double)sum_ns / (double)n / 1e6;
+}
+
+static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
+                      uint64_t lost)
+{
+    uint64_t len = iv->end_ns - iv->start_ns;
+
+    snprintf(buf, cap,
+             "%.3f-%.3f s: %.1f reads/s, %.1f writes/s, %.1f flushes/s, "
+             "%.2f MB/s read, %.2f MB/s written, %" PRIu64 " lost",
+             (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9,
+             per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
+             per_sec(iv->read_bytes, len) / BYTES_PER_MB,
+             per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
+}
+
+static void titles(char *buf, size_t cap, enum dm_top_by by)
+{
+    switch (by) {
+    case DM_TOP_BY_PROCESS:
+        snprintf(buf, cap, "%7s %-16s %9s %9s %10s %10s %9s %9s", "PID", "Process",
+                 "Reads/s", "Writes/s", "Read MB/s", "Write MB/s", "Avg ms", "Max ms");
+        break;
+    case DM_TOP_BY_FILE:
+        snprintf(buf, cap, "%-*s %-16s %9s %9s %10s %10s %9s %9s", FILE_WIDTH, "File",
+                 "Process", "Reads/s", "Writes/s", "Read MB/s", "Write MB/s", "Avg ms",
+                 "Max ms");
+        break;
+    case DM_TOP_BY_DISK:
+        snprintf(buf, cap, "%-8s %8s %8s %8s %8s %8s %8s %7s %6s", "Disk", "r/s", "w/s",
+                 "rMB/s", "wMB/s", "r_await", "w_await", "aqu-sz", "%util");
+        break;
+    }
+}
+
+/* A long path keeps its tail (the file name), behind "...". */
+static const char *file_cell(const struct dm_top_group *g, char *buf, size_t cap)
+{
+    size_t n;
+
+    if (g->is_other)
+        return "(other)";
+    if (!g->has_file)
+        return "-";
+    n = strlen(g->file);
+    if (n <= FILE_WIDTH)
+        return g->file;
+    snprintf(buf, cap, "...%s", g->file + n - (FILE_WIDTH - 3));
+    return buf;
+}
+
+static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
+                     const struct dm_top_group *g)
+{
+    uint64_t len = iv->end_ns - iv->start_ns;
+    const char *process = g->is_other ? (iv->by == DM_TOP_BY_PROCESS ? "(other)" : "-")
+                          : g->has_process ? g->process : "-";
+    char pid[16], file[FILE_WIDTH + 8];
+    double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
+    double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
+
+    switch (iv->by) {
+    case DM_TOP_BY_PROCESS:
+        if (g->has_pid && !g->is_other)
+            snprintf(pid, sizeof pid, "%" PRIu32, g->pid);
+        else
+            snprintf(pid, sizeof pid, "-");
+        snprintf(buf, cap, "%7s %-16s %9.1f %9.1f %10.2f %10.2f %9.3f %9.3f", pid,
+                 process, per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+        break;
+    case DM_TOP_BY_FILE:
+        snprintf(buf, cap, "%-*s %-16s %9.1f %9.1f %10.2f %10.2f %9.3f %9.3f",
+                 FILE_WIDTH, file_cell(g, file, sizeof file), process,
+                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+        break;
+    case DM_TOP_BY_DISK:
+        snprintf(buf, cap, "%-8s %8.1f %8.1f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
+                 g->is_other ? "(other)" : g->disk, per_sec(g->reads, len),
+                 per_sec(g->writes, len), rmb, wmb, ms_of(g->read_latency_ns, g->reads),
+                 ms_of(g->write_latency_ns, g->writes),
+                 len ? (double)g->overlap_ns / (double)len : 0.0,
+                 len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
+        break;
+    }
+}
+
+/* One screen line: cut to the window (a wrapped line would scroll), then
+ * cleared to its end; lines after the first start on a new line. */
+static void screen_line(struct dm_top_view *v, const char *s, int first)
+{
+    size_t n = strlen(s);
+
+    if (v->cols > 1 && n > (size_t)(v->cols - 1))
+        n = (size_t)(v->cols - 1);
+    if (!first)
+        fputc('\n', v->out);
+    fwrite(s, 1, n, v->out);
+    fputs(VT_CLEAR_EOL, v->out);
+}
+
+static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
+                      uint64_t lost)
+{
+    char line[LINE_MAX];
+    int screen = v->mode == DM_TOP_SCREEN;
+    /* The screen keeps to the window: time line, titles, then rows. */
+    int max_rows = screen && v->rows > 2 ? v->rows - 2 : iv->n_rows;
+
+    if (screen)
+        fputs(VT_HOME, v->out);
+    time_line(line, sizeof line, iv, lost);
+    if (screen)
+        screen_line(v, line, 1);
+    else
+        fprintf(v->out, "%s\n", line);
+    titles(line, sizeof line, v->by);
+    if (screen)
+        screen_line(v, line, 0);
+    else
+        fprintf(v->out, "%s\n", line);
+    for (int i = 0; i < iv->n_rows && i < max_rows; i++) {
+        row_text(line, sizeof line, iv, iv->rows[i]);
+        if (screen)
+            screen_line(v, line, 0);
+        else
+            fprintf(v->out, "%s\n", line);
+    }
+    if (screen)
+        fputs(VT_CLEAR_EOS, v->out);
+    else
+        fputc('\n', v->out);
+}
+
+/* ---- entry points ------------------------------------------------------------- */
+
+void dm_top_render_begin(struct dm_top_view *v)
+{
+    if (v->mode == DM_TOP_SCREEN)
+        fputs(VT_HIDE_CURSOR, v->out);
+    else if (v->mode == DM_TOP_CSV && !v->no_header)
+        csv_header(v->out, v->by);
+}
+
+void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
+                   uint64_t lost)
+{
+    switch (v->mode) {
+    case DM_TOP_JSON:
+        for (int i = 0; i < iv->n_rows; i++)
+            json_row(v->out, iv, iv->rows[i]);
+        break;
+    case DM_TOP_CSV:
+        for (int i = 0; i < iv->n_rows; i++)
+            csv_row(v->out, iv, iv->rows[i]);
+        break;
+    default:
+        draw_text(v, iv, lost);
+        break;
+    }
+}
+
+void dm_top_render_end(struct dm_top_view *v)
+{
+    if (v->mode == DM_TOP_SCREEN)
+        fputs("\n" VT_SHOW_CURSOR, v->out);
+}

@@ -1,0 +1,305 @@
+/*
+ * test_top.c - --top: the interval rules, the (other) row, %util and aqu-sz
+ * worked out by hand, the json keys, and the command line of --top/--by.
+ * The whole path on the real traces is checked by tests/scripts/top.sh.
+ */
+#include "core/options.h"
+#include "core/top.h"
+#include "core/top_render.h"
+#include "dmtest.h"
+
+#define MS 1000000ull
+
+/* What the emit callback saw. */
+struct seen {
+    int intervals;
+    uint64_t start_ns[16];
+    int n_rows[16];
+    struct dm_top_group rows[16][4]; /* the first rows of each interval */
+    struct dm_top_group last_row[16];
+};
+
+static void record(void *ctx, const struct dm_top_interval *iv)
+{
+    struct seen *s = ctx;
+    int i = s->intervals++;
+
+    if (i >= 16)
+        return;
+    s->start_ns[i] = iv->start_ns;
+    s->n_rows[i] = iv->n_rows;
+    for (int r = 0; r < iv->n_rows && r < 4; r++) {
+        s->rows[i][r] = *iv->rows[r];
+        s->rows[i][r].spans = NULL;
+    }
+    if (iv->n_rows > 0) {
+        s->last_row[i] = *iv->rows[iv->n_rows - 1];
+        s->last_row[i].spans = NULL;
+    }
+}
+
+static struct dm_event req(uint64_t time_ns, uint64_t dur_ns, int request, uint32_t pid)
+{
+    struct dm_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.time_ns = time_ns;
+    ev.duration_ns = dur_ns;
+    ev.request = (uint8_t)request;
+    ev.transfer_size = request == DM_REQ_FLUSH ? 0 : 4096;
+    ev.pid = pid;
+    ev.flags = DM_EV_HAS_PID | DM_EV_HAS_PROCESS;
+    snprintf(ev.process, sizeof ev.process, "p%u", (unsigned)pid);
+    return ev;
+}
+
+/*
+ * Interval 0 (1 s), disk 0, requests as [start, end) in ms:
+ *   [100,300) [200,400) [600,700) [850,900), then [50,750) arriving late.
+ * The last one joins the first three: union [50,750) + [850,900) = 750 ms,
+ * %util 75.00. aqu-sz: 200+200+100+50+700 = 1250 ms / 1000 ms = 1.250.
+ * Interval 1: [700,1200) is clipped to [1000,1200): 200 ms, 20.00 %, 0.200.
+ */
+DM_TEST(util_and_queue_by_hand)
+{
+    struct seen s;
+    struct dm_top *t;
+    struct dm_event evs[] = {
+        req(300 * MS, 200 * MS, DM_REQ_READ, 1),  req(400 * MS, 200 * MS, DM_REQ_WRITE, 1),
+        req(700 * MS, 100 * MS, DM_REQ_READ, 2),  req(900 * MS, 50 * MS, DM_REQ_FLUSH, 2),
+        req(750 * MS, 700 * MS, DM_REQ_READ, 3),  req(1200 * MS, 500 * MS, DM_REQ_WRITE, 3),
+    };
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_DISK, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        DM_ASSERT_EQ_INT(dm_top_add(t, &evs[i], 0), 0);
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 2);
+    DM_ASSERT_EQ_INT(s.n_rows[0], 1);
+    DM_ASSERT_STR_EQ(s.rows[0][0].disk, "0");
+    DM_ASSERT_EQ_U64(s.rows[0][0].reads, 3);
+    DM_ASSERT_EQ_U64(s.rows[0][0].writes, 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].flushes, 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].busy_ns, 750 * MS);
+    DM_ASSERT_EQ_U64(s.rows[0][0].overlap_ns, 1250 * MS);
+    DM_ASSERT_EQ_U64(s.rows[0][0].max_ns, 700 * MS);
+    DM_ASSERT_EQ_U64(s.rows[0][0].read_latency_ns, 1000 * MS);
+    DM_ASSERT_EQ_U64(s.start_ns[1], 1000 * MS);
+    DM_ASSERT_EQ_U64(s.rows[1][0].busy_ns, 200 * MS);
+    DM_ASSERT_EQ_U64(s.rows[1][0].overlap_ns, 200 * MS);
+}
+
+/*
+ * The busy-span union against brute force: 3000 requests of random start
+ * and length (whole microseconds, some reaching back before the interval)
+ * in random completion order; every microsecond of the interval is marked
+ * busy or not by hand and counted.
+ */
+DM_TEST(util_random_against_bitmap)
+{
+    enum { US = 1000000 }; /* microseconds in the 1 s interval */
+    static unsigned char busy[US];
+    struct seen s;
+    struct dm_top *t;
+    uint64_t want = 0, overlap = 0;
+    uint32_t x = 12345; /* xorshift32: the same numbers on every run */
+
+    memset(busy, 0, sizeof busy);
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_DISK, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (int i = 0; i < 3000; i++) {
+        uint64_t end_us, len_us, start_us;
+        struct dm_event ev;
+
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        end_us = 1000000 + x % US;   /* interval 1: [1 s, 2 s) */
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        len_us = x % 2000 + (i % 97 == 0 ? 400000 : 0);
+        start_us = end_us - len_us;
+        ev = req(end_us * 1000, len_us * 1000, DM_REQ_READ, 1);
+        DM_ASSERT_EQ_INT(dm_top_add(t, &ev, 0), 0);
+        for (uint64_t u = start_us < 1000000 ? 1000000 : start_us; u < end_us; u++) {
+            busy[u - 1000000] = 1;
+            overlap++;
+        }
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    for (int u = 0; u < US; u++)
+        want += busy[u];
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].busy_ns, want * 1000);
+    DM_ASSERT_EQ_U64(s.rows[0][0].overlap_ns, overlap * 1000);
+    DM_ASSERT(want > 0 && want < US); /* neither empty nor all busy */
+}
+
+/* 300 processes in one interval: the first 256 get rows, the other 44 are
+ * one (other) row, last; the rows are sorted by bytes. */
+DM_TEST(bounded_groups_other_row)
+{
+    struct seen s;
+    struct dm_top *t;
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (uint32_t pid = 0; pid < 300; pid++) {
+        struct dm_event ev = req(10 * MS, MS, DM_REQ_READ, pid);
+
+        ev.transfer_size = 512 * (pid + 1);
+        dm_top_add(t, &ev, 0);
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_INT(s.n_rows[0], DM_TOP_GROUPS_MAX + 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].pid, 255);
+    DM_ASSERT_EQ_U64(s.rows[0][1].pid, 254);
+    DM_ASSERT(s.last_row[0].is_other);
+    DM_ASSERT_EQ_U64(s.last_row[0].reads, 44);
+    /* pids 256..299: 512 * (257 + ... + 300) bytes */
+    DM_ASSERT_EQ_U64(s.last_row[0].read_bytes, 512ull * (257 + 300) * 44 / 2);
+}
+
+/* Replay skips empty intervals; live draws them (and ticks close them). A
+ * discard is not counted. */
+DM_TEST(empty_intervals_live_and_replay)
+{
+    struct seen s;
+    struct dm_top *t;
+    struct dm_event a = req(500 * MS, MS, DM_REQ_READ, 7);
+    struct dm_event b = req(3500 * MS, MS, DM_REQ_WRITE, 7);
+    struct dm_event d = req(3600 * MS, MS, DM_REQ_DISCARD, 7);
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, &s);
+    dm_top_add(t, &a, 0);
+    dm_top_add(t, &b, 0);
+    dm_top_add(t, &d, 0);
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 2);
+    DM_ASSERT_EQ_U64(s.start_ns[1], 3000 * MS);
+    DM_ASSERT_EQ_U64(s.rows[1][0].writes, 1);
+    DM_ASSERT_EQ_U64(s.rows[1][0].reads, 0);
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, &s);
+    dm_top_add(t, &a, 1);
+    dm_top_add(t, &b, 1);
+    dm_top_tick(t, 5200 * MS); /* closes 3 (one row) and 4 (none) */
+    dm_top_finish(t);         /* 5 is empty: nothing more */
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 5);
+    DM_ASSERT_EQ_INT(s.n_rows[1], 0);
+    DM_ASSERT_EQ_INT(s.n_rows[2], 0);
+    DM_ASSERT_EQ_INT(s.n_rows[3], 1);
+    DM_ASSERT_EQ_INT(s.n_rows[4], 0);
+    DM_ASSERT_EQ_U64(s.start_ns[4], 4000 * MS);
+}
+
+/* The json row of --by disk: the key names, exact figures. */
+DM_TEST(json_disk_row)
+{
+    struct dm_top_group g;
+    const struct dm_top_group *rows[1] = {&g};
+    struct dm_top_interval iv;
+    struct dm_top_view v;
+    char text[1024];
+    size_t n;
+    FILE *f = tmpfile();
+
+    DM_REQUIRE(f != NULL, "tmpfile failed");
+    memset(&g, 0, sizeof g);
+    snprintf(g.disk, sizeof g.disk, "sda");
+    g.reads = 3;
+    g.writes = 1;
+    g.read_bytes = 12288;
+    g.write_bytes = 4096;
+    g.latency_ns = 10 * MS + 1;  /* / 4 = 2.50000025 ms: 2.500000 */
+    g.max_ns = 7 * MS;
+    g.read_latency_ns = 2 * MS;  /* / 3 = 666666.67 ns: 0.666667 ms */
+    g.write_latency_ns = 8 * MS;
+    g.overlap_ns = 1234500 * 1000ull; /* / 2 s = 0.61725: 0.617 */
+    g.busy_ns = 333335 * 1000ull;     /* 16.66675 %: 16.67 */
+    memset(&iv, 0, sizeof iv);
+    iv.start_ns = 2000 * MS;
+    iv.end_ns = 4000 * MS;
+    iv.by = DM_TOP_BY_DISK;
+    iv.rows = rows;
+    iv.n_rows = 1;
+    memset(&v, 0, sizeof v);
+    v.mode = DM_TOP_JSON;
+    v.by = DM_TOP_BY_DISK;
+    v.out = f;
+    dm_top_render(&v, &iv, 0);
+    rewind(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    DM_ASSERT_STR_EQ(text,
+        "{\"interval_start\":2.000000000,\"interval_end\":4.000000000,\"disk\":\"sda\","
+        "\"reads\":3,\"writes\":1,\"flushes\":0,\"read_bytes\":12288,\"write_bytes\":4096,"
+        "\"avg_ms\":2.500000,\"max_ms\":7.000000,\"r_await_ms\":0.666667,"
+        "\"w_await_ms\":8.000000,\"aqu_sz\":0.617,\"util_pct\":16.67}\n");
+}
+
+static int parse(struct dm_options *o, int argc, const char *const *args)
+{
+    char *argv[8];
+    char copies[8][32];
+    char err[256];
+
+    for (int i = 0; i < argc; i++) {
+        snprintf(copies[i], sizeof copies[i], "%s", args[i]);
+        argv[i] = copies[i];
+    }
+    return dm_options_parse(o, argc, argv, err, sizeof err);
+}
+
+DM_TEST(command_line)
+{
+    struct dm_options o;
+    const char *plain[] = {"diskmon", "--top"};
+    const char *half[] = {"diskmon", "--top", "0.5", "--by", "DISK"};
+    const char *eq[] = {"diskmon", "--top=2", "-s"};
+    const char *then_opt[] = {"diskmon", "--top", "-s"};
+    const char *zero[] = {"diskmon", "--top", "0"};
+    const char *abc[] = {"diskmon", "--top", "abc"};
+    const char *with_n[] = {"diskmon", "--top", "-n", "5"};
+    const char *by_alone[] = {"diskmon", "--by", "disk"};
+    const char *by_bad[] = {"diskmon", "--top", "--by", "thread"};
+    const char *too_long[] = {"diskmon", "--top", "86401"};
+
+    DM_ASSERT_EQ_INT(parse(&o, 2, plain), 0);
+    DM_ASSERT_EQ_U64(o.top_ns, 1000 * MS);
+    DM_ASSERT_EQ_INT(o.top_by, DM_TOP_BY_PROCESS);
+    DM_ASSERT_EQ_INT(parse(&o, 5, half), 0);
+    DM_ASSERT_EQ_U64(o.top_ns, 500 * MS);
+    DM_ASSERT_EQ_INT(o.top_by, DM_TOP_BY_DISK);
+    DM_ASSERT_EQ_INT(parse(&o, 3, eq), 0);
+    DM_ASSERT_EQ_U64(o.top_ns, 2000 * MS);
+    DM_ASSERT_EQ_INT(parse(&o, 3, then_opt), 0);
+    DM_ASSERT_EQ_U64(o.top_ns, 1000 * MS);
+    DM_ASSERT_EQ_INT(o.summary, 1);
+    DM_ASSERT_EQ_INT(parse(&o, 3, zero), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 3, abc), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 4, with_n), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 3, by_alone), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 4, by_bad), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 3, too_long), DM_EUSAGE);
+}
+
+const struct dmt_case dm_suite_top[] = {
+    {"util_and_queue_by_hand", util_and_queue_by_hand},
+    {"util_random_against_bitmap", util_random_against_bitmap},
+    {"bounded_groups_other_row", bounded_groups_other_row},
+    {"empty_intervals_live_and_replay", empty_intervals_live_and_replay},
+    {"json_disk_row", json_disk_row},
+    {"command_line", command_line},
+    {NULL, NULL},
+};
