@@ -378,11 +378,17 @@ join:
     /* The one loss line: the source's own account of its part (Linux: which
      * transport, what the kernel dropped) is folded in, not a second line. */
     if (lost > 0) {
-        fprintf(errf,
-                "diskmon: %" PRIu64 " events lost (%" PRIu64 " dropped because the "
-                "output could not keep up, %" PRIu64 " lost before diskmon saw them%s%s)\n",
-                lost, loss.ring_dropped, loss.source_lost,
-                src.loss_detail[0] != '\0' ? "; " : "", src.loss_detail);
+        /* Only the parts that are not zero: "0 dropped" beside a loss reads
+         * as a contradiction (issue 8). */
+        fprintf(errf, "diskmon: %" PRIu64 " event%s lost (", lost, lost == 1 ? "" : "s");
+        if (loss.ring_dropped > 0)
+            fprintf(errf, "%" PRIu64 " dropped because the output could not keep up%s",
+                    loss.ring_dropped, loss.source_lost > 0 ? ", " : "");
+        if (loss.source_lost > 0)
+            fprintf(errf, "%" PRIu64 " lost before diskmon saw %s", loss.source_lost,
+                    loss.source_lost == 1 ? "it" : "them");
+        fprintf(errf, "%s%s)\n", src.loss_detail[0] != '\0' ? "; " : "",
+                src.loss_detail);
         if (exit_code == DM_EXIT_OK)
             exit_code = DM_EXIT_LOST;
     }

@@ -90,7 +90,7 @@ diskmon_round() {
     echo "${lost:-?}" >>"$work/$tag.lost"
     echo "$rc" >>"$work/$tag.rc"
     echo "${rss:-0}" >>"$work/$tag.rss"
-    grep 'lost before diskmon saw them; block tracepoints' "$work/$tag.err" >>"$work/$tag.why"
+    grep -E 'lost before diskmon saw (it|them); block tracepoints' "$work/$tag.err" >>"$work/$tag.why"
     echo "$iops"
 }
 

@@ -82,8 +82,8 @@ malformed=$(sed -n 's/.*malformed records skipped \([0-9]*\).*/\1/p' "$work/err"
 # The one loss line, printed only when something went missing, with the
 # source's account folded in: "diskmon: N events lost (R dropped because
 # the output could not keep up, S lost before diskmon saw them; block
-# tracepoints via B: ...)".
-why=$(grep 'lost before diskmon saw them; block tracepoints via' "$work/err")
+# tracepoints via B: ...)", each part only when it is not zero.
+why=$(grep -E 'lost before diskmon saw (it|them); block tracepoints via' "$work/err")
 
 echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $lines lines, $count x 4 KiB, exit $rc," \
      "ring full $ring_full, source lost $source_lost, malformed $malformed"
