@@ -20,7 +20,7 @@ else
     exit 1
 fi
 
-# The build tools: a C compiler, make and CMake 3.20+ (Debian 12 and
+# The build tools: a C compiler, make and CMake 3.21+ (Debian 12 and
 # Ubuntu 22.04 have it). Installed only when missing.
 missing=""
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
