@@ -419,11 +419,15 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_reorder_late(s->ro) > 0)
+        /* Late: more than the window behind, or pushed out early by the
+         * stage's count bound under a burst (reorder.h). */
         dm_note(&src->notes,
-                "diskmon: note: %llu events arrived more than %u ms late and "
-                "were printed out of time order\n",
+                "diskmon: note: %llu events arrived after later ones were "
+                "printed (more than %u ms late, or more than %u events "
+                "behind) and were printed out of time order\n",
                 (unsigned long long)dm_reorder_late(s->ro),
-                DM_ETW_FLUSH_TIMER_S * 1000u + DM_REORDER_MARGIN_MS);
+                DM_ETW_FLUSH_TIMER_S * 1000u + DM_REORDER_MARGIN_MS,
+                (unsigned)DM_REORDER_MAX_HELD);
     return err;
 }
 
