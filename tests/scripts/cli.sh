@@ -10,14 +10,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ETL=${DM_SHARED_ETL:-$HERE/../../../shared/etl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-pass() { echo "PASS cli/$1"; }
-fail() { echo "FAIL cli/$1: $2"; fails=$((fails + 1)); }
-check() { # name, condition command...
-    local name=$1; shift
-    if "$@"; then pass "$name"; else fail "$name" "$*"; fi
-}
+SUITE=cli
+# shellcheck source=results.sh
+. "$HERE/results.sh"
 
 # --- help, version, usage errors -------------------------------------------
 "$DISKMON" --help >"$TMP/help" 2>"$TMP/err"; rc=$?

@@ -11,14 +11,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ETL=${DM_SHARED_ETL:-$HERE/../../../shared/etl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-pass() { echo "PASS top/$1"; }
-fail() { echo "FAIL top/$1: $2"; fails=$((fails + 1)); }
-check() { # name, condition command...
-    local name=$1; shift
-    if "$@"; then pass "$name"; else fail "$name" "$*"; fi
-}
+SUITE=top
+# shellcheck source=results.sh
+. "$HERE/results.sh"
 
 # --- bad usage: refused with exit 2, one line on stderr, nothing on stdout ---
 for args in "--top 0" "--top abc" "--top -1" "--top 86401" "--top -n 5" \
