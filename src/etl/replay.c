@@ -27,6 +27,7 @@
 #include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "etl/etl.h"
+#include "etl/replay.h"
 #include "platform/platform.h"
 
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
@@ -142,9 +143,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     return 0;
 }
 
-/* The dm_krecord for an .etl record. GUID-named records (FULL_HEADER,
- * EVENT_HEADER) are classed by GUID, system headers by HookId group. */
-static void to_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
+void dm_etl_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
 {
     kr->kclass = rec->has_guid ? dm_kclass_from_guid(rec->guid)
                                : dm_kclass_from_group(rec->group);
@@ -199,7 +198,7 @@ static int rundown_pass(struct dm_source *src, struct replay *r,
         if (dm_etl_next(r->etl, &rec, err, sizeof err) <= 0)
             break;
         progress(r, sink, 0, &buffers, &last_buffer, rec.buffer_file_offset);
-        to_krecord(&rec, &kr);
+        dm_etl_krecord(&rec, &kr);
         if (kr.kclass != DM_K_OTHER && kr.kclass != DM_K_DISKIO)
             (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
     }
@@ -235,7 +234,7 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
         if (rc <= 0)
             break;
         progress(r, sink, 1, &buffers, &last_buffer, rec.buffer_file_offset);
-        to_krecord(&rec, &kr);
+        dm_etl_krecord(&rec, &kr);
         if (kr.kclass == DM_K_OTHER)
             continue;
         if (dm_kdecode(r->kd, &kr, &ev) == 1 &&

@@ -31,6 +31,7 @@
 #include "decode/nt_kernel.h"
 #include "decode/reorder.h"
 #include "etl/etl.h"
+#include "etl/replay.h"
 #include "platform/platform.h"
 
 #ifdef _WIN32
@@ -103,16 +104,8 @@ static int load(const char *path, struct loaded *out)
         if (r.cpu >= out->n_cpus)
             out->n_cpus = r.cpu + 1;
         k = &out->recs[out->n++];
-        memset(k, 0, sizeof *k);
-        k->kclass = r.has_guid ? dm_kclass_from_guid(r.guid) : dm_kclass_from_group(r.group);
-        k->opcode = r.opcode;
-        k->version = r.version;
-        k->pointer_size = r.pointer_size;
-        k->timestamp = r.timestamp;
-        k->tid = r.tid == UINT32_MAX ? DM_KNO_ID : r.tid;
-        k->pid = r.pid == UINT32_MAX ? DM_KNO_ID : r.pid;
+        dm_etl_krecord(&r, k);
         k->payload = (const uint8_t *)(uintptr_t)alen; /* fixed up below */
-        k->payload_len = r.payload_len;
         if (r.payload_len > 0)
             memcpy(out->arena + alen, r.payload, r.payload_len);
         alen += r.payload_len;

@@ -30,6 +30,7 @@
 #include "diskmon.h"
 #include "dmtest.h"
 #include "etl/etl.h"
+#include "etl/replay.h"
 
 #define WIN8 "perfview-net452-x64-win8"
 #define WIN11 "filtrace-diskio-win11"
@@ -108,16 +109,8 @@ static int load(const char *name, struct trace *t)
         if (r.cpu >= t->n_cpus)
             t->n_cpus = r.cpu + 1;
         t->payloads[t->n++] = p;
-        k->kclass = r.has_guid ? dm_kclass_from_guid(r.guid)
-                               : dm_kclass_from_group(r.group);
-        k->opcode = r.opcode;
-        k->version = r.version;
-        k->pointer_size = r.pointer_size;
-        k->timestamp = r.timestamp;
-        k->tid = r.tid;
-        k->pid = r.pid;
+        dm_etl_krecord(&r, k);
         k->payload = p;
-        k->payload_len = r.payload_len;
     }
     dm_etl_close(etl);
     if (rc != 0) {
