@@ -15,12 +15,11 @@
  *   IRP         -> issuing thread, DiskIo ReadInit/WriteInit/FlushInit
  *                  header pid, time  (removed by the completion)
  *
- * The tables are open-addressing hash tables of fixed capacity. A key lives
- * in one of PROBE_LEN slots after its hash; when all are taken the entry
- * written longest ago is replaced. Memory therefore stays constant however
- * long a live session runs, and a lookup costs at most PROBE_LEN compares.
- * Losing an old entry only costs attribution (a missing name), never
- * correctness of the disk request itself.
+ * The tables are open-addressing hash tables of fixed capacity
+ * (decode/ktable.h): a key lives within DM_KT_PROBE_LEN slots of its hash;
+ * when all are taken the entry written longest ago is replaced. Memory
+ * therefore stays constant however long a live session runs. Each slot
+ * holds key and value together, so a lookup touches one slot.
  *
  * Traces written by a session often name things only at their end: the
  * kernel's end-of-session rundown (Thread/Process DCEnd, FileIo
@@ -42,6 +41,7 @@
 
 #include "core/bytes.h"
 #include "decode/diskio.h"
+#include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_paths.h"
 
@@ -52,9 +52,6 @@
 #define PROCESS_SLOTS 4096u
 #define FILE_SLOTS 8192u  /* 8192 * ~280 bytes = 2.3 MB */
 #define IRP_SLOTS 8192u
-#define PROBE_LEN 8u      /* slots searched per key */
-
-#define NO_SLOT ((size_t)-1)
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold
  * (nt_paths.h, DM_NAME_UNITS_MAX). */
@@ -97,21 +94,30 @@
  * get ages from 2 on (0 marks a free slot). */
 #define AGE_ENDED 1u
 
-struct ktable {
-    uint64_t *keys;
-    uint64_t *ages; /* 0: free slot; else the write clock of the entry */
-    size_t mask;
+/* The tables' slots: struct dm_kslot (key, age) first, then the value.
+ * An age is the decoder's write clock when the entry was written. */
+struct thread_slot {
+    struct dm_kslot k;  /* key: thread id */
+    uint64_t end;       /* timestamp of the End, or THREAD_ALIVE */
+    uint32_t pid;
 };
 
-struct file_entry {
+struct process_slot {
+    struct dm_kslot k;  /* key: process id */
+    char name[DM_PROCESS_MAX];
+};
+
+struct file_slot {
+    struct dm_kslot k;  /* key: FILE_OBJECT address */
+    uint64_t until;     /* rundown tables: time of the FileDelete/FileRundown */
+    uint8_t cut;        /* the start of the path was dropped */
+    uint8_t mapped;     /* a volume mapping was applied */
     char name[DM_FILE_MAX];
-    uint8_t cut;    /* the start of the path was dropped */
-    uint8_t mapped; /* a volume mapping was applied */
-    uint64_t until; /* rundown tables: time of the FileDelete/FileRundown */
 };
 
-struct irp_entry {
-    uint64_t timestamp;
+struct irp_slot {
+    struct dm_kslot k;  /* key: IRP address */
+    uint64_t timestamp; /* of the Init */
     uint32_t tid, pid;
     uint8_t has_tid, has_pid;
 };
@@ -119,21 +125,27 @@ struct irp_entry {
 /* What the naming records tell: one set follows the trace forward, the
  * optional second holds rundown names (see the top of the file). */
 struct names {
-    struct ktable threads;
-    uint32_t *thread_pid;
-    uint64_t *thread_end; /* timestamp of the End, or THREAD_ALIVE */
-    struct ktable processes;
-    char (*process_name)[DM_PROCESS_MAX];
-    struct ktable files;
-    struct file_entry *file;
+    struct dm_ktable threads;   /* struct thread_slot */
+    struct dm_ktable processes; /* struct process_slot */
+    struct dm_ktable files;     /* struct file_slot */
+};
+
+/* Ticks of a clock to nanoseconds. Both clocks usually tick at 10 MHz
+ * (QPC on Windows 10 and later, and the FILETIME clock), 100 ns a tick: a
+ * multiplication then gives the exact result, and the general
+ * multiply-divide (two 64-bit divisions) is left for other rates. */
+struct tick_scale {
+    uint64_t freq;        /* ticks per second */
+    uint64_t ns_per_tick; /* NS_PER_SEC / freq when that is whole, else 0 */
+    uint64_t max_ticks;   /* UINT64_MAX / ns_per_tick: beyond, saturate */
 };
 
 /* Which records a pass takes its names from. */
 enum pass { PASS_FORWARD, PASS_RUNDOWN };
 
 struct dm_kdecoder {
-    uint64_t ts_freq;   /* ticks per second of record timestamps */
-    uint64_t hrrt_freq; /* ticks per second of HighResResponseTime (QPC) */
+    struct tick_scale ts_scale;   /* record timestamps */
+    struct tick_scale hrrt_scale; /* HighResResponseTime (QPC) */
     uint64_t start_ts;
     uint64_t thread_grace; /* THREAD_GRACE_SEC in timestamp ticks */
     uint64_t clock; /* write clock for the tables' replacement order */
@@ -142,111 +154,49 @@ struct dm_kdecoder {
 
     struct names names;
     struct names *rundown; /* NULL until dm_kdecode_rundown() is used */
-    struct ktable irps;
-    struct irp_entry *irp;
+    struct dm_ktable irps; /* struct irp_slot */
 
     struct dm_volumes volumes;
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
 };
 
-/* ---- fixed-size tables --------------------------------------------------- */
+/* ---- tables ---------------------------------------------------------------- */
 
-static int kt_init(struct ktable *t, size_t slots)
+static struct thread_slot *thread_at(const struct dm_ktable *t, size_t s)
 {
-    t->keys = calloc(slots, sizeof *t->keys);
-    t->ages = calloc(slots, sizeof *t->ages);
-    t->mask = slots - 1;
-    return t->keys != NULL && t->ages != NULL ? 0 : DM_ENOMEM;
+    return (struct thread_slot *)dm_kt_slot(t, s);
 }
 
-static void kt_free(struct ktable *t)
+static struct process_slot *process_at(const struct dm_ktable *t, size_t s)
 {
-    free(t->keys);
-    free(t->ages);
+    return (struct process_slot *)dm_kt_slot(t, s);
 }
 
-/* splitmix64's finaliser: kernel addresses share their low and high bits,
- * so the key must be mixed before it picks a slot. */
-static size_t kt_hash(uint64_t key)
+static struct file_slot *file_at(const struct dm_ktable *t, size_t s)
 {
-    key ^= key >> 30;
-    key *= UINT64_C(0xbf58476d1ce4e5b9);
-    key ^= key >> 27;
-    key *= UINT64_C(0x94d049bb133111eb);
-    key ^= key >> 31;
-    return (size_t)key;
+    return (struct file_slot *)dm_kt_slot(t, s);
 }
 
-static size_t kt_find(const struct ktable *t, uint64_t key)
+static struct irp_slot *irp_at(const struct dm_ktable *t, size_t s)
 {
-    size_t h = kt_hash(key);
-
-    for (size_t i = 0; i < PROBE_LEN; i++) {
-        size_t s = (h + i) & t->mask;
-        if (t->ages[s] != 0 && t->keys[s] == key)
-            return s;
-    }
-    return NO_SLOT;
-}
-
-/*
- * The slot for key: its current one, else a free one, else the oldest of
- * the probe window (whose entry is dropped). The caller overwrites the
- * value. Never fails.
- */
-static size_t kt_put(struct ktable *t, uint64_t key, uint64_t clock)
-{
-    size_t h = kt_hash(key), free_slot = NO_SLOT, oldest = NO_SLOT;
-
-    for (size_t i = 0; i < PROBE_LEN; i++) {
-        size_t s = (h + i) & t->mask;
-        if (t->ages[s] == 0) {
-            if (free_slot == NO_SLOT)
-                free_slot = s;
-        } else if (t->keys[s] == key) {
-            t->ages[s] = clock;
-            return s;
-        } else if (oldest == NO_SLOT || t->ages[s] < t->ages[oldest]) {
-            oldest = s;
-        }
-    }
-    if (free_slot == NO_SLOT)
-        free_slot = oldest;
-    t->keys[free_slot] = key;
-    t->ages[free_slot] = clock;
-    return free_slot;
-}
-
-static void kt_remove(struct ktable *t, size_t slot)
-{
-    t->ages[slot] = 0;
+    return (struct irp_slot *)dm_kt_slot(t, s);
 }
 
 static int names_init(struct names *n)
 {
-    n->thread_pid = calloc(THREAD_SLOTS, sizeof *n->thread_pid);
-    n->thread_end = calloc(THREAD_SLOTS, sizeof *n->thread_end);
-    n->process_name = calloc(PROCESS_SLOTS, sizeof *n->process_name);
-    n->file = calloc(FILE_SLOTS, sizeof *n->file);
-    if (kt_init(&n->threads, THREAD_SLOTS) < 0 ||
-        kt_init(&n->processes, PROCESS_SLOTS) < 0 ||
-        kt_init(&n->files, FILE_SLOTS) < 0 || n->thread_pid == NULL ||
-        n->thread_end == NULL ||
-        n->process_name == NULL || n->file == NULL)
-        return DM_ENOMEM;
-    return 0;
+    int a = dm_kt_init(&n->threads, THREAD_SLOTS, sizeof(struct thread_slot));
+    int b = dm_kt_init(&n->processes, PROCESS_SLOTS, sizeof(struct process_slot));
+    int c = dm_kt_init(&n->files, FILE_SLOTS, sizeof(struct file_slot));
+
+    return a < 0 || b < 0 || c < 0 ? DM_ENOMEM : 0;
 }
 
 static void names_free(struct names *n)
 {
-    kt_free(&n->threads);
-    kt_free(&n->processes);
-    kt_free(&n->files);
-    free(n->thread_pid);
-    free(n->thread_end);
-    free(n->process_name);
-    free(n->file);
+    dm_kt_free(&n->threads);
+    dm_kt_free(&n->processes);
+    dm_kt_free(&n->files);
 }
 
 /* ---- arithmetic ----------------------------------------------------------- */
@@ -304,6 +254,22 @@ static uint64_t mul_div_u64(uint64_t a, uint64_t b, uint64_t c)
     return whole > UINT64_MAX - part ? UINT64_MAX : whole + part;
 }
 
+static void tick_scale_init(struct tick_scale *sc, uint64_t freq)
+{
+    sc->freq = freq;
+    sc->ns_per_tick = NS_PER_SEC % freq == 0 ? NS_PER_SEC / freq : 0;
+    sc->max_ticks = sc->ns_per_tick != 0 ? UINT64_MAX / sc->ns_per_tick : 0;
+}
+
+/* ticks * NS_PER_SEC / freq, rounded down, saturating: the same result as
+ * mul_div_u64, by one multiplication when the rate allows. */
+static uint64_t ticks_to_ns(const struct tick_scale *sc, uint64_t ticks)
+{
+    if (sc->ns_per_tick != 0)
+        return ticks > sc->max_ticks ? UINT64_MAX : ticks * sc->ns_per_tick;
+    return mul_div_u64(ticks, NS_PER_SEC, sc->freq);
+}
+
 /* ---- the record classes --------------------------------------------------- */
 
 /* A record that failed its size checks. Counted once: on the forward pass
@@ -328,7 +294,7 @@ static int on_thread(struct dm_kdecoder *kd, struct names *nm,
 {
     unsigned op = rec->opcode;
     uint32_t pid, tid;
-    size_t s;
+    struct thread_slot *t;
 
     if (pass == PASS_FORWARD ? op != THREAD_START && op != THREAD_DCSTART &&
                                    op != THREAD_END
@@ -338,14 +304,15 @@ static int on_thread(struct dm_kdecoder *kd, struct names *nm,
         return malformed(kd, pass);
     pid = dm_le32(rec->payload + (rec->version >= 1 ? 0 : 4));
     tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
-    s = kt_put(&nm->threads, tid, ++kd->clock);
-    nm->thread_pid[s] = pid;
-    nm->thread_end[s] = THREAD_ALIVE;
+    t = thread_at(&nm->threads, dm_kt_put(&nm->threads, tid, ++kd->clock));
+    t->pid = pid;
+    t->end = THREAD_ALIVE;
     if (pass == PASS_FORWARD && op == THREAD_END) {
-        nm->thread_end[s] = rec->timestamp;
+        t->end = rec->timestamp;
         /* Oldest possible age: when a probe window is full, an ended
-         * thread makes room before any live one (kt_put evicts the oldest). */
-        nm->threads.ages[s] = AGE_ENDED;
+         * thread makes room before any live one (dm_kt_put replaces the
+         * oldest). */
+        t->k.age = AGE_ENDED;
     }
     return 0;
 }
@@ -369,7 +336,7 @@ static int on_process(struct dm_kdecoder *kd, struct names *nm,
 {
     const uint8_t *b = rec->payload;
     size_t len = rec->payload_len, ps = rec->pointer_size;
-    size_t sid_off, name_off, end, s;
+    size_t sid_off, name_off, end;
     uint32_t pid;
     char *dst;
 
@@ -402,8 +369,8 @@ static int on_process(struct dm_kdecoder *kd, struct names *nm,
     if (end >= len)
         return malformed(kd, pass); /* no NUL: the name is cut off */
 
-    s = kt_put(&nm->processes, pid, ++kd->clock);
-    dst = nm->process_name[s];
+    dst = process_at(&nm->processes,
+                     dm_kt_put(&nm->processes, pid, ++kd->clock))->name;
     for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
         unsigned char c = b[name_off + i];
         /* The name is in the system's 8-bit code page, which we cannot
@@ -455,6 +422,7 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     size_t len = rec->payload_len, ps = rec->pointer_size, units, n, s;
     const uint8_t *name;
     uint64_t file_object;
+    struct file_slot *f;
     int terminated, cut;
 
     if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
@@ -464,14 +432,14 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
         return malformed(kd, pass);
     file_object = dm_le_ptr(b, (unsigned)ps);
     if (pass == PASS_FORWARD && rec->opcode == FILEIO_FILEDELETE) {
-        s = kt_find(&nm->files, file_object);
-        if (s != NO_SLOT)
-            kt_remove(&nm->files, s);
+        s = dm_kt_find(&nm->files, file_object);
+        if (s != DM_KT_NONE)
+            dm_kt_remove(&nm->files, s);
         return 0;
     }
     if (pass == PASS_RUNDOWN &&
         (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE ||
-         kt_find(&nm->files, file_object) != NO_SLOT))
+         dm_kt_find(&nm->files, file_object) != DM_KT_NONE))
         return 0; /* not the address's first end-of-life record: see above */
     units = dm_utf16_units(b + ps, len - ps, &terminated);
     if (units == 0)
@@ -484,11 +452,11 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
         cut = 1;
     }
     n = dm_utf16_to_utf8(name, units, kd->scratch);
-    s = kt_put(&nm->files, file_object, ++kd->clock);
-    nm->file[s].until = rec->timestamp;
-    nm->file[s].cut = (uint8_t)(dm_volumes_store_path(&kd->volumes, nm->file[s].name, DM_FILE_MAX,
-                                           kd->scratch, n,
-                                           &nm->file[s].mapped) | cut);
+    f = file_at(&nm->files, dm_kt_put(&nm->files, file_object, ++kd->clock));
+    f->until = rec->timestamp;
+    f->cut = (uint8_t)(dm_volumes_store_path(&kd->volumes, f->name, DM_FILE_MAX,
+                                             kd->scratch, n, &f->mapped) |
+                       cut);
     return 0;
 }
 
@@ -521,18 +489,19 @@ static int on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 static int lookup_thread(const struct dm_kdecoder *kd, uint32_t tid,
                          uint64_t ts, uint32_t *pid)
 {
-    size_t s = kt_find(&kd->names.threads, tid);
+    size_t s = dm_kt_find(&kd->names.threads, tid);
 
-    if (s != NO_SLOT) {
-        uint64_t end = kd->names.thread_end[s];
-        if (end == THREAD_ALIVE || ts <= end ||
-            ts - end <= kd->thread_grace) {
-            *pid = kd->names.thread_pid[s];
+    if (s != DM_KT_NONE) {
+        const struct thread_slot *t = thread_at(&kd->names.threads, s);
+        if (t->end == THREAD_ALIVE || ts <= t->end ||
+            ts - t->end <= kd->thread_grace) {
+            *pid = t->pid;
             return 1;
         }
     }
-    if (kd->rundown != NULL && (s = kt_find(&kd->rundown->threads, tid)) != NO_SLOT) {
-        *pid = kd->rundown->thread_pid[s];
+    if (kd->rundown != NULL &&
+        (s = dm_kt_find(&kd->rundown->threads, tid)) != DM_KT_NONE) {
+        *pid = thread_at(&kd->rundown->threads, s)->pid;
         return 1;
     }
     return 0;
@@ -544,26 +513,30 @@ static const char *lookup_process(const struct dm_kdecoder *kd, uint32_t pid)
     const struct names *nm[2] = {&kd->names, kd->rundown};
 
     for (int i = 0; i < 2 && nm[i] != NULL; i++) {
-        size_t s = kt_find(&nm[i]->processes, pid);
-        if (s != NO_SLOT && nm[i]->process_name[s][0] != '\0')
-            return nm[i]->process_name[s];
+        size_t s = dm_kt_find(&nm[i]->processes, pid);
+        if (s != DM_KT_NONE) {
+            const char *name = process_at(&nm[i]->processes, s)->name;
+            if (name[0] != '\0')
+                return name;
+        }
     }
     return NULL;
 }
 
 /* The name of file_object for a request completed at ts: the forward
  * table's, else a rundown name still in force then. */
-static const struct file_entry *lookup_file(const struct dm_kdecoder *kd,
-                                            uint64_t file_object, uint64_t ts)
+static const struct file_slot *lookup_file(const struct dm_kdecoder *kd,
+                                           uint64_t file_object, uint64_t ts)
 {
-    size_t s = kt_find(&kd->names.files, file_object);
+    size_t s = dm_kt_find(&kd->names.files, file_object);
+    const struct file_slot *f;
 
-    if (s != NO_SLOT)
-        return &kd->names.file[s];
+    if (s != DM_KT_NONE)
+        return file_at(&kd->names.files, s);
     if (kd->rundown != NULL &&
-        (s = kt_find(&kd->rundown->files, file_object)) != NO_SLOT &&
-        ts <= kd->rundown->file[s].until)
-        return &kd->rundown->file[s];
+        (s = dm_kt_find(&kd->rundown->files, file_object)) != DM_KT_NONE &&
+        ts <= (f = file_at(&kd->rundown->files, s))->until)
+        return f;
     return NULL;
 }
 
@@ -580,12 +553,12 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                      struct dm_event *ev)
 {
     struct dm_diskio d;
-    const struct irp_entry *init = NULL;
-    const struct file_entry *f;
+    const struct irp_slot *init = NULL;
+    const struct file_slot *f;
     const char *name;
     int rc, has_tid = 0, has_pid = 0;
     uint32_t tid = 0, pid = 0;
-    size_t s, irp_slot;
+    size_t irp_slot;
 
     rc = dm_diskio_decode(rec->opcode, rec->version, rec->pointer_size,
                           rec->payload, rec->payload_len, &d);
@@ -597,10 +570,8 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
 
     if (rec->opcode == DM_DISKIO_READ_INIT || rec->opcode == DM_DISKIO_WRITE_INIT ||
         rec->opcode == DM_DISKIO_FLUSH_INIT) {
-        struct irp_entry *e;
+        struct irp_slot *e = irp_at(&kd->irps, dm_kt_put(&kd->irps, d.irp, ++kd->clock));
 
-        s = kt_put(&kd->irps, d.irp, ++kd->clock);
-        e = &kd->irp[s];
         e->timestamp = rec->timestamp;
         e->has_tid = d.has_issuing_tid || rec->tid != DM_KNO_ID;
         e->tid = d.has_issuing_tid ? d.issuing_tid : rec->tid;
@@ -610,20 +581,19 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     }
 
     memset(ev, 0, sizeof *ev);
-    irp_slot = kt_find(&kd->irps, d.irp);
+    irp_slot = dm_kt_find(&kd->irps, d.irp);
     /* An Init stamped after this completion belongs to the IRP's next use
      * (live sessions do not sort across CPUs); leave it for that one. */
-    if (irp_slot != NO_SLOT && kd->irp[irp_slot].timestamp <= rec->timestamp)
-        init = &kd->irp[irp_slot];
+    if (irp_slot != DM_KT_NONE &&
+        irp_at(&kd->irps, irp_slot)->timestamp <= rec->timestamp)
+        init = irp_at(&kd->irps, irp_slot);
 
     ev->time_ns = rec->timestamp > kd->start_ts
-                      ? mul_div_u64(rec->timestamp - kd->start_ts, NS_PER_SEC,
-                                    kd->ts_freq)
+                      ? ticks_to_ns(&kd->ts_scale, rec->timestamp - kd->start_ts)
                       : 0;
     /* HighResResponseTime counts QPC ticks whatever the session's clock
      * (MS diskio-typegroup1; etw-facts.md s.3 and s.7). */
-    ev->duration_ns = mul_div_u64(d.high_res_response_time, NS_PER_SEC,
-                                  kd->hrrt_freq);
+    ev->duration_ns = ticks_to_ns(&kd->hrrt_scale, d.high_res_response_time);
     ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
                   : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
                                                    : DM_REQ_FLUSH;
@@ -687,8 +657,8 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         if (cut)
             ev->flags |= DM_EV_FILE_CUT;
     }
-    if (irp_slot != NO_SLOT && init != NULL)
-        kt_remove(&kd->irps, irp_slot);
+    if (init != NULL)
+        dm_kt_remove(&kd->irps, irp_slot);
     return 1;
 }
 
@@ -704,17 +674,17 @@ struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
     kd = calloc(1, sizeof *kd);
     if (kd == NULL)
         return NULL;
-    kd->ts_freq = ts_freq;
-    kd->hrrt_freq = hrrt_freq;
+    tick_scale_init(&kd->ts_scale, ts_freq);
+    tick_scale_init(&kd->hrrt_scale, hrrt_freq);
     kd->clock = AGE_ENDED; /* every entry written is younger than that */
     kd->start_ts = start_ts;
     kd->thread_grace = ts_freq > UINT64_MAX / THREAD_GRACE_SEC
                            ? UINT64_MAX
                            : ts_freq * THREAD_GRACE_SEC;
-    kd->irp = calloc(IRP_SLOTS, sizeof *kd->irp);
     kd->scratch = malloc(SCRATCH_SIZE);
-    if (names_init(&kd->names) < 0 || kt_init(&kd->irps, IRP_SLOTS) < 0 ||
-        kd->irp == NULL || kd->scratch == NULL) {
+    if (names_init(&kd->names) < 0 ||
+        dm_kt_init(&kd->irps, IRP_SLOTS, sizeof(struct irp_slot)) < 0 ||
+        kd->scratch == NULL) {
         dm_kdecoder_destroy(kd);
         return NULL;
     }
@@ -729,8 +699,7 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
     if (kd->rundown != NULL)
         names_free(kd->rundown);
     free(kd->rundown);
-    kt_free(&kd->irps);
-    free(kd->irp);
+    dm_kt_free(&kd->irps);
     free(kd->scratch);
     free(kd);
 }

@@ -52,6 +52,10 @@ struct loaded {
     uint64_t perf_freq, start_ts, qpc_freq;
     unsigned *cpu; /* the processor of each record's buffer */
     unsigned n_cpus;
+    /* The DiskIo records among recs, in order: the DiskIo-only loop walks
+     * these, so the records it skips cost it nothing. */
+    const struct dm_krecord **diskio;
+    size_t n_diskio;
 };
 
 /* Read every record of a trace into memory as dm_krecords. */
@@ -115,7 +119,66 @@ static int load(const char *path, struct loaded *out)
         fprintf(stderr, "bench_callback: %s (using the records before it)\n", err);
     for (size_t i = 0; i < out->n; i++)
         out->recs[i].payload = out->arena + (uintptr_t)out->recs[i].payload;
+    out->diskio = malloc((out->n > 0 ? out->n : 1) * sizeof *out->diskio);
+    if (out->diskio == NULL) {
+        free(out->recs);
+        free(out->cpu);
+        free(out->arena);
+        return -1;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        if (out->recs[i].kclass == DM_K_DISKIO)
+            out->diskio[out->n_diskio++] = &out->recs[i];
     return 0;
+}
+
+/*
+ * The timed loops, each in a function of its own so that a profiler can
+ * count exactly them (valgrind --tool=callgrind
+ * --toggle-collect=timed_diskio). Return completions that passed the
+ * filter; *timed = records fed.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BENCH_NOINLINE __attribute__((noinline))
+#else
+#define BENCH_NOINLINE
+#endif
+
+static BENCH_NOINLINE uint64_t timed_all(const struct loaded *l,
+                                         struct dm_kdecoder *kd,
+                                         const struct dm_filter *f,
+                                         struct dm_ring *ring, uint64_t *timed)
+{
+    struct dm_event ev;
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < l->n; i++) {
+        if (dm_kdecode(kd, &l->recs[i], &ev) == 1 && dm_filter_match(f, &ev)) {
+            dm_ring_try_push(ring, &ev);
+            n++;
+        }
+    }
+    *timed = l->n;
+    return n;
+}
+
+static BENCH_NOINLINE uint64_t timed_diskio(const struct loaded *l,
+                                            struct dm_kdecoder *kd,
+                                            const struct dm_filter *f,
+                                            struct dm_ring *ring,
+                                            uint64_t *timed)
+{
+    struct dm_event ev;
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < l->n_diskio; i++) {
+        if (dm_kdecode(kd, l->diskio[i], &ev) == 1 && dm_filter_match(f, &ev)) {
+            dm_ring_try_push(ring, &ev);
+            n++;
+        }
+    }
+    *timed = l->n_diskio;
+    return n;
 }
 
 /*
@@ -134,7 +197,7 @@ static uint64_t pass(const struct loaded *l, const struct dm_filter *f,
                                                 l->qpc_freq);
     struct dm_event ev;
     const struct dm_event *first;
-    uint64_t t0, t1, n = 0, m = 0;
+    uint64_t t0, t1, n, m = 0;
     size_t k;
 
     if (kd == NULL)
@@ -144,15 +207,10 @@ static uint64_t pass(const struct loaded *l, const struct dm_filter *f,
             if (l->recs[i].kclass != DM_K_DISKIO)
                 dm_kdecode(kd, &l->recs[i], &ev);
     t0 = dm_monotonic_ns();
-    for (size_t i = 0; i < l->n; i++) {
-        if (only_diskio && l->recs[i].kclass != DM_K_DISKIO)
-            continue;
-        m++;
-        if (dm_kdecode(kd, &l->recs[i], &ev) == 1 && dm_filter_match(f, &ev)) {
-            dm_ring_try_push(ring, &ev);
-            n++;
-        }
-    }
+    if (only_diskio)
+        n = timed_diskio(l, kd, f, ring, &m);
+    else
+        n = timed_all(l, kd, f, ring, &m);
     t1 = dm_monotonic_ns();
     while ((k = dm_ring_peek(ring, &first, 4096)) > 0)
         dm_ring_release(ring, k);
@@ -344,6 +402,7 @@ int main(int argc, char **argv)
         }
 #endif
         free(l.recs);
+        free(l.diskio);
         free(l.cpu);
         free(l.arena);
     }

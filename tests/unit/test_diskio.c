@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decode/diskio.h"
+#include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "dmtest.h"
@@ -820,6 +821,13 @@ DM_TEST(time_arithmetic)
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(10000000000000), 0, 0, b, n), &ev), 1);
     DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(1000000000000000));
     DM_ASSERT_EQ_U64(ev.duration_ns, 0);
+    /* The largest tick count whose ns fit: floor((2^64 - 1) / 100) =
+     * 184467440737095516 ticks = 18446744073709551600 ns; one tick more
+     * saturates at 2^64 - 1. */
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(184467440737095516), 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_C(18446744073709551600));
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, UINT64_C(184467440737095517), 0, 0, b, n), &ev), 1);
+    DM_ASSERT_EQ_U64(ev.time_ns, UINT64_MAX);
     /* Before the start: clamped to 0. */
     dm_kdecoder_destroy(kd);
     kd = dm_kdecoder_create(FREQ, 1000, FREQ);
@@ -1161,6 +1169,182 @@ DM_TEST(class_lookup)
     DM_ASSERT_EQ_INT(dm_kclass_from_group(0), DM_K_OTHER);
 }
 
+/* ---- the decoder's tables (decode/ktable.h) ------------------------------- */
+
+struct test_slot {
+    struct dm_kslot k;
+    uint64_t value;
+};
+
+#define KT_CAP 64u
+
+/* n keys (from 1 up) whose home slot is home. */
+static void keys_at_home(const struct dm_ktable *t, size_t home, uint64_t *keys,
+                         size_t n)
+{
+    size_t got = 0;
+
+    for (uint64_t key = 1; got < n; key++)
+        if (dm_kt_home(t, key) == home)
+            keys[got++] = key;
+}
+
+static struct test_slot *test_at(const struct dm_ktable *t, size_t s)
+{
+    return (struct test_slot *)dm_kt_slot(t, s);
+}
+
+/* Put key with value key * 10 at write clock age. */
+static size_t put_test(struct dm_ktable *t, uint64_t key, uint64_t age)
+{
+    size_t s = dm_kt_put(t, key, age);
+
+    test_at(t, s)->value = key * 10;
+    return s;
+}
+
+/* Keys sharing a home take the following slots, one each; the ninth
+ * replaces the oldest of the eight, in its slot. Home 60 of 64 also checks
+ * that the probe wraps from the last slot to the first. */
+DM_TEST(ktable_collisions_replace_oldest)
+{
+    struct dm_ktable t;
+    uint64_t keys[DM_KT_PROBE_LEN + 2];
+    size_t s;
+
+    DM_ASSERT_EQ_INT(dm_kt_init(&t, KT_CAP, sizeof(struct test_slot)), 0);
+    DM_ASSERT_EQ_INT(dm_kt_home(&t, UINT64_MAX) < KT_CAP, 1);
+    keys_at_home(&t, 60, keys, DM_KT_PROBE_LEN + 2);
+    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+        s = put_test(&t, keys[i], 2 + i);
+        DM_ASSERT_EQ_U64(s, (60 + i) % KT_CAP);
+        DM_ASSERT_EQ_U64(dm_kt_probe_len(&t, s), i + 1);
+    }
+    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+        s = dm_kt_find(&t, keys[i]);
+        DM_ASSERT_EQ_U64(s, (60 + i) % KT_CAP);
+        DM_ASSERT_EQ_U64(test_at(&t, s)->value, keys[i] * 10);
+    }
+    /* Putting a present key refreshes its age in place: keys[0] is now the
+     * youngest, keys[1] the oldest. */
+    DM_ASSERT_EQ_U64(dm_kt_put(&t, keys[0], 20), 60);
+    s = put_test(&t, keys[DM_KT_PROBE_LEN], 21);
+    DM_ASSERT_EQ_U64(s, 61);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, keys[1]), DM_KT_NONE);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, keys[DM_KT_PROBE_LEN]), 61);
+    DM_ASSERT_EQ_U64(dm_kt_probe_len(&t, 61), 2);
+    /* The next one replaces keys[2] (age 4), in slot 62. */
+    DM_ASSERT_EQ_U64(put_test(&t, keys[DM_KT_PROBE_LEN + 1], 22), 62);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, keys[2]), DM_KT_NONE);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, keys[0]), 60);
+    DM_ASSERT_EQ_U64(test_at(&t, 60)->value, keys[0] * 10);
+    dm_kt_free(&t);
+}
+
+/* Removal moves the later keys of a cluster back, so that a lookup can
+ * stop at the first free slot. Homes: A, B, C at 10 (slots 10, 11, 12);
+ * D at 11 (slot 13, probe length 3); E at 14 (slot 14, at home). Removing
+ * B moves C to 11 and D to 12; E stays, 13 becomes free. */
+DM_TEST(ktable_remove_shifts_back)
+{
+    struct dm_ktable t;
+    uint64_t at10[3], at11[1], at14[1];
+
+    DM_ASSERT_EQ_INT(dm_kt_init(&t, KT_CAP, sizeof(struct test_slot)), 0);
+    keys_at_home(&t, 10, at10, 3);
+    keys_at_home(&t, 11, at11, 1);
+    keys_at_home(&t, 14, at14, 1);
+    for (size_t i = 0; i < 3; i++)
+        put_test(&t, at10[i], 2 + i);
+    DM_ASSERT_EQ_U64(put_test(&t, at11[0], 5), 13);
+    DM_ASSERT_EQ_U64(dm_kt_probe_len(&t, 13), 3);
+    DM_ASSERT_EQ_U64(put_test(&t, at14[0], 6), 14);
+
+    dm_kt_remove(&t, dm_kt_find(&t, at10[1]));
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at10[1]), DM_KT_NONE);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at10[0]), 10);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at10[2]), 11);
+    DM_ASSERT_EQ_U64(test_at(&t, 11)->value, at10[2] * 10);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at11[0]), 12);
+    DM_ASSERT_EQ_U64(test_at(&t, 12)->value, at11[0] * 10);
+    DM_ASSERT_EQ_U64(dm_kt_probe_len(&t, 12), 2);
+    DM_ASSERT_EQ_U64(dm_kt_slot(&t, 13)->age, 0);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at14[0]), 14);
+
+    /* Removing the last of a cluster frees just its slot; a new key of
+     * home 10 then takes the first free slot after its home. */
+    dm_kt_remove(&t, dm_kt_find(&t, at11[0]));
+    DM_ASSERT_EQ_U64(dm_kt_slot(&t, 12)->age, 0);
+    DM_ASSERT_EQ_U64(dm_kt_find(&t, at14[0]), 14);
+    DM_ASSERT_EQ_U64(put_test(&t, at10[1], 7), 12);
+    dm_kt_free(&t);
+}
+
+/* Random puts and removes in a small table (200 keys, 64 slots) against
+ * a model: a set of keys and their ages. A put of a new key into a window
+ * with no free slot drops the key of smallest age in that window, which
+ * the model drops too; after every step the table holds exactly the
+ * model's keys with their values, each within DM_KT_PROBE_LEN of its home
+ * and with no free slot between its home and itself. */
+DM_TEST(ktable_random_against_model)
+{
+    enum { KEYS = 200, STEPS = 20000 };
+    struct dm_ktable t;
+    int present[KEYS + 1] = {0};
+    uint32_t rng = 12345;
+    uint64_t clock = 1;
+    int replaced = 0;
+
+    DM_ASSERT_EQ_INT(dm_kt_init(&t, KT_CAP, sizeof(struct test_slot)), 0);
+    for (int step = 0; step < STEPS; step++) {
+        uint64_t key;
+        size_t s;
+
+        rng = rng * 1103515245u + 12345u;
+        key = 1 + (rng >> 8) % KEYS;
+        s = dm_kt_find(&t, key);
+        if ((rng >> 4) % 3 == 0) {
+            if (s != DM_KT_NONE)
+                dm_kt_remove(&t, s);
+            present[key] = 0;
+        } else {
+            if (s == DM_KT_NONE) {
+                /* The model's victim: the oldest key of a full window. */
+                size_t home = dm_kt_home(&t, key), victim = DM_KT_NONE;
+                for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+                    const struct dm_kslot *k = dm_kt_slot(&t, (home + i) % KT_CAP);
+                    if (k->age == 0) {
+                        victim = DM_KT_NONE;
+                        break;
+                    }
+                    if (victim == DM_KT_NONE ||
+                        k->age < dm_kt_slot(&t, victim)->age)
+                        victim = (home + i) % KT_CAP;
+                }
+                if (victim != DM_KT_NONE) {
+                    present[dm_kt_slot(&t, victim)->key] = 0;
+                    replaced++;
+                }
+            }
+            put_test(&t, key, ++clock);
+            present[key] = 1;
+        }
+        for (uint64_t k = 1; k <= KEYS; k++) {
+            s = dm_kt_find(&t, k);
+            DM_ASSERT_EQ_INT(s != DM_KT_NONE, present[k]);
+            if (s == DM_KT_NONE)
+                continue;
+            DM_ASSERT_EQ_U64(test_at(&t, s)->value, k * 10);
+            DM_ASSERT(dm_kt_probe_len(&t, s) <= DM_KT_PROBE_LEN);
+            for (size_t h = dm_kt_home(&t, k); h != s; h = (h + 1) % KT_CAP)
+                DM_ASSERT(dm_kt_slot(&t, h)->age != 0);
+        }
+    }
+    /* The mix fills the table beyond its windows: replacement happened. */
+    DM_ASSERT(replaced > 0);
+    dm_kt_free(&t);
+}
+
 const struct dmt_case dm_suite_diskio[] = {
     {"tg1_x64_v3", tg1_x64_v3},
     {"tg1_x86_v3", tg1_x86_v3},
@@ -1184,5 +1368,8 @@ const struct dmt_case dm_suite_diskio[] = {
     {"win7_header_tid_fallback", win7_header_tid_fallback},
     {"two_clock_decoder", two_clock_decoder},
     {"class_lookup", class_lookup},
+    {"ktable_collisions_replace_oldest", ktable_collisions_replace_oldest},
+    {"ktable_remove_shifts_back", ktable_remove_shifts_back},
+    {"ktable_random_against_model", ktable_random_against_model},
     {NULL, NULL},
 };

@@ -1,0 +1,169 @@
+/*
+ * ktable.h - the kernel decoder's tables: fixed capacity, integer keys
+ * (thread ids, process ids, FILE_OBJECT and IRP addresses), open
+ * addressing, the oldest entry replaced when there is no room.
+ *
+ * Built for the live callback, which does up to four lookups per DiskIo
+ * completion and must stay within a few dozen nanoseconds:
+ *   - each slot holds its key, its age and its value together (the caller's
+ *     slot struct begins with struct dm_kslot), so a hit touches one slot
+ *     and usually one cache line;
+ *   - the hash is one multiplication (Fibonacci hashing: the high bits of
+ *     key * 2^64/phi), which spreads both small sequential ids and kernel
+ *     addresses that differ only in their middle bits;
+ *   - linear probing with no hole between a key's home slot and the key,
+ *     kept by removing with backward shift (Knuth vol. 3, 6.4, Algorithm R).
+ *     A lookup therefore stops at the first free slot: a miss in a sparse
+ *     table costs one probe, not a scan of the whole probe window.
+ *
+ * A key is never more than DM_KT_PROBE_LEN - 1 slots past its home. When
+ * those slots are all taken by other keys, the one written longest ago
+ * (smallest age) is replaced. Memory therefore stays constant however long
+ * a session runs, and losing an old entry only costs attribution (a missing
+ * name), never the disk request itself.
+ *
+ * Slots are named by index; a slot's contents stay put until the next put
+ * or remove on the same table (remove moves later slots back). Single-threaded, like the decoder.
+ * Header-only so that the decoder's hot path inlines it and the unit tests
+ * (test_diskio.c) reach it.
+ */
+#ifndef DM_KTABLE_H
+#define DM_KTABLE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskmon.h"
+
+/* Slots a key may be away from its home, counting the home. */
+#define DM_KT_PROBE_LEN 8u
+#define DM_KT_NONE ((size_t)-1)
+
+/* The head of every slot. age 0 marks a free slot; the decoder's write
+ * clock starts above 0. */
+struct dm_kslot {
+    uint64_t key;
+    uint64_t age;
+};
+
+struct dm_ktable {
+    unsigned char *mem; /* capacity slots of stride bytes */
+    size_t stride;      /* the caller's slot size, a multiple of 8 */
+    size_t mask;        /* capacity - 1 */
+    unsigned shift;     /* 64 - log2(capacity) */
+};
+
+/* capacity: a power of two, at least DM_KT_PROBE_LEN; stride:
+ * sizeof the caller's slot struct. Returns 0 or DM_ENOMEM. */
+static inline int dm_kt_init(struct dm_ktable *t, size_t capacity, size_t stride)
+{
+    unsigned bits = 0;
+
+    while (((size_t)1 << bits) < capacity)
+        bits++;
+    t->mem = calloc(capacity, stride);
+    t->stride = stride;
+    t->mask = capacity - 1;
+    t->shift = 64u - bits;
+    return t->mem != NULL ? 0 : DM_ENOMEM;
+}
+
+static inline void dm_kt_free(struct dm_ktable *t)
+{
+    free(t->mem);
+    t->mem = NULL;
+}
+
+static inline struct dm_kslot *dm_kt_slot(const struct dm_ktable *t, size_t s)
+{
+    return (struct dm_kslot *)(void *)(t->mem + s * t->stride);
+}
+
+/* The home slot of key. 0x9E3779B97F4A7C15 = 2^64 / golden ratio. */
+static inline size_t dm_kt_home(const struct dm_ktable *t, uint64_t key)
+{
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> t->shift);
+}
+
+/* The slot holding key, or DM_KT_NONE. */
+static inline size_t dm_kt_find(const struct dm_ktable *t, uint64_t key)
+{
+    size_t h = dm_kt_home(t, key);
+
+    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+        size_t s = (h + i) & t->mask;
+        const struct dm_kslot *k = dm_kt_slot(t, s);
+
+        if (k->age == 0)
+            return DM_KT_NONE; /* no hole before a key: it is not here */
+        if (k->key == key)
+            return s;
+    }
+    return DM_KT_NONE;
+}
+
+/*
+ * The slot for key, with its age set to clock: the key's own slot, else the
+ * first free one, else the oldest of the probe window (whose entry is
+ * dropped). The caller fills in the value. Never fails.
+ */
+static inline size_t dm_kt_put(struct dm_ktable *t, uint64_t key, uint64_t clock)
+{
+    size_t h = dm_kt_home(t, key), oldest = DM_KT_NONE;
+    uint64_t oldest_age = UINT64_MAX;
+    struct dm_kslot *k;
+
+    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+        size_t s = (h + i) & t->mask;
+
+        k = dm_kt_slot(t, s);
+        if (k->age == 0 || k->key == key) {
+            k->key = key;
+            k->age = clock;
+            return s;
+        }
+        if (oldest == DM_KT_NONE || k->age < oldest_age) {
+            oldest = s;
+            oldest_age = k->age;
+        }
+    }
+    /* The window is full of other keys: replacing one leaves no hole. */
+    k = dm_kt_slot(t, oldest);
+    k->key = key;
+    k->age = clock;
+    return oldest;
+}
+
+/* Free slot s (from find or put), moving later keys of its cluster back so
+ * that no key has a hole before it. */
+static inline void dm_kt_remove(struct dm_ktable *t, size_t s)
+{
+    size_t hole = s;
+
+    for (size_t d = 1; d < DM_KT_PROBE_LEN; d++) {
+        size_t j = (hole + d) & t->mask;
+        struct dm_kslot *next = dm_kt_slot(t, j);
+
+        if (next->age == 0)
+            break;
+        /* A key may fill the hole when its home is not after the hole.
+         * Keys DM_KT_PROBE_LEN or more past the hole have their home after
+         * it, so the search ends there. */
+        if (((j - dm_kt_home(t, next->key)) & t->mask) >= d) {
+            memcpy(dm_kt_slot(t, hole), next, t->stride);
+            hole = j;
+            d = 0;
+        }
+    }
+    dm_kt_slot(t, hole)->age = 0;
+}
+
+/* Slots from the home of the key in slot s to s, counting both (1: the
+ * key is at home). */
+static inline size_t dm_kt_probe_len(const struct dm_ktable *t, size_t s)
+{
+    return ((s - dm_kt_home(t, dm_kt_slot(t, s)->key)) & t->mask) + 1;
+}
+
+#endif /* DM_KTABLE_H */
