@@ -8,6 +8,9 @@
 
 #include "core/filter.h"
 
+/* Every request --op can name: enum dm_request values below DM_REQ_COUNT. */
+#define ALL_REQUESTS (DM_OP_BIT(DM_REQ_COUNT) - 1u)
+
 void dm_filter_init(struct dm_filter *f, const struct dm_options *opt)
 {
     memset(f, 0, sizeof *f);
@@ -20,6 +23,8 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt)
     for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++)
         snprintf(f->comms[f->n_comms++], DM_PROCESS_MAX, "%s", opt->comms[i]);
     f->min_latency_ns = opt->min_latency_ns;
+    f->pass_all = f->n_disks == 0 && f->n_pids == 0 && f->n_comms == 0 &&
+                  f->min_latency_ns == 0 && (f->op_mask & ALL_REQUESTS) == ALL_REQUESTS;
 }
 
 void dm_filter_keep_census(struct dm_filter *f, struct dm_disk_census *census)
@@ -164,7 +169,7 @@ static int any_comm_matches(const struct dm_filter *f, const struct dm_event *ev
     return 0;
 }
 
-int dm_filter_match(const struct dm_filter *f, const struct dm_event *ev)
+int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
 {
     /* The census sees every event, before any filter says no. */
     if (f->census != NULL && f->n_disks > 0)

@@ -61,6 +61,28 @@ DM_TEST(no_filter_passes_everything)
     DM_ASSERT(dm_filter_match(&f, &ev));
 }
 
+/* The shortcut for "no filter" is taken only when nothing was asked for:
+ * every single filter option turns it off, and then filters. */
+DM_TEST(pass_all_only_without_filters)
+{
+    const char *all_ops[] = {"--op", "read,write,flush,discard"};
+    const char *one[][2] = {
+        {"-d", "1"}, {"-p", "5"}, {"-c", "fio"}, {"-m", "1"}, {"--op", "read"},
+    };
+    struct dm_event flush = ev_of(3, "", DM_REQ_FLUSH, 0, NULL, 0);
+
+    DM_ASSERT_EQ_INT(filter_of(NULL, 0).pass_all, 1);
+    DM_ASSERT_EQ_INT(filter_of(all_ops, 2).pass_all, 1);
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        struct dm_filter f = filter_of(one[i], 2);
+
+        DM_ASSERT_EQ_INT(f.pass_all, 0);
+        /* disk 3, no pid, no process, no duration, a flush: each of the
+         * five filters above refuses it. */
+        DM_ASSERT_EQ_INT(dm_filter_match(&f, &flush), 0);
+    }
+}
+
 DM_TEST(disk_by_number_name_and_majmin)
 {
     static char d1[] = "1", d2[] = "loop0,8:16";
@@ -194,6 +216,7 @@ DM_TEST(census_names_unmatched_entries)
 
 const struct dmt_case dm_suite_filter[] = {
     {"no_filter_passes_everything", no_filter_passes_everything},
+    {"pass_all_only_without_filters", pass_all_only_without_filters},
     {"disk_by_number_name_and_majmin", disk_by_number_name_and_majmin},
     {"op_mask", op_mask},
     {"pid_needs_known_pid", pid_needs_known_pid},
