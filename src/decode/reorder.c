@@ -1,11 +1,26 @@
 /*
  * reorder.c - the live reorder stage (see reorder.h).
  *
- * A binary min-heap of (timestamp, sequence, slot) orders the held records;
- * the sequence number, taken at each push, keeps records of equal timestamp
- * in arrival order (a heap alone is not stable). The heap entries carry the
- * key themselves so sifting never touches the slots. Slots are preallocated
- * and recycled through a stack of free slot numbers.
+ * Each CPU's records arrive in time order, so the stage keeps one list per
+ * CPU stream, in arrival order, and merges the lists: a small binary
+ * min-heap over the streams, keyed by the (timestamp, sequence) of each
+ * stream's first held record, names the oldest record held. A push appends
+ * to its stream's list; a release takes the first record of the top
+ * stream and sifts that one heap entry down. Both cost O(1) per record
+ * plus O(log CPUs) per release, where one heap over all held records cost
+ * O(log held) (16 levels at 65,536 records) on each side. The sequence
+ * number, taken at each push, keeps records of equal timestamp in arrival
+ * order across streams.
+ *
+ * A record older than the last one held for its stream (the shared stream
+ * of CPUs beyond n_cpus mixes several CPUs, and nothing is assumed of a
+ * misbehaving one) cannot join the list; it goes to a second heap, of
+ * records, and the oldest held record is the smaller of the two heaps'
+ * tops. Records thus come out in exactly the (timestamp, sequence) order
+ * of a single heap.
+ *
+ * Slots are preallocated and recycled through a stack of free slot
+ * numbers; a slot carries its list link.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +28,20 @@
 #include "decode/reorder.h"
 #include "diskmon.h"
 
+#define NO_SLOT UINT32_MAX
+
+/* An entry of either heap: the key, and a slot number (records heap) or a
+ * stream number (streams heap). */
 struct heap_entry {
     uint64_t timestamp;
     uint64_t seq;
-    uint32_t slot;
+    uint32_t index;
 };
 
 struct slot {
     struct dm_krecord rec;    /* rec.payload points at inline_buf or big */
+    uint64_t seq;
+    uint32_t next;            /* next slot of the stream's list, or NO_SLOT */
     uint8_t *big;             /* allocated payload, or NULL */
     uint8_t inline_buf[DM_REORDER_INLINE];
 };
@@ -28,6 +49,7 @@ struct slot {
 struct cpu_stream {
     uint64_t newest;          /* newest timestamp this CPU delivered */
     int seen;                 /* it delivered something */
+    uint32_t head, tail;      /* its held records in order, or NO_SLOT */
 };
 
 struct dm_reorder {
@@ -36,8 +58,11 @@ struct dm_reorder {
     uint64_t window_ticks;
     size_t max_held;
 
-    struct heap_entry *heap;  /* max_held entries, held of them in use */
-    size_t held;
+    struct heap_entry *streams; /* streams with held records, by first record */
+    size_t n_streams;
+    struct heap_entry *strays;  /* records out of their stream's order */
+    size_t n_strays;
+    size_t held;              /* records held in all */
     struct slot *slots;
     uint32_t *free_slots;     /* stack; n_free of them */
     size_t n_free;
@@ -50,7 +75,7 @@ struct dm_reorder {
     uint64_t late;
 };
 
-/* ---- heap ----------------------------------------------------------------- */
+/* ---- heaps ---------------------------------------------------------------- */
 
 static int entry_less(const struct heap_entry *a, const struct heap_entry *b)
 {
@@ -58,42 +83,47 @@ static int entry_less(const struct heap_entry *a, const struct heap_entry *b)
            (a->timestamp == b->timestamp && a->seq < b->seq);
 }
 
-static void heap_push(struct dm_reorder *ro, struct heap_entry e)
+static void heap_push(struct heap_entry *heap, size_t *n, struct heap_entry e)
 {
-    size_t i = ro->held++;
+    size_t i = (*n)++;
 
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!entry_less(&e, &ro->heap[parent]))
+        if (!entry_less(&e, &heap[parent]))
             break;
-        ro->heap[i] = ro->heap[parent];
+        heap[i] = heap[parent];
         i = parent;
     }
-    ro->heap[i] = e;
+    heap[i] = e;
 }
 
-/* Remove the root (held > 0). */
-static void heap_pop(struct dm_reorder *ro)
+/* Put e at the root of heap[0..n) (n > 0) and sift it down. */
+static void heap_replace_top(struct heap_entry *heap, size_t n, struct heap_entry e)
 {
-    struct heap_entry last = ro->heap[--ro->held];
-    size_t i = 0, n = ro->held;
+    size_t i = 0;
 
     for (;;) {
         size_t child = 2 * i + 1;
         if (child >= n)
             break;
-        if (child + 1 < n && entry_less(&ro->heap[child + 1], &ro->heap[child]))
+        if (child + 1 < n && entry_less(&heap[child + 1], &heap[child]))
             child++;
-        if (!entry_less(&ro->heap[child], &last))
+        if (!entry_less(&heap[child], &e))
             break;
-        ro->heap[i] = ro->heap[child];
+        heap[i] = heap[child];
         i = child;
     }
-    if (n > 0)
-        ro->heap[i] = last;
+    heap[i] = e;
 }
 
-/* ---- release ------------------------------------------------------------- */
+/* Remove the root (*n > 0). */
+static void heap_pop(struct heap_entry *heap, size_t *n)
+{
+    if (--*n > 0)
+        heap_replace_top(heap, *n, heap[*n]);
+}
+
+/* ---- holding and releasing ---------------------------------------------- */
 
 /* Hand rec on, keeping the release clock. */
 static int deliver(struct dm_reorder *ro, const struct dm_krecord *rec,
@@ -105,15 +135,75 @@ static int deliver(struct dm_reorder *ro, const struct dm_krecord *rec,
     return fn(ctx, rec);
 }
 
+/* Whether the oldest held record is a stray (held > 0). */
+static int oldest_is_stray(const struct dm_reorder *ro)
+{
+    return ro->n_streams == 0 ||
+           (ro->n_strays > 0 && entry_less(&ro->strays[0], &ro->streams[0]));
+}
+
+/* Timestamp of the oldest held record (held > 0). */
+static uint64_t oldest_timestamp(const struct dm_reorder *ro)
+{
+    return oldest_is_stray(ro) ? ro->strays[0].timestamp
+                               : ro->streams[0].timestamp;
+}
+
+/* Hold slot number slot (filled in) for stream. */
+static void hold(struct dm_reorder *ro, unsigned stream, uint32_t slot)
+{
+    struct cpu_stream *cs = &ro->cpus[stream];
+    struct slot *s = &ro->slots[slot];
+    struct heap_entry e;
+
+    e.timestamp = s->rec.timestamp;
+    e.seq = s->seq;
+    s->next = NO_SLOT;
+    ro->held++;
+    if (cs->head == NO_SLOT) {
+        cs->head = cs->tail = slot;
+        e.index = stream;
+        heap_push(ro->streams, &ro->n_streams, e);
+    } else if (e.timestamp >= ro->slots[cs->tail].rec.timestamp) {
+        ro->slots[cs->tail].next = slot;
+        cs->tail = slot;
+    } else {
+        e.index = slot;
+        heap_push(ro->strays, &ro->n_strays, e);
+    }
+}
+
 /* Release the oldest held record (held > 0). The slot is free again before
  * fn's result is looked at, so an error loses nothing held but that one. */
 static int release_oldest(struct dm_reorder *ro, dm_reorder_fn fn, void *ctx)
 {
-    uint32_t slot = ro->heap[0].slot;
-    struct slot *s = &ro->slots[slot];
+    uint32_t slot;
+    struct slot *s;
     int rc;
 
-    heap_pop(ro);
+    if (oldest_is_stray(ro)) {
+        slot = ro->strays[0].index;
+        heap_pop(ro->strays, &ro->n_strays);
+    } else {
+        unsigned stream = ro->streams[0].index;
+        struct cpu_stream *cs = &ro->cpus[stream];
+
+        slot = cs->head;
+        cs->head = ro->slots[slot].next;
+        if (cs->head == NO_SLOT) {
+            cs->tail = NO_SLOT;
+            heap_pop(ro->streams, &ro->n_streams);
+        } else {
+            struct heap_entry e;
+
+            e.timestamp = ro->slots[cs->head].rec.timestamp;
+            e.seq = ro->slots[cs->head].seq;
+            e.index = stream;
+            heap_replace_top(ro->streams, ro->n_streams, e);
+        }
+    }
+    ro->held--;
+    s = &ro->slots[slot];
     rc = deliver(ro, &s->rec, fn, ctx);
     if (s->big != NULL) {
         ro->big_bytes -= s->rec.payload_len;
@@ -156,15 +246,18 @@ struct dm_reorder *dm_reorder_create(unsigned n_cpus, uint64_t window_ticks,
     ro->n_cpus = n_cpus;
     ro->window_ticks = window_ticks;
     ro->max_held = max_held;
-    ro->heap = malloc(max_held * sizeof *ro->heap);
+    ro->strays = malloc(max_held * sizeof *ro->strays);
+    ro->streams = malloc(((size_t)n_cpus + 1) * sizeof *ro->streams);
     ro->slots = calloc(max_held, sizeof *ro->slots);
     ro->free_slots = malloc(max_held * sizeof *ro->free_slots);
     ro->cpus = calloc((size_t)n_cpus + 1, sizeof *ro->cpus);
-    if (ro->heap == NULL || ro->slots == NULL || ro->free_slots == NULL ||
-        ro->cpus == NULL) {
+    if (ro->strays == NULL || ro->streams == NULL || ro->slots == NULL ||
+        ro->free_slots == NULL || ro->cpus == NULL) {
         dm_reorder_destroy(ro);
         return NULL;
     }
+    for (unsigned i = 0; i <= n_cpus; i++)
+        ro->cpus[i].head = ro->cpus[i].tail = NO_SLOT;
     /* Hand out low slot numbers first: fewer pages touched at low rates. */
     for (size_t i = 0; i < max_held; i++)
         ro->free_slots[i] = (uint32_t)(max_held - 1 - i);
@@ -176,9 +269,11 @@ void dm_reorder_destroy(struct dm_reorder *ro)
 {
     if (ro == NULL)
         return;
-    for (size_t i = 0; i < ro->held && ro->slots != NULL; i++)
-        free(ro->slots[ro->heap[i].slot].big);
-    free(ro->heap);
+    /* A free slot's big is NULL (release_oldest), a held one's its own. */
+    for (size_t i = 0; i < ro->max_held && ro->slots != NULL; i++)
+        free(ro->slots[i].big);
+    free(ro->strays);
+    free(ro->streams);
     free(ro->slots);
     free(ro->free_slots);
     free(ro->cpus);
@@ -188,15 +283,16 @@ void dm_reorder_destroy(struct dm_reorder *ro)
 int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
                     const struct dm_krecord *rec, dm_reorder_fn fn, void *ctx)
 {
+    unsigned stream = cpu < ro->n_cpus ? cpu : ro->n_cpus;
     struct cpu_stream *cs;
-    struct heap_entry e;
     struct slot *s;
+    uint32_t slot;
     uint8_t *big = NULL;
     size_t len = rec->payload != NULL ? rec->payload_len : 0;
     int rc;
 
     /* CPUs beyond n_cpus share the extra stream (see reorder.h). */
-    cs = &ro->cpus[cpu < ro->n_cpus ? cpu : ro->n_cpus];
+    cs = &ro->cpus[stream];
     if (!cs->seen) {
         cs->seen = 1;
         cs->newest = rec->timestamp;
@@ -218,7 +314,7 @@ int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
            (ro->n_free == 0 ||
             (len > DM_REORDER_INLINE &&
              ro->big_bytes + len > DM_REORDER_BIG_BYTES))) {
-        if (rec->timestamp < ro->heap[0].timestamp)
+        if (rec->timestamp < oldest_timestamp(ro))
             return deliver(ro, rec, fn, ctx);
         rc = release_oldest(ro, fn, ctx);
         if (rc < 0)
@@ -232,10 +328,9 @@ int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
         memcpy(big, rec->payload, len);
         ro->big_bytes += len;
     }
-    e.slot = ro->free_slots[--ro->n_free];
-    e.timestamp = rec->timestamp;
-    e.seq = ro->seq++;
-    s = &ro->slots[e.slot];
+    slot = ro->free_slots[--ro->n_free];
+    s = &ro->slots[slot];
+    s->seq = ro->seq++;
     s->rec = *rec;
     s->rec.payload_len = len;
     s->big = big;
@@ -246,7 +341,7 @@ int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
             memcpy(s->inline_buf, rec->payload, len);
         s->rec.payload = s->inline_buf;
     }
-    heap_push(ro, e);
+    hold(ro, stream, slot);
     return 0;
 }
 
@@ -261,7 +356,7 @@ int dm_reorder_release(struct dm_reorder *ro, uint64_t now_ticks,
     if (has_aged)
         aged = now_ticks - ro->window_ticks;
     while (ro->held > 0) {
-        uint64_t ts = ro->heap[0].timestamp;
+        uint64_t ts = oldest_timestamp(ro);
         if (!(has_mark && ts <= mark) && !(has_aged && ts <= aged))
             break;
         rc = release_oldest(ro, fn, ctx);

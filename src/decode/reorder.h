@@ -111,9 +111,9 @@ int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
  * Release every record that can no longer be overtaken: ts <= the smallest
  * "newest timestamp seen" over all CPUs (once every CPU has delivered
  * something; records within one CPU arrive in order), or
- * ts + window_ticks <= now_ticks. Costs O(n_cpus) plus O(log held) per
- * released record: call it once per delivered buffer, or every few hundred
- * records. Returns 0 or fn's negative return.
+ * ts + window_ticks <= now_ticks. Costs O(n_cpus) plus O(log n_cpus) per
+ * released record (a push costs O(1)): call it once per delivered buffer,
+ * or every few hundred records. Returns 0 or fn's negative return.
  */
 int dm_reorder_release(struct dm_reorder *ro, uint64_t now_ticks,
                        dm_reorder_fn fn, void *ctx);
