@@ -61,21 +61,34 @@ extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 /* dm_event.flags */
 #define DM_EV_HAS_PID 0x01u      /* pid is known (the tid has its own bit) */
 #define DM_EV_HAS_TID 0x02u      /* tid is known */
-#define DM_EV_HAS_PROCESS 0x04u  /* process[] holds a name */
-#define DM_EV_HAS_FILE 0x08u     /* file[] holds a path */
+#define DM_EV_HAS_PROCESS 0x04u  /* process names the process */
+#define DM_EV_HAS_FILE 0x08u     /* file names the file */
 #define DM_EV_HAS_IRP_FLAGS 0x10u /* irp_flags is meaningful (Windows) */
 #define DM_EV_HAS_QUEUE 0x20u    /* queue_ns is meaningful (Linux --queue) */
-#define DM_EV_FILE_CUT 0x40u     /* file[] was too short for the path */
+#define DM_EV_FILE_CUT 0x40u     /* the path was too long: file is its end */
 
+/* The longest names an event carries, in bytes with the NUL. Longer names
+ * are cut by the source (a path keeps its end and sets DM_EV_FILE_CUT). */
 #define DM_PROCESS_MAX 32  /* ImageFileName / comm, NUL-terminated UTF-8 */
 #define DM_DISK_NAME_MAX 32 /* "loop0", "nvme0n1p2"; empty = use disk */
 #define DM_FILE_MAX 264    /* MAX_PATH plus NUL, rounded; UTF-8 */
 
 /*
- * One completed disk request. Fixed size, so the ring never allocates.
- * Times are nanoseconds: time_ns is the completion time since the start of
- * the capture (replay: since the trace header event, as PerfView counts),
- * duration_ns the time from issue to completion.
+ * One completed disk request. Times are nanoseconds: time_ns is the
+ * completion time since the start of the capture (replay: since the trace
+ * header event, as PerfView counts), duration_ns the time from issue to
+ * completion.
+ *
+ * The numbers come first and the names last, so that the ring (ring.h)
+ * stores the numbers as one fixed block (DM_EVENT_FIXED_BYTES) and each name
+ * only as long as it is. The names are NUL-terminated UTF-8, never NULL
+ * ("" when absent), each shorter than its DM_*_MAX. Who owns them:
+ *   - a source's event points at the source's own storage (its name
+ *     tables), valid only until the source's next decode call; the sink
+ *     copies the names into the ring, so a source keeps nothing alive;
+ *   - an event the printer receives (dm_ring_peek) points into the ring,
+ *     valid until dm_ring_release.
+ * Whoever keeps an event longer copies the names (as top.c does).
  */
 struct dm_event {
     uint64_t time_ns;
@@ -91,10 +104,14 @@ struct dm_event {
     uint16_t flags;          /* DM_EV_* */
     uint8_t request;         /* enum dm_request */
     uint8_t reserved;
-    char disk_name[DM_DISK_NAME_MAX];
-    char process[DM_PROCESS_MAX];
-    char file[DM_FILE_MAX];
+    /* names: see above */
+    const char *disk_name;   /* Linux: "sda"; "" = print the disk number */
+    const char *process;
+    const char *file;
 };
+
+/* Bytes of dm_event before the names: the same 64 on 32- and 64-bit. */
+#define DM_EVENT_FIXED_BYTES 64u
 
 /*
  * A Windows time-zone rule (TIME_ZONE_INFORMATION, as a trace header records

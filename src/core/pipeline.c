@@ -24,9 +24,13 @@
 #include "core/sink.h"
 #include "platform/platform.h"
 
-/* 32768 slots of ~400 bytes (13 MB): at 250k events/s a live source can run
- * 130 ms ahead of a stalled printer before anything is dropped. */
-#define RING_SLOTS 32768u
+/* Live: 16 MiB holds about 110,000 Windows events with a file path (~150
+ * bytes each) or 180,000 Linux ones (~90 bytes; ring.h), so at 250k
+ * events/s a live source can run half a second ahead of a stalled printer
+ * before anything is dropped. Replay never drops (the sink waits), so its ring only has to let the two
+ * threads work in parallel: 1 MiB, several thousand events. */
+#define LIVE_RING_BYTES (16u * 1024u * 1024u)
+#define REPLAY_RING_BYTES (1024u * 1024u)
 #define POLL_MS 20
 #define PROGRESS_EVERY_NS 250000000u
 /* How long to wait, after Ctrl+C, for a printer stuck writing to a pipe that
@@ -241,7 +245,8 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     dm_filter_init(&run->filter, opt);
     if (!src.is_live && opt->n_disks > 0)
         dm_filter_keep_census(&run->filter, &run->census);
-    run->sink.ring = dm_ring_create(RING_SLOTS);
+    run->sink.ring = dm_ring_create(src.is_live ? LIVE_RING_BYTES
+                                                  : REPLAY_RING_BYTES);
     run->sink.filter = &run->filter;
     run->sink.wait_when_full = !src.is_live;
     run->sink.stop_flag = &run->stop;

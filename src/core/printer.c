@@ -113,6 +113,7 @@ static void top_tick(struct dm_printer *p, uint64_t started)
 void dm_printer_main(void *arg)
 {
     struct dm_printer *p = arg;
+    struct dm_event batch[BATCH_MAX]; /* views into the ring (ring.h) */
     uint64_t last_flush = dm_monotonic_ns(), started = last_flush;
     int dirty = 0, done = 0;
 
@@ -129,8 +130,7 @@ void dm_printer_main(void *arg)
             return;
     }
     while (!done || !dm_ring_drained(p->ring)) {
-        const struct dm_event *batch;
-        size_t n = dm_ring_peek(p->ring, &batch, BATCH_MAX);
+        size_t n = dm_ring_peek(p->ring, batch, BATCH_MAX);
         uint64_t now;
 
         if (n > 0) {
@@ -139,7 +139,7 @@ void dm_printer_main(void *arg)
             for (size_t i = 0; i < n && !done; i++)
                 if (print_one(p, &batch[i]) != 0)
                     done = 1;
-            dm_ring_release(p->ring, n);
+            dm_ring_release(p->ring);
             if (!done)
                 top_tick(p, started);
             dirty = 1;

@@ -1,6 +1,13 @@
 /*
  * ring.c - the single-producer/single-consumer event ring. The contract and
  * the memory orders are explained in ring.h.
+ *
+ * A record is a rec_head, the event's DM_EVENT_FIXED_BYTES, then the disk
+ * name, the process and the file, each NUL-terminated, padded to 8 bytes.
+ * A record never wraps: when it does not fit before the end of the buffer,
+ * the producer fills the rest with a skip record and starts at offset 0.
+ * The skip and the record after it are published together, so the consumer
+ * never sees a skip alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,34 +17,57 @@
 
 /* 64 bytes: the cache line size of every x86 and most ARM cores. */
 #define DM_CACHE_LINE 64
+#define REC_ALIGN 8u
+/* rec_head.file_len of a skip record: longer than any file name. */
+#define REC_SKIP 0xFFFFu
+
+_Static_assert(offsetof(struct dm_event, disk_name) == DM_EVENT_FIXED_BYTES,
+               "dm_event: the numbers must come first, in DM_EVENT_FIXED_BYTES");
+_Static_assert(DM_FILE_MAX < REC_SKIP && DM_PROCESS_MAX <= 256 &&
+                   DM_DISK_NAME_MAX <= 256,
+               "name lengths must fit rec_head");
+
+struct rec_head {
+    uint32_t bytes;        /* the whole record, padded */
+    uint16_t file_len;     /* without the NUL; REC_SKIP: a skip record */
+    uint8_t process_len;
+    uint8_t disk_name_len;
+};
+
+#define REC_FIXED (sizeof(struct rec_head) + DM_EVENT_FIXED_BYTES)
+_Static_assert(((REC_FIXED + DM_DISK_NAME_MAX + DM_PROCESS_MAX + DM_FILE_MAX +
+                 REC_ALIGN - 1) & ~(REC_ALIGN - 1)) == DM_RING_RECORD_MAX,
+               "DM_RING_RECORD_MAX is the largest record");
 
 struct dm_ring {
-    struct dm_event *slots;
-    uint64_t mask;
+    uint8_t *data;
+    uint64_t mask;         /* bytes - 1 */
     /* Producer's line: its index, its cached copy of tail, its counters. */
     volatile uint64_t head;
     uint64_t tail_cache;
+    volatile uint64_t pushed;
     volatile uint64_t dropped;
     volatile int closed;
     char pad1[DM_CACHE_LINE];
     /* Consumer's line. */
     volatile uint64_t tail;
     uint64_t head_cache;
+    uint64_t read_pos;     /* end of the records the last peek handed out */
     char pad2[DM_CACHE_LINE];
 };
 
-struct dm_ring *dm_ring_create(size_t capacity)
+struct dm_ring *dm_ring_create(size_t bytes)
 {
     struct dm_ring *ring;
-    size_t n = 2;
+    size_t n = DM_RING_MIN_BYTES;
 
-    while (n < capacity)
+    while (n < bytes)
         n <<= 1;
     ring = calloc(1, sizeof *ring);
     if (ring == NULL)
         return NULL;
-    ring->slots = malloc(n * sizeof *ring->slots);
-    if (ring->slots == NULL) {
+    ring->data = malloc(n);
+    if (ring->data == NULL) {
         free(ring);
         return NULL;
     }
@@ -49,7 +79,7 @@ void dm_ring_destroy(struct dm_ring *ring)
 {
     if (ring == NULL)
         return;
-    free(ring->slots);
+    free(ring->data);
     free(ring);
 }
 
@@ -58,32 +88,87 @@ size_t dm_ring_capacity(const struct dm_ring *ring)
     return (size_t)ring->mask + 1;
 }
 
-/* Producer: is there room for one more? Re-reads tail only when the cached
- * value says the ring is full. */
-static int has_room(struct dm_ring *ring, uint64_t head)
+static size_t name_len(const char *s, size_t max)
 {
-    if (head - ring->tail_cache <= ring->mask)
-        return 1;
-    ring->tail_cache = dm_atomic_load_acquire(&ring->tail);
-    return head - ring->tail_cache <= ring->mask;
+    size_t n = strlen(s);
+
+    return n < max ? n : max - 1; /* the source's contract says it never is */
 }
 
-static void publish(struct dm_ring *ring, uint64_t head, const struct dm_event *ev)
+/* What a push needs: the record, and where it starts. */
+struct placement {
+    struct rec_head h;
+    uint64_t skip;         /* bytes of skip record before it (0: none) */
+};
+
+static void place(const struct dm_ring *ring, uint64_t head,
+                  const struct dm_event *ev, struct placement *pl)
 {
-    memcpy(&ring->slots[head & ring->mask], ev, sizeof *ev);
-    dm_atomic_store_release(&ring->head, head + 1);
+    uint64_t offset = head & ring->mask, to_end = ring->mask + 1 - offset;
+    size_t bytes;
+
+    pl->h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
+    pl->h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
+    pl->h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
+    bytes = REC_FIXED + pl->h.disk_name_len + pl->h.process_len + pl->h.file_len + 3u;
+    bytes = (bytes + REC_ALIGN - 1) & ~(size_t)(REC_ALIGN - 1);
+    pl->h.bytes = (uint32_t)bytes;
+    pl->skip = bytes > to_end ? to_end : 0;
+}
+
+/* Producer: is there room for the placement (its skip and its record)?
+ * Re-reads tail only when the cached value says the ring is full. */
+static int has_room(struct dm_ring *ring, uint64_t head, const struct placement *pl)
+{
+    uint64_t need = head + pl->skip + pl->h.bytes;
+
+    if (need - ring->tail_cache <= ring->mask + 1)
+        return 1;
+    ring->tail_cache = dm_atomic_load_acquire(&ring->tail);
+    return need - ring->tail_cache <= ring->mask + 1;
+}
+
+static void put_name(uint8_t **p, const char *s, size_t n)
+{
+    memcpy(*p, s, n);
+    (*p)[n] = '\0';
+    *p += n + 1;
+}
+
+static void publish(struct dm_ring *ring, uint64_t head,
+                    const struct placement *pl, const struct dm_event *ev)
+{
+    uint8_t *p;
+
+    if (pl->skip != 0) {
+        struct rec_head skip = {(uint32_t)pl->skip, REC_SKIP, 0, 0};
+
+        memcpy(ring->data + (head & ring->mask), &skip, sizeof skip);
+        head += pl->skip;
+    }
+    p = ring->data + (head & ring->mask);
+    memcpy(p, &pl->h, sizeof pl->h);
+    memcpy(p + sizeof pl->h, ev, DM_EVENT_FIXED_BYTES);
+    p += REC_FIXED;
+    put_name(&p, ev->disk_name, pl->h.disk_name_len);
+    put_name(&p, ev->process, pl->h.process_len);
+    put_name(&p, ev->file, pl->h.file_len);
+    dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
+    dm_atomic_store_release(&ring->head, head + pl->h.bytes);
 }
 
 int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev)
 {
     uint64_t head = dm_atomic_load_relaxed(&ring->head);
+    struct placement pl;
 
-    if (!has_room(ring, head)) {
+    place(ring, head, ev, &pl);
+    if (!has_room(ring, head, &pl)) {
         dm_atomic_store_release(&ring->dropped,
                                 dm_atomic_load_relaxed(&ring->dropped) + 1);
         return 0;
     }
-    publish(ring, head, ev);
+    publish(ring, head, &pl, ev);
     return 1;
 }
 
@@ -91,9 +176,11 @@ int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
                       volatile int *stop)
 {
     uint64_t head = dm_atomic_load_relaxed(&ring->head);
+    struct placement pl;
     unsigned spins = 0;
 
-    while (!has_room(ring, head)) {
+    place(ring, head, ev, &pl);
+    while (!has_room(ring, head, &pl)) {
         if (stop != NULL && dm_atomic_load_int(stop))
             return 0;
         /* Spin briefly (the consumer is usually mid-batch), then sleep so a
@@ -103,7 +190,7 @@ int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
         else
             dm_sleep_ms(1);
     }
-    publish(ring, head, ev);
+    publish(ring, head, &pl, ev);
     return 1;
 }
 
@@ -112,30 +199,37 @@ void dm_ring_close(struct dm_ring *ring)
     dm_atomic_store_int(&ring->closed, 1);
 }
 
-size_t dm_ring_peek(struct dm_ring *ring, const struct dm_event **first,
-                    size_t max)
+size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)
 {
-    uint64_t tail = dm_atomic_load_relaxed(&ring->tail);
-    uint64_t ready, to_end;
+    uint64_t pos = dm_atomic_load_relaxed(&ring->tail);
+    size_t n = 0;
 
-    if (ring->head_cache == tail)
+    if (ring->head_cache == pos)
         ring->head_cache = dm_atomic_load_acquire(&ring->head);
-    ready = ring->head_cache - tail;
-    if (ready == 0)
-        return 0;
-    /* Contiguous slots only: the caller comes back for the wrapped part. */
-    to_end = ring->mask + 1 - (tail & ring->mask);
-    if (ready > to_end)
-        ready = to_end;
-    if (ready > max)
-        ready = max;
-    *first = &ring->slots[tail & ring->mask];
-    return (size_t)ready;
+    while (n < max && pos != ring->head_cache) {
+        const uint8_t *p = ring->data + (pos & ring->mask);
+        const char *names;
+        struct rec_head h;
+
+        memcpy(&h, p, sizeof h);
+        pos += h.bytes;
+        if (h.file_len == REC_SKIP)
+            continue; /* a record follows: they were published together */
+        memcpy(&out[n], p + sizeof h, DM_EVENT_FIXED_BYTES);
+        names = (const char *)p + REC_FIXED;
+        out[n].disk_name = names;
+        names += h.disk_name_len + 1u;
+        out[n].process = names;
+        out[n].file = names + h.process_len + 1u;
+        n++;
+    }
+    ring->read_pos = pos;
+    return n;
 }
 
-void dm_ring_release(struct dm_ring *ring, size_t n)
+void dm_ring_release(struct dm_ring *ring)
 {
-    dm_atomic_store_release(&ring->tail, dm_atomic_load_relaxed(&ring->tail) + n);
+    dm_atomic_store_release(&ring->tail, ring->read_pos);
 }
 
 int dm_ring_drained(struct dm_ring *ring)
@@ -151,8 +245,7 @@ uint64_t dm_ring_dropped(const struct dm_ring *ring)
     return dm_atomic_load_acquire(&ring->dropped);
 }
 
-/* head is the count of events ever published: it only grows. */
 uint64_t dm_ring_pushed(const struct dm_ring *ring)
 {
-    return dm_atomic_load_acquire(&ring->head);
+    return dm_atomic_load_acquire(&ring->pushed);
 }

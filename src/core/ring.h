@@ -1,22 +1,32 @@
 /*
- * ring.h - a bounded single-producer/single-consumer queue of dm_event.
+ * ring.h - a bounded single-producer/single-consumer queue of dm_events,
+ * each stored as a variable-length record: the event's fixed numbers
+ * (DM_EVENT_FIXED_BYTES) and its names only as long as they are. A Linux
+ * event takes about 90 bytes and a Windows one with a file path about 150,
+ * where a fixed slot with room for the longest names took 400; the same
+ * memory so holds three to five times the events of a burst.
  *
  * Threading contract:
  *   - Exactly one producer thread calls dm_ring_try_push / dm_ring_push_wait
  *     / dm_ring_close. Exactly one consumer thread calls dm_ring_peek /
  *     dm_ring_release / dm_ring_drained. dm_ring_dropped and dm_ring_pushed
  *     may be read from any thread.
- *   - head (next slot to write) is written only by the producer, tail (next
- *     slot to read) only by the consumer. The producer stores the event, then
- *     publishes head with a release store; the consumer reads head with an
- *     acquire load, so every byte of a slot it sees is the producer's. The
- *     consumer frees slots by a release store of tail; the producer's
- *     acquire load of tail means it never overwrites a slot still being read.
+ *   - head (bytes ever written) is written only by the producer, tail (bytes
+ *     ever freed) only by the consumer. The producer writes a whole record,
+ *     names included, then publishes head with a release store; the consumer
+ *     reads head with an acquire load, so every byte of a record it sees is
+ *     the producer's. The consumer frees records by a release store of tail;
+ *     the producer's acquire load of tail means it never overwrites a record
+ *     still being read.
+ *   - The events dm_ring_peek hands out point into the ring (their names
+ *     too): they stay valid until the consumer's dm_ring_release, and the
+ *     producer cannot reuse those bytes before it.
  *   - Each side caches the other's index and re-reads it only when the cache
  *     says full (producer) or empty (consumer), so the shared cache lines
  *     move only when needed.
  *   - head and tail live on separate cache lines to avoid false sharing.
- * Slots are allocated once at creation; nothing allocates per event.
+ *
+ * Memory: allocated once at creation, nothing per event.
  */
 #ifndef DM_RING_H
 #define DM_RING_H
@@ -26,15 +36,24 @@
 
 #include "diskmon.h"
 
+/* The largest record: its 8-byte head, DM_EVENT_FIXED_BYTES and the three
+ * longest names with their NULs (32 + 32 + 264), padded to 8. A ring of
+ * n * DM_RING_RECORD_MAX bytes holds at least n events. */
+#define DM_RING_RECORD_MAX 400u
+/* The smallest ring: room for ten of the largest records. */
+#define DM_RING_MIN_BYTES 4096u
+
 struct dm_ring;
 
-/* capacity is rounded up to a power of two; returns NULL when out of memory. */
-struct dm_ring *dm_ring_create(size_t capacity);
+/* bytes is rounded up to a power of two, at least DM_RING_MIN_BYTES;
+ * returns NULL when out of memory. */
+struct dm_ring *dm_ring_create(size_t bytes);
 void dm_ring_destroy(struct dm_ring *ring);
+/* Bytes of record space. */
 size_t dm_ring_capacity(const struct dm_ring *ring);
 
-/* Producer. Returns 1 if queued, 0 if the ring was full (the event is
- * dropped and counted). Never blocks. */
+/* Producer. Copies ev and its names in. Returns 1 if queued, 0 if the ring
+ * was full (the event is dropped and counted). Never blocks. */
 int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev);
 
 /* Producer. Waits for room unless *stop becomes nonzero (then returns 0
@@ -45,12 +64,12 @@ int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
 /* Producer: no more events will come. */
 void dm_ring_close(struct dm_ring *ring);
 
-/* Consumer. Points *first at up to max contiguous ready events and returns
- * their count (0 if none yet). The slots stay owned by the consumer until
- * dm_ring_release(n). */
-size_t dm_ring_peek(struct dm_ring *ring, const struct dm_event **first,
-                    size_t max);
-void dm_ring_release(struct dm_ring *ring, size_t n);
+/* Consumer. Fills out[0..] with up to max of the next events, in order, and
+ * returns their count (0 if none yet). Their names point into the ring:
+ * valid until dm_ring_release. Call dm_ring_release before the next peek. */
+size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max);
+/* Consumer: frees the events the last dm_ring_peek returned. */
+void dm_ring_release(struct dm_ring *ring);
 
 /* Consumer: nonzero when the producer closed the ring and it is empty. */
 int dm_ring_drained(struct dm_ring *ring);

@@ -159,6 +159,9 @@ struct dm_kdecoder {
     struct dm_volumes volumes;
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
+    /* An event's file when a volume mapping is applied at lookup; the
+     * event's names are valid until the next dm_kdecode() (diskmon.h). */
+    char event_file[DM_FILE_MAX];
 };
 
 /* ---- tables ---------------------------------------------------------------- */
@@ -581,6 +584,7 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     }
 
     memset(ev, 0, sizeof *ev);
+    ev->disk_name = ev->process = ev->file = "";
     irp_slot = dm_kt_find(&kd->irps, d.irp);
     /* An Init stamped after this completion belongs to the IRP's next use
      * (live sessions do not sort across CPUs); leave it for that one. */
@@ -638,7 +642,7 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         ev->flags |= DM_EV_HAS_PID;
         name = lookup_process(kd, pid);
         if (name != NULL) {
-            memcpy(ev->process, name, DM_PROCESS_MAX);
+            ev->process = name;
             ev->flags |= DM_EV_HAS_PROCESS;
         }
     }
@@ -648,11 +652,13 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         int cut = f->cut;
 
         /* A mapping learnt after the name was stored still applies. */
-        if (!mapped && !cut)
-            cut = dm_volumes_store_path(&kd->volumes, ev->file, DM_FILE_MAX, f->name,
-                             strlen(f->name), &mapped);
-        else
-            memcpy(ev->file, f->name, DM_FILE_MAX);
+        if (!mapped && !cut) {
+            cut = dm_volumes_store_path(&kd->volumes, kd->event_file, DM_FILE_MAX,
+                                        f->name, strlen(f->name), &mapped);
+            ev->file = kd->event_file;
+        } else {
+            ev->file = f->name;
+        }
         ev->flags |= DM_EV_HAS_FILE;
         if (cut)
             ev->flags |= DM_EV_FILE_CUT;

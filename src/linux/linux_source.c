@@ -265,8 +265,7 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
     while ((smp = dm_cpu_merge_next(&s->merge)) != NULL) {
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
-            memcpy(s->ev.disk_name, dm_blk_name(&s->names, s->ev.disk),
-                   sizeof s->ev.disk_name);
+            s->ev.disk_name = dm_blk_name(&s->names, s->ev.disk);
             if (dm_sink_emit(sink, &s->ev) == DM_ESTOPPED) {
                 stopped = 1;
                 if (!keep_going)

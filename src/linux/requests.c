@@ -48,7 +48,7 @@ static struct dm_req_dev *dev_of(struct dm_requests *r, uint32_t dev)
     return &r->devs[r->n_devs++];
 }
 
-static void make_event(const struct dm_requests *r, const struct dm_pair_entry *start,
+static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
                        uint64_t done_ns, uint64_t sector, uint32_t nr_sector,
                        struct dm_event *ev)
 {
@@ -69,19 +69,20 @@ static void make_event(const struct dm_requests *r, const struct dm_pair_entry *
     /* A discard can exceed 4 GiB; the field is 32-bit. */
     ev->transfer_size = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
     ev->disk = start->dev;
-    ev->disk_name[0] = '\0';
+    ev->disk_name = "";
     ev->irp = 0;
     ev->irp_flags = 0;
-    ev->file[0] = '\0';
+    ev->file = "";
     ev->pid = start->pid;
     ev->tid = start->tid;
     ev->request = start->request;
     if (start->has_comm) {
         while (n < sizeof start->comm && start->comm[n] != '\0')
             n++;
-        memcpy(ev->process, start->comm, n);
+        memcpy(r->process, start->comm, n);
     }
-    ev->process[n] = '\0';
+    r->process[n] = '\0';
+    ev->process = r->process;
     if (n > 0)
         ev->flags |= DM_EV_HAS_PROCESS;
 }

@@ -55,6 +55,7 @@ struct dm_requests {
     struct dm_pairing pairs;
     struct dm_req_dev devs[DM_REQ_MAX_DEVS];
     int n_devs;
+    char process[DM_PROCESS_MAX]; /* the last completed request's comm */
 };
 
 /* Returns 0 or DM_ENOMEM. */
@@ -63,7 +64,8 @@ void dm_requests_free(struct dm_requests *r);
 
 /*
  * One sample. Returns 1 when it completed a request: *ev then holds it
- * (every field but disk_name, which the caller fills), else 0.
+ * (every field but disk_name, which the caller points at its name; "" here),
+ * else 0. ev->process points into r: valid until the next call.
  */
 int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
                      struct dm_event *ev);

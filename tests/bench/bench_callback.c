@@ -183,11 +183,10 @@ static BENCH_NOINLINE uint64_t timed_diskio(const struct loaded *l,
 
 static void drain(struct dm_ring *ring)
 {
-    const struct dm_event *first;
-    size_t k;
+    struct dm_event first[256];
 
-    while ((k = dm_ring_peek(ring, &first, 4096)) > 0)
-        dm_ring_release(ring, k);
+    while (dm_ring_peek(ring, first, 256) > 0)
+        dm_ring_release(ring);
 }
 
 /*
@@ -262,9 +261,7 @@ static uint64_t reorder_pass(const struct loaded *l, const struct dm_filter *f,
     struct reorder_ctx c;
     struct dm_reorder *ro = dm_reorder_create(
         l->n_cpus, dm_reorder_window_ticks(l->perf_freq, 1), 65536);
-    const struct dm_event *first;
     uint64_t t0, t1;
-    size_t k;
 
     c.kd = dm_kdecoder_create(l->perf_freq, l->start_ts, l->qpc_freq);
     c.f = f;
@@ -283,8 +280,7 @@ static uint64_t reorder_pass(const struct loaded *l, const struct dm_filter *f,
     }
     dm_reorder_flush(ro, decode_released, &c);
     t1 = dm_monotonic_ns();
-    while ((k = dm_ring_peek(ring, &first, 4096)) > 0)
-        dm_ring_release(ring, k);
+    drain(ring);
     dm_reorder_destroy(ro);
     dm_kdecoder_destroy(c.kd);
     *emitted = c.emitted;
@@ -337,7 +333,7 @@ static uint64_t etw_pass(const char *path, const struct dm_options *opt,
     }
     memset(&r, 0, sizeof r);
     r.src.ops = &dm_etw_source;
-    r.sink.ring = dm_ring_create(1u << 15);
+    r.sink.ring = dm_ring_create((1u << 15) * DM_RING_RECORD_MAX);
     r.sink.stop_flag = &r.stop;
     r.sink.filter = filter;
     if (r.sink.ring != NULL && r.src.ops->open(&r.src, opt) == 0 &&
@@ -362,7 +358,7 @@ int main(int argc, char **argv)
     char *args[] = {a0, NULL};
     struct dm_options opt;
     struct dm_filter filter;
-    struct dm_ring *ring = dm_ring_create(1u << 16);
+    struct dm_ring *ring = dm_ring_create((1u << 16) * DM_RING_RECORD_MAX);
     uint64_t *times;
 
     if (dir == NULL || dir[0] == '\0')

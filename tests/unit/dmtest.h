@@ -48,6 +48,15 @@ void dmt_fail_at(const char *file, int line, const char *fmt, ...)
 const char *dmt_shared_etl_dir(void);
 int dmt_shared_etl_present(void);
 
+/*
+ * An event's names are borrowed (diskmon.h): from the decoder until its next
+ * call, from the ring until release. A test that keeps events longer keeps
+ * their names with dmt_keep_names(), which copies them into storage the
+ * runner frees after the test. Aborts when out of memory.
+ */
+struct dm_event;
+void dmt_keep_names(struct dm_event *ev);
+
 #define DM_TEST(name) static void name(void)
 
 #define DM_ASSERT(cond)                                                  \

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "diskmon.h"
 #include "dmtest.h"
 
 int dmt_status;
@@ -57,6 +58,43 @@ int dmt_shared_etl_present(void)
     return stat(path, &st) == 0;
 }
 
+/* dmt_keep_names' storage: one block per kept event, freed after each test. */
+static char **kept;
+static size_t n_kept, cap_kept;
+
+void dmt_keep_names(struct dm_event *ev)
+{
+    size_t dl = strlen(ev->disk_name) + 1, pl = strlen(ev->process) + 1,
+           fl = strlen(ev->file) + 1;
+    char *b = malloc(dl + pl + fl);
+
+    if (n_kept == cap_kept) {
+        char **m = realloc(kept, (cap_kept = cap_kept ? 2 * cap_kept : 1024) * sizeof *kept);
+
+        if (m == NULL)
+            abort();
+        kept = m;
+    }
+    if (b == NULL)
+        abort();
+    kept[n_kept++] = b;
+    memcpy(b, ev->disk_name, dl);
+    memcpy(b + dl, ev->process, pl);
+    memcpy(b + dl + pl, ev->file, fl);
+    ev->disk_name = b;
+    ev->process = b + dl;
+    ev->file = b + dl + pl;
+}
+
+static void keep_release(void)
+{
+    while (n_kept > 0)
+        free(kept[--n_kept]);
+    free(kept);
+    kept = NULL;
+    cap_kept = 0;
+}
+
 static int run_suite(const char *suite, const struct dmt_case *cases,
                      const char *only)
 {
@@ -68,6 +106,7 @@ static int run_suite(const char *suite, const struct dmt_case *cases,
         dmt_status = DMT_PASS;
         dmt_skip_reason[0] = '\0';
         c->fn();
+        keep_release();
         switch (dmt_status) {
         case DMT_PASS:
             printf("PASS %s/%s\n", suite, c->name);

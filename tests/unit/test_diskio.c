@@ -660,8 +660,8 @@ DM_TEST(random_payloads)
             DM_ASSERT_EQ_INT(rc, 0);
         }
         if (rc == 1) {
-            DM_ASSERT(memchr(ev.process, 0, sizeof ev.process) != NULL);
-            DM_ASSERT(memchr(ev.file, 0, sizeof ev.file) != NULL);
+            DM_ASSERT(strlen(ev.process) < DM_PROCESS_MAX);
+            DM_ASSERT(strlen(ev.file) < DM_FILE_MAX);
         }
     }
     DM_ASSERT(dm_kdecoder_malformed(kd) > 0);

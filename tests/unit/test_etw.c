@@ -112,7 +112,7 @@ static int live_open(struct live *lv, const struct dm_options *opt)
 {
     memset(lv, 0, sizeof *lv);
     lv->src.ops = &dm_etw_source;
-    lv->sink.ring = dm_ring_create(1u << 14);
+    lv->sink.ring = dm_ring_create((1u << 14) * DM_RING_RECORD_MAX);
     lv->sink.stop_flag = &lv->stop;
     lv->open_rc = lv->src.ops->open(&lv->src, opt);
     return lv->open_rc;
@@ -152,9 +152,9 @@ static struct dm_event *drain(struct dm_ring *ring, size_t *count)
 {
     size_t cap = 2048, n = 0, k;
     struct dm_event *all = malloc(cap * sizeof *all);
-    const struct dm_event *first;
+    struct dm_event first[256];
 
-    while (all != NULL && (k = dm_ring_peek(ring, &first, 256)) > 0) {
+    while (all != NULL && (k = dm_ring_peek(ring, first, 256)) > 0) {
         if (n + k > cap) {
             struct dm_event *m = realloc(all, (cap *= 2) * sizeof *all);
 
@@ -165,8 +165,10 @@ static struct dm_event *drain(struct dm_ring *ring, size_t *count)
             all = m;
         }
         memcpy(all + n, first, k * sizeof *first);
+        for (size_t i = 0; i < k; i++)
+            dmt_keep_names(&all[n + i]);
         n += k;
-        dm_ring_release(ring, k);
+        dm_ring_release(ring);
     }
     *count = n;
     return all;
@@ -1071,7 +1073,7 @@ static struct dm_event *replay_events(const char *path, size_t *n)
     memset(&src, 0, sizeof src);
     src.ops = &dm_replay_source;
     memset(&sink, 0, sizeof sink);
-    sink.ring = dm_ring_create(1u << 14);
+    sink.ring = dm_ring_create((1u << 14) * DM_RING_RECORD_MAX);
     sink.wait_when_full = 1;
     *n = 0;
     if (sink.ring == NULL)

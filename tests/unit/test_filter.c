@@ -11,7 +11,8 @@ static struct dm_event ev_of(uint32_t disk, const char *disk_name, int request,
 
     memset(&ev, 0, sizeof ev);
     ev.disk = disk;
-    snprintf(ev.disk_name, sizeof ev.disk_name, "%s", disk_name);
+    ev.disk_name = disk_name; /* literals: they outlive the event */
+    ev.process = ev.file = "";
     ev.request = (uint8_t)request;
     ev.duration_ns = duration_ns;
     if (pid != 0) {
@@ -19,7 +20,7 @@ static struct dm_event ev_of(uint32_t disk, const char *disk_name, int request,
         ev.flags |= DM_EV_HAS_PID;
     }
     if (process != NULL) {
-        snprintf(ev.process, sizeof ev.process, "%s", process);
+        ev.process = process;
         ev.flags |= DM_EV_HAS_PROCESS;
     }
     return ev;

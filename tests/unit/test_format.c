@@ -25,8 +25,9 @@ static struct dm_event sample_read(void)
     ev.request = DM_REQ_READ;
     ev.flags = DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS | DM_EV_HAS_FILE |
                DM_EV_HAS_IRP_FLAGS;
-    strcpy(ev.process, "System");
-    strcpy(ev.file, "C:\\Users\\a \"b\",c.dat");
+    ev.disk_name = "";
+    ev.process = "System";
+    ev.file = "C:\\Users\\a \"b\",c.dat";
     return ev;
 }
 
@@ -68,7 +69,7 @@ DM_TEST(text_unknowns_and_rounding)
     ev.transfer_size = 513;           /* 513 bytes round up to 2 sectors */
     ev.time_ns = 999999500;           /* rounds up to 1.000000 */
     ev.duration_ns = 499;             /* rounds down to 0.000000 */
-    strcpy(ev.disk_name, "nvme0n1");
+    ev.disk_name = "nvme0n1";
     dm_format_event(buf, sizeof buf, &fo, 12345678, &ev);
     DM_ASSERT_STR_EQ(buf, "12345678     1.000000   0.000000 nvme0n1  Flush              0 "
                           "     2       - -\n");
@@ -135,9 +136,9 @@ DM_TEST(json_unknowns_omitted_and_bad_utf8)
     char buf[DM_LINE_MAX];
 
     ev.flags = DM_EV_HAS_PROCESS;
-    strcpy(ev.disk_name, "sda");
+    ev.disk_name = "sda";
     /* A tab, a valid e-acute (C3 A9) and a lone continuation byte. */
-    strcpy(ev.process, "a\tb\xc3\xa9\x80");
+    ev.process = "a\tb\xc3\xa9\x80";
     dm_format_event(buf, sizeof buf, &fo, 3, &ev);
     DM_ASSERT_STR_EQ(buf, "{\"seq\":3,\"time\":1.275943100,\"duration_ms\":25.821000,"
                           "\"disk\":\"sda\",\"request\":\"Read\",\"offset\":849788928,"
@@ -149,11 +150,12 @@ DM_TEST(long_file_never_overflows)
 {
     struct dm_format_opts fo = fmt(DM_FMT_JSON, 1);
     struct dm_event ev = sample_read();
-    char buf[64];
+    char buf[64], file[DM_FILE_MAX];
     size_t n;
 
-    memset(ev.file, '"', sizeof ev.file - 1);
-    ev.file[sizeof ev.file - 1] = '\0';
+    memset(file, '"', sizeof file - 1);
+    file[sizeof file - 1] = '\0';
+    ev.file = file;
     n = dm_format_event(buf, sizeof buf, &fo, 1, &ev);
     DM_ASSERT(n < sizeof buf);
     DM_ASSERT_EQ_U64(strlen(buf), n);

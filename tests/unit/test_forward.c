@@ -222,7 +222,7 @@ static long decode(const struct trace *t, enum order how, struct dm_event *ev,
             is_file_rundown(&t->recs[i]))
             continue;
         if (dm_kdecode(kd, &t->recs[i], &ev[n]) == 1)
-            n++;
+            dmt_keep_names(&ev[n++]);
     }
     dm_kdecoder_destroy(kd);
     free(first);
@@ -375,7 +375,7 @@ static int to_decoder(void *ctx, const struct dm_krecord *rec)
     struct sink_ctx *c = ctx;
 
     if (c->n < c->max && dm_kdecode(c->kd, rec, &c->ev[c->n]) == 1)
-        c->n++;
+        dmt_keep_names(&c->ev[c->n++]);
     return 0;
 }
 

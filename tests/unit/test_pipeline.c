@@ -27,6 +27,7 @@ static int scripted_run(struct dm_source *src, struct dm_sink *sink)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.disk_name = ev.process = ev.file = "";
     ev.duration_ns = 1000;
     ev.transfer_size = 4096;
     for (int i = 0; i < 2; i++) {

@@ -1,9 +1,11 @@
 /*
- * test_ring.c - the SPSC ring: order, wrap-around, drops when full, waiting
- * when full, and a two-thread stress test in which every event arrives once,
- * in order, or is counted as dropped.
+ * test_ring.c - the SPSC ring of variable-length records: names intact at
+ * every length, the memory a record takes, wrap-around, drops when full,
+ * waiting when full, and a two-thread stress test in which every event arrives once, in order,
+ * intact, or is counted as dropped.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ring.h"
 #include "dmtest.h"
@@ -15,60 +17,175 @@ static struct dm_event ev_with(uint64_t n)
 
     memset(&ev, 0, sizeof ev);
     ev.byte_offset = n;
+    ev.disk_name = ev.process = ev.file = "";
     return ev;
+}
+
+/* Names that differ per event in content and length (0 to max - 1). */
+struct names {
+    char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+};
+
+static void names_for(uint64_t n, struct names *nm, struct dm_event *ev)
+{
+    size_t dl = n % DM_DISK_NAME_MAX, pl = (n / 3) % DM_PROCESS_MAX,
+           fl = (n * 7) % DM_FILE_MAX;
+
+    memset(nm->disk, 'a' + (int)(n % 26), dl);
+    nm->disk[dl] = '\0';
+    memset(nm->process, 'A' + (int)(n % 26), pl);
+    nm->process[pl] = '\0';
+    memset(nm->file, '0' + (int)(n % 10), fl);
+    nm->file[fl] = '\0';
+    ev->disk_name = nm->disk;
+    ev->process = nm->process;
+    ev->file = nm->file;
+}
+
+static int names_match(uint64_t n, const struct dm_event *ev)
+{
+    struct names nm;
+    struct dm_event want;
+
+    names_for(n, &nm, &want);
+    return strcmp(ev->disk_name, nm.disk) == 0 &&
+           strcmp(ev->process, nm.process) == 0 && strcmp(ev->file, nm.file) == 0;
 }
 
 /* Pop everything ready, appending byte_offsets to out. */
 static size_t drain(struct dm_ring *ring, uint64_t *out, size_t max)
 {
     size_t got = 0, n;
-    const struct dm_event *batch;
+    struct dm_event batch[64];
 
-    while ((n = dm_ring_peek(ring, &batch, 1000)) > 0) {
+    while ((n = dm_ring_peek(ring, batch, 64)) > 0) {
         for (size_t i = 0; i < n && got < max; i++)
             out[got++] = batch[i].byte_offset;
-        dm_ring_release(ring, n);
+        dm_ring_release(ring);
     }
     return got;
 }
 
+/* Events of the given names that fit an empty ring before the first drop. */
+static uint64_t fill_count(struct dm_ring *ring, const char *disk,
+                           const char *process, const char *file)
+{
+    uint64_t n = 0;
+    struct dm_event ev = ev_with(0);
+
+    ev.disk_name = disk;
+    ev.process = process;
+    ev.file = file;
+    while (dm_ring_try_push(ring, &ev) == 1)
+        n++;
+    return n;
+}
+
 DM_TEST(capacity_rounds_up)
 {
-    struct dm_ring *ring = dm_ring_create(1000);
+    struct dm_ring *ring = dm_ring_create(5000);
 
     DM_ASSERT(ring != NULL);
-    DM_ASSERT_EQ_U64(dm_ring_capacity(ring), 1024);
+    DM_ASSERT_EQ_U64(dm_ring_capacity(ring), 8192);
+    dm_ring_destroy(ring);
+    ring = dm_ring_create(1);
+    DM_ASSERT_EQ_U64(dm_ring_capacity(ring), DM_RING_MIN_BYTES);
     dm_ring_destroy(ring);
 }
 
-DM_TEST(fifo_and_wraparound)
+/* ring.h's layout: an 8-byte head, the 64 fixed bytes, the names with their
+ * NULs, padded to 8. Nameless events take 80 bytes: 51 fit 4096. */
+DM_TEST(records_take_what_their_names_need)
 {
-    struct dm_ring *ring = dm_ring_create(8);
-    uint64_t got[16];
+    struct dm_ring *ring = dm_ring_create(4096);
+    char path[DM_FILE_MAX];
+
+    DM_ASSERT_EQ_U64(fill_count(ring, "", "", ""), 4096 / 80);
+    DM_ASSERT_EQ_U64(dm_ring_dropped(ring), 1);
+    dm_ring_destroy(ring);
+    /* A 60-byte path, "svchost.exe": 8 + 64 + 1 + 12 + 61 = 146 -> 152. */
+    memset(path, 'x', 60);
+    path[60] = '\0';
+    ring = dm_ring_create(4096);
+    DM_ASSERT_EQ_U64(fill_count(ring, "", "svchost.exe", path), 4096 / 152);
+    dm_ring_destroy(ring);
+}
+
+/* Issue 11: a fixed slot took 400 bytes (the three longest names); the same
+ * memory now holds several times the events of a burst. */
+DM_TEST(holds_several_times_the_events_of_fixed_slots)
+{
+    struct dm_ring *ring = dm_ring_create(1u << 20);
+    uint64_t fixed_slots = (1u << 20) / 400u, linux_like, windows_like;
+    char path[DM_FILE_MAX];
+
+    linux_like = fill_count(ring, "nvme0n1", "postgres", "");
+    dm_ring_destroy(ring);
+    memset(path, 'p', 80); /* C:\Users\...\AppData\Local\...: a long one */
+    path[80] = '\0';
+    ring = dm_ring_create(1u << 20);
+    windows_like = fill_count(ring, "", "MsMpEng.exe", path);
+    dm_ring_destroy(ring);
+    DM_ASSERT(linux_like >= 4 * fixed_slots);
+    DM_ASSERT(windows_like >= 2 * fixed_slots);
+}
+
+DM_TEST(names_round_trip_at_every_length)
+{
+    struct dm_ring *ring = dm_ring_create(4096);
+    struct dm_event batch[8];
     uint64_t next = 0, expect = 0;
 
-    /* Push 5 / pop 5 repeatedly so indices wrap the 8 slots many times. */
-    for (int round = 0; round < 20; round++) {
+    /* Every length of every name, across many wraps of a small ring. */
+    while (expect < 3000) {
         for (int i = 0; i < 5; i++) {
-            struct dm_event ev = ev_with(next++);
+            struct dm_event ev = ev_with(next);
+            struct names nm;
+
+            names_for(next++, &nm, &ev);
             DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
         }
-        size_t n = drain(ring, got, 16);
-        DM_ASSERT_EQ_U64(n, 5);
-        for (size_t i = 0; i < n; i++)
-            DM_ASSERT_EQ_U64(got[i], expect++);
+        for (size_t n; (n = dm_ring_peek(ring, batch, 8)) > 0;) {
+            for (size_t i = 0; i < n; i++) {
+                DM_ASSERT_EQ_U64(batch[i].byte_offset, expect);
+                DM_ASSERT(names_match(expect, &batch[i]));
+                expect++;
+            }
+            dm_ring_release(ring);
+        }
+        DM_ASSERT_EQ_U64(expect, next);
     }
     DM_ASSERT_EQ_U64(dm_ring_dropped(ring), 0);
-    DM_ASSERT_EQ_U64(dm_ring_pushed(ring), 100);
+    DM_ASSERT_EQ_U64(dm_ring_pushed(ring), next);
+    dm_ring_destroy(ring);
+}
+
+DM_TEST(overlong_names_are_cut_not_overflowed)
+{
+    struct dm_ring *ring = dm_ring_create(4096);
+    struct dm_event ev = ev_with(1), out;
+    char longp[100], longf[DM_FILE_MAX + 50];
+
+    memset(longp, 'p', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    memset(longf, 'f', sizeof longf - 1);
+    longf[sizeof longf - 1] = '\0';
+    ev.process = longp;
+    ev.file = longf;
+    DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
+    DM_ASSERT_EQ_U64(dm_ring_peek(ring, &out, 1), 1);
+    DM_ASSERT_EQ_U64(strlen(out.process), DM_PROCESS_MAX - 1);
+    DM_ASSERT_EQ_U64(strlen(out.file), DM_FILE_MAX - 1);
+    dm_ring_release(ring);
     dm_ring_destroy(ring);
 }
 
 DM_TEST(full_ring_drops_and_counts)
 {
-    struct dm_ring *ring = dm_ring_create(4);
-    uint64_t got[8];
+    struct dm_ring *ring = dm_ring_create(4096);
+    uint64_t got[64], fit = 4096 / 80;
 
-    for (uint64_t i = 0; i < 4; i++) {
+    for (uint64_t i = 0; i < fit; i++) {
         struct dm_event ev = ev_with(i);
         DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
     }
@@ -76,39 +193,43 @@ DM_TEST(full_ring_drops_and_counts)
     DM_ASSERT(dm_ring_try_push(ring, &extra) == 0);
     DM_ASSERT(dm_ring_try_push(ring, &extra) == 0);
     DM_ASSERT_EQ_U64(dm_ring_dropped(ring), 2);
-    DM_ASSERT_EQ_U64(drain(ring, got, 8), 4);
-    DM_ASSERT_EQ_U64(got[3], 3);
+    DM_ASSERT_EQ_U64(dm_ring_pushed(ring), fit);
+    DM_ASSERT_EQ_U64(drain(ring, got, 64), fit);
+    DM_ASSERT_EQ_U64(got[fit - 1], fit - 1);
+    /* Room again once the consumer released. */
+    DM_ASSERT(dm_ring_try_push(ring, &extra) == 1);
     dm_ring_destroy(ring);
 }
 
-DM_TEST(peek_is_contiguous_at_wrap)
+/* A record that does not fit before the end goes to the start; the bytes
+ * skipped count as used until the consumer passes them. */
+DM_TEST(record_at_the_end_goes_to_the_start)
 {
-    struct dm_ring *ring = dm_ring_create(4);
-    const struct dm_event *batch;
-    uint64_t got[8];
+    struct dm_ring *ring = dm_ring_create(4096);
+    struct dm_event batch[64];
+    uint64_t got[64];
+    char path[200];
 
-    for (uint64_t i = 0; i < 3; i++) {
+    for (uint64_t i = 0; i < 50; i++) { /* 50 * 80 = 4000: 96 bytes left */
         struct dm_event ev = ev_with(i);
-        dm_ring_try_push(ring, &ev);
+        DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
     }
-    DM_ASSERT_EQ_U64(drain(ring, got, 8), 3);
-    for (uint64_t i = 3; i < 6; i++) {
-        struct dm_event ev = ev_with(i);
-        dm_ring_try_push(ring, &ev);
-    }
-    /* Slot 3 holds event 3; events 4 and 5 wrapped to slots 0 and 1. */
-    DM_ASSERT_EQ_U64(dm_ring_peek(ring, &batch, 100), 1);
-    DM_ASSERT_EQ_U64(batch[0].byte_offset, 3);
-    dm_ring_release(ring, 1);
-    DM_ASSERT_EQ_U64(dm_ring_peek(ring, &batch, 100), 2);
-    DM_ASSERT_EQ_U64(batch[1].byte_offset, 5);
-    dm_ring_release(ring, 2);
+    DM_ASSERT_EQ_U64(drain(ring, got, 64), 50);
+    memset(path, 'z', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    struct dm_event big = ev_with(7);
+    big.file = path; /* 8 + 64 + 2 + 200 = 274 -> 280: does not fit in 96 */
+    DM_ASSERT(dm_ring_try_push(ring, &big) == 1);
+    DM_ASSERT_EQ_U64(dm_ring_peek(ring, batch, 64), 1);
+    DM_ASSERT_EQ_U64(batch[0].byte_offset, 7);
+    DM_ASSERT_STR_EQ(batch[0].file, path);
+    dm_ring_release(ring);
     dm_ring_destroy(ring);
 }
 
 DM_TEST(drained_only_after_close)
 {
-    struct dm_ring *ring = dm_ring_create(4);
+    struct dm_ring *ring = dm_ring_create(4096);
     struct dm_event ev = ev_with(1);
     uint64_t got[4];
 
@@ -123,12 +244,12 @@ DM_TEST(drained_only_after_close)
 
 DM_TEST(push_wait_gives_up_on_stop)
 {
-    struct dm_ring *ring = dm_ring_create(2);
+    struct dm_ring *ring = dm_ring_create(4096);
     struct dm_event ev = ev_with(1);
     volatile int stop = 1;
 
-    DM_ASSERT(dm_ring_push_wait(ring, &ev, &stop) == 1);
-    DM_ASSERT(dm_ring_push_wait(ring, &ev, &stop) == 1);
+    for (int i = 0; i < 4096 / 80; i++)
+        DM_ASSERT(dm_ring_push_wait(ring, &ev, &stop) == 1);
     /* Full, and stop is set: returns without queuing or counting a drop. */
     DM_ASSERT(dm_ring_push_wait(ring, &ev, &stop) == 0);
     DM_ASSERT_EQ_U64(dm_ring_dropped(ring), 0);
@@ -151,7 +272,9 @@ static void producer(void *arg)
 
     for (uint64_t i = 0; i < STRESS_EVENTS; i++) {
         struct dm_event ev = ev_with(i);
+        struct names nm;
 
+        names_for(i, &nm, &ev);    /* names to catch torn records */
         ev.time_ns = i * 7;        /* a second field to catch torn slots */
         ev.pid = (uint32_t)(i ^ 0x5a5a5a5au);
         if (s->wait)
@@ -168,7 +291,7 @@ static void producer(void *arg)
  * count seen plus the drops equals what was produced. */
 static void run_stress(int wait)
 {
-    struct stress s = {dm_ring_create(1024), wait, 0};
+    struct stress s = {dm_ring_create(64u * 1024u), wait, 0};
     dm_thread *t;
     uint64_t seen = 0, last = 0;
     int first = 1, bad = 0;
@@ -176,19 +299,19 @@ static void run_stress(int wait)
     DM_ASSERT(s.ring != NULL);
     DM_ASSERT(dm_thread_start(&t, producer, &s) == 0);
     while (!dm_ring_drained(s.ring)) {
-        const struct dm_event *b;
-        size_t n = dm_ring_peek(s.ring, &b, 64);
+        struct dm_event b[64];
+        size_t n = dm_ring_peek(s.ring, b, 64);
 
         for (size_t i = 0; i < n; i++) {
             uint64_t v = b[i].byte_offset;
             if ((!first && v <= last) || b[i].time_ns != v * 7 ||
-                b[i].pid != (uint32_t)(v ^ 0x5a5a5a5au))
+                b[i].pid != (uint32_t)(v ^ 0x5a5a5a5au) || !names_match(v, &b[i]))
                 bad++;
             first = 0;
             last = v;
         }
         seen += n;
-        dm_ring_release(s.ring, n);
+        dm_ring_release(s.ring);
         if (n == 0)
             dm_yield();
     }
@@ -213,9 +336,13 @@ DM_TEST(stress_two_threads_wait_mode)
 
 const struct dmt_case dm_suite_ring[] = {
     {"capacity_rounds_up", capacity_rounds_up},
-    {"fifo_and_wraparound", fifo_and_wraparound},
+    {"records_take_what_their_names_need", records_take_what_their_names_need},
+    {"holds_several_times_the_events_of_fixed_slots",
+     holds_several_times_the_events_of_fixed_slots},
+    {"names_round_trip_at_every_length", names_round_trip_at_every_length},
+    {"overlong_names_are_cut_not_overflowed", overlong_names_are_cut_not_overflowed},
     {"full_ring_drops_and_counts", full_ring_drops_and_counts},
-    {"peek_is_contiguous_at_wrap", peek_is_contiguous_at_wrap},
+    {"record_at_the_end_goes_to_the_start", record_at_the_end_goes_to_the_start},
     {"drained_only_after_close", drained_only_after_close},
     {"push_wait_gives_up_on_stop", push_wait_gives_up_on_stop},
     {"stress_two_threads_drop_mode", stress_two_threads_drop_mode},

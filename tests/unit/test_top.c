@@ -49,7 +49,11 @@ static struct dm_event req(uint64_t time_ns, uint64_t dur_ns, int request, uint3
     ev.transfer_size = request == DM_REQ_FLUSH ? 0 : 4096;
     ev.pid = pid;
     ev.flags = DM_EV_HAS_PID | DM_EV_HAS_PROCESS;
-    snprintf(ev.process, sizeof ev.process, "p%u", (unsigned)pid);
+    /* Names that outlive the event (diskmon.h: the source's storage). */
+    static char names[512][16];
+    snprintf(names[pid % 512], sizeof names[0], "p%u", (unsigned)pid);
+    ev.process = names[pid % 512];
+    ev.disk_name = ev.file = "";
     return ev;
 }
 
