@@ -563,8 +563,8 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     uint32_t tid = 0, pid = 0;
     size_t irp_slot;
 
-    rc = dm_diskio_decode(rec->opcode, rec->version, rec->pointer_size,
-                          rec->payload, rec->payload_len, &d);
+    rc = dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
+                                 rec->payload, rec->payload_len, &d);
     if (rc == DM_ENOTFOUND)
         return 0; /* DiskIo's driver and split events: not ours */
     if (rc < 0)
@@ -583,8 +583,6 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         return 0;
     }
 
-    memset(ev, 0, sizeof *ev);
-    ev->disk_name = ev->process = ev->file = "";
     irp_slot = dm_kt_find(&kd->irps, d.irp);
     /* An Init stamped after this completion belongs to the IRP's next use
      * (live sessions do not sort across CPUs); leave it for that one. */
@@ -592,21 +590,30 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         irp_at(&kd->irps, irp_slot)->timestamp <= rec->timestamp)
         init = irp_at(&kd->irps, irp_slot);
 
+    /* Every field written once (no clearing first); the numbers are the
+     * first DM_EVENT_FIXED_BYTES, which the ring copies as they are.
+     * HighResResponseTime counts QPC ticks whatever the session's clock
+     * (MS diskio-typegroup1; etw-facts.md s.3 and s.7). */
     ev->time_ns = rec->timestamp > kd->start_ts
                       ? ticks_to_ns(&kd->ts_scale, rec->timestamp - kd->start_ts)
                       : 0;
-    /* HighResResponseTime counts QPC ticks whatever the session's clock
-     * (MS diskio-typegroup1; etw-facts.md s.3 and s.7). */
     ev->duration_ns = ticks_to_ns(&kd->hrrt_scale, d.high_res_response_time);
+    ev->queue_ns = 0;
+    ev->byte_offset = d.byte_offset;
+    ev->irp = d.irp;
+    ev->transfer_size = d.transfer_size;
+    ev->disk = d.disk_number;
+    ev->irp_flags = d.irp_flags;
+    ev->pid = 0;
+    ev->tid = 0;
+    ev->flags = DM_EV_HAS_IRP_FLAGS;
     ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
                   : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
                                                    : DM_REQ_FLUSH;
-    ev->byte_offset = d.byte_offset;
-    ev->transfer_size = d.transfer_size;
-    ev->disk = d.disk_number;
-    ev->irp = d.irp;
-    ev->irp_flags = d.irp_flags;
-    ev->flags = DM_EV_HAS_IRP_FLAGS;
+    ev->reserved = 0;
+    ev->disk_name = "";
+    ev->process = "";
+    ev->file = "";
 
     /* (uint32_t)-1 is ETW's "no thread" (etw-facts.md s.2). */
     if (d.has_issuing_tid && d.issuing_tid != UINT32_MAX) {
@@ -713,14 +720,13 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev)
 {
-    if (rec->kclass == DM_K_OTHER)
-        return 0;
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
-        return malformed(kd, PASS_FORWARD);
-    switch (rec->kclass) {
-    case DM_K_DISKIO:
+        return rec->kclass == DM_K_OTHER ? 0 : malformed(kd, PASS_FORWARD);
+    /* The one class a busy disk multiplies goes first. */
+    if (rec->kclass == DM_K_DISKIO)
         return on_diskio(kd, rec, ev);
+    switch (rec->kclass) {
     case DM_K_THREAD:
         return on_thread(kd, &kd->names, rec, PASS_FORWARD);
     case DM_K_PROCESS:
