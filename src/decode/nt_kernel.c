@@ -112,6 +112,7 @@ struct file_slot {
     uint64_t until;     /* rundown tables: time of the FileDelete/FileRundown */
     uint8_t cut;        /* the start of the path was dropped */
     uint8_t mapped;     /* a volume mapping was applied */
+    uint32_t volumes_generation; /* of kd->volumes when name was stored */
     char name[DM_FILE_MAX];
 };
 
@@ -460,6 +461,7 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     f->cut = (uint8_t)(dm_volumes_store_path(&kd->volumes, f->name, DM_FILE_MAX,
                                              kd->scratch, n, &f->mapped) |
                        cut);
+    f->volumes_generation = kd->volumes.generation;
     return 0;
 }
 
@@ -658,8 +660,10 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         uint8_t mapped = f->mapped;
         int cut = f->cut;
 
-        /* A mapping learnt after the name was stored still applies. */
-        if (!mapped && !cut) {
+        /* A mapping learnt after the name was stored still applies. With
+         * no change to the mappings since, the name is as it would be
+         * translated now. */
+        if (!mapped && !cut && f->volumes_generation != kd->volumes.generation) {
             cut = dm_volumes_store_path(&kd->volumes, kd->event_file, DM_FILE_MAX,
                                         f->name, strlen(f->name), &mapped);
             ev->file = kd->event_file;

@@ -161,5 +161,6 @@ int dm_volumes_add(struct dm_volumes *vols, const char *nt_prefix, const char *d
     memcpy(v->dos, dos_prefix, dos_len);
     v->dos[dos_len] = '\0';
     v->dos_len = dos_len;
+    vols->generation++;
     return 0;
 }

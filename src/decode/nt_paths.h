@@ -36,6 +36,9 @@ struct dm_volume {
 struct dm_volumes {
     struct dm_volume v[DM_VOLUME_MAX];
     int n;
+    /* Changes by dm_volumes_add so far: a path stored at the same
+     * generation would be translated the same way again. */
+    uint32_t generation;
 };
 
 /* Number of UTF-16 code units of the string at b[0..len): up to the NUL

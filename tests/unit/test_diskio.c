@@ -789,6 +789,11 @@ DM_TEST(path_cut_and_mapping)
     n = tg1(b, 8, 3, 0, 0, 512, 0, 0x500, 0x5, 1, 8);
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 9, 0, 0, b, n), &ev), 1);
     DM_ASSERT_STR_EQ(ev.file, "\\Device\\HarddiskVolume55\\z.dat");
+    /* A later change of the mapping applies to the next request too. */
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_volume(kd, "\\Device\\HarddiskVolume5", "E:"), 0);
+    n = tg1(b, 8, 3, 0, 0, 512, 0, 0x400, 0x7, 1, 8);
+    DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 3, 8, 9, 0, 0, b, n), &ev), 1);
+    DM_ASSERT_STR_EQ(ev.file, "E:\\x\\y.dat");
 
     /* 5. Redirector mapping as in the win8 sample: "\Device\Mup\" -> "\\". */
     n = volume_rec(b, u"\\Device\\Mup\\", u"\\\\");
