@@ -30,6 +30,10 @@ size_t dm_utf16_to_utf8(const uint8_t *b, size_t units, char *dst)
     for (size_t i = 0; i < units; i++) {
         uint32_t c = dm_le16(b + 2 * i);
 
+        if (c < 0x80) { /* paths are mostly ASCII: one test for those */
+            dst[o++] = (char)c;
+            continue;
+        }
         if (c >= 0xD800 && c <= 0xDBFF && i + 1 < units) {
             uint32_t c2 = dm_le16(b + 2 * (i + 1));
             if (c2 >= 0xDC00 && c2 <= 0xDFFF) {
@@ -41,9 +45,7 @@ size_t dm_utf16_to_utf8(const uint8_t *b, size_t units, char *dst)
         } else if (c >= 0xD800 && c <= 0xDFFF) {
             c = 0xFFFD;
         }
-        if (c < 0x80) {
-            dst[o++] = (char)c;
-        } else if (c < 0x800) {
+        if (c < 0x800) {
             dst[o++] = (char)(0xC0 | (c >> 6));
             dst[o++] = (char)(0x80 | (c & 0x3F));
         } else if (c < 0x10000) {
@@ -78,8 +80,15 @@ static int copy_tail(char *dst, size_t cap, const char *a, size_t alen,
                ((unsigned char)(skip < alen ? a[skip] : b[skip - alen]) & 0xC0) == 0x80)
             skip++;
     }
-    for (size_t i = skip; i < total; i++)
-        dst[o++] = i < alen ? a[i] : b[i - alen];
+    if (skip < alen) {
+        memcpy(dst, a + skip, alen - skip);
+        o = alen - skip;
+        memcpy(dst + o, b, blen);
+        o += blen;
+    } else {
+        memcpy(dst, b + (skip - alen), total - skip);
+        o = total - skip;
+    }
     dst[o] = '\0';
     return skip > 0;
 }
