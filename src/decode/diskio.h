@@ -131,6 +131,25 @@ static inline int dm_diskio_tg3(const uint8_t *b, size_t len, unsigned ps,
     return 0;
 }
 
+/*
+ * An Init record (ReadInit, WriteInit, FlushInit) alone, for the hot path:
+ * the same checks and fields as dm_diskio_decode, of a record the caller
+ * knows to be an Init with a valid pointer size (4 or 8), but only
+ * has_issuing_tid, irp and issuing_tid are written. Returns 0 or
+ * DM_ECORRUPT (version below 2, short payload).
+ */
+static inline int dm_diskio_decode_init(unsigned version, unsigned pointer_size,
+                                        const void *payload, size_t len,
+                                        struct dm_diskio *out)
+{
+    if (version < 2 || (payload == NULL && len > 0))
+        return DM_ECORRUPT;
+    out->has_issuing_tid = version >= 3;
+    out->issuing_tid = 0;
+    return pointer_size == 8 ? dm_diskio_tg2(payload, len, 8, out)
+                             : dm_diskio_tg2(payload, len, 4, out);
+}
+
 static inline int dm_diskio_decode_inline(unsigned opcode, unsigned version,
                                           unsigned pointer_size,
                                           const void *payload, size_t len,

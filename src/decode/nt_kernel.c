@@ -565,18 +565,17 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     uint32_t tid = 0, pid = 0;
     size_t irp_slot;
 
-    rc = dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
-                                 rec->payload, rec->payload_len, &d);
-    if (rc == DM_ENOTFOUND)
-        return 0; /* DiskIo's driver and split events: not ours */
-    if (rc < 0)
-        return malformed(kd, PASS_FORWARD);
-    kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
-
     if (rec->opcode == DM_DISKIO_READ_INIT || rec->opcode == DM_DISKIO_WRITE_INIT ||
         rec->opcode == DM_DISKIO_FLUSH_INIT) {
-        struct irp_slot *e = irp_at(&kd->irps, dm_kt_put(&kd->irps, d.irp, ++kd->clock));
+        /* Half of all DiskIo records: decoded on their own (the pointer
+         * size was checked by dm_kdecode). */
+        struct irp_slot *e;
 
+        if (dm_diskio_decode_init(rec->version, rec->pointer_size, rec->payload,
+                                  rec->payload_len, &d) < 0)
+            return malformed(kd, PASS_FORWARD);
+        kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
+        e = irp_at(&kd->irps, dm_kt_put(&kd->irps, d.irp, ++kd->clock));
         e->timestamp = rec->timestamp;
         e->has_tid = d.has_issuing_tid || rec->tid != DM_KNO_ID;
         e->tid = d.has_issuing_tid ? d.issuing_tid : rec->tid;
@@ -584,6 +583,13 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         e->pid = rec->pid;
         return 0;
     }
+    rc = dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
+                                 rec->payload, rec->payload_len, &d);
+    if (rc == DM_ENOTFOUND)
+        return 0; /* DiskIo's driver and split events: not ours */
+    if (rc < 0)
+        return malformed(kd, PASS_FORWARD);
+    kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
 
     irp_slot = dm_kt_find(&kd->irps, d.irp);
     /* An Init stamped after this completion belongs to the IRP's next use

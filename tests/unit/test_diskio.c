@@ -669,6 +669,36 @@ DM_TEST(random_payloads)
     dm_kdecoder_destroy(kd);
 }
 
+/* The Init records' own decoder (the hot path's) agrees with the general
+ * one on every version, pointer size, length and content. */
+DM_TEST(init_decode_matches_full)
+{
+    static const unsigned init_ops[3] = {DM_DISKIO_READ_INIT, DM_DISKIO_WRITE_INIT,
+                                         DM_DISKIO_FLUSH_INIT};
+    uint32_t seed = 99;
+    uint8_t b[16];
+
+    for (int i = 0; i < 20000; i++) {
+        struct dm_diskio full, init;
+        unsigned version = (unsigned)(i % 6), ps = i % 2 ? 8 : 4;
+        size_t len = (size_t)(i / 6) % 17;
+        int rc_full, rc_init;
+
+        for (size_t k = 0; k < sizeof b; k++) {
+            seed = seed * 1103515245u + 12345u;
+            b[k] = (uint8_t)(seed >> 24);
+        }
+        rc_full = dm_diskio_decode(init_ops[i % 3], version, ps, b, len, &full);
+        rc_init = dm_diskio_decode_init(version, ps, b, len, &init);
+        DM_ASSERT_EQ_INT(rc_init, rc_full);
+        if (rc_full != 0)
+            continue;
+        DM_ASSERT_EQ_U64(init.irp, full.irp);
+        DM_ASSERT_EQ_INT(init.has_issuing_tid, full.has_issuing_tid);
+        DM_ASSERT_EQ_U64(init.issuing_tid, full.issuing_tid);
+    }
+}
+
 DM_TEST(utf16_names)
 {
     /* "\Device\HarddiskVolume3\Donn<e-acute>es\<U+65E5><U+672C>
@@ -1362,6 +1392,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"process_sid_forms", process_sid_forms},
     {"malformed_records", malformed_records},
     {"random_payloads", random_payloads},
+    {"init_decode_matches_full", init_decode_matches_full},
     {"utf16_names", utf16_names},
     {"path_cut_and_mapping", path_cut_and_mapping},
     {"time_arithmetic", time_arithmetic},
