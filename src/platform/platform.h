@@ -1,7 +1,8 @@
 /*
- * platform.h - the little the core needs from the operating system: atomics,
- * threads, clocks, sleeping, terminals and Ctrl+C. One implementation per OS
- * (posix.c, win32.c); CMake picks the file, so the core has no OS #if.
+ * platform.h - the little the core needs from the operating system:
+ * threads, clocks, sleeping, terminals and Ctrl+C. One implementation per
+ * OS (posix.c, win32.c); CMake picks the file, so the core has no OS #if.
+ * The atomics are inline, one implementation per compiler (atomics.h).
  */
 #ifndef DM_PLATFORM_H
 #define DM_PLATFORM_H
@@ -11,15 +12,9 @@
 
 struct dm_options;
 
-/* Atomics on 64-bit counters and indices. GCC/Clang use __atomic builtins;
- * MSVC uses Interlocked and volatile with /volatile:ms semantics. */
-uint64_t dm_atomic_load_acquire(const volatile uint64_t *p);
-uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p);
-void dm_atomic_store_release(volatile uint64_t *p, uint64_t v);
-int dm_atomic_load_int(const volatile int *p);
-void dm_atomic_store_int(volatile int *p, int v);
-/* Store v, return the old value; a full (acquire and release) barrier. */
-int dm_atomic_exchange_int(volatile int *p, int v);
+/* Atomics on 64-bit counters and indices, and on flags: inline, one
+ * implementation per compiler. */
+#include "platform/atomics.h"
 
 typedef struct dm_thread dm_thread;
 /* Start fn(arg) on a new thread. Returns 0 or DM_EOS. */

@@ -1,7 +1,6 @@
 /*
  * posix.c - the platform layer on Linux and other POSIX systems: pthreads,
- * clock_gettime, sigaction. Atomics use the GCC/Clang __atomic builtins,
- * which every POSIX compiler we build with provides.
+ * clock_gettime, sigaction. (Atomics are inline: atomics.h.)
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* fseeko/ftello */
@@ -26,36 +25,6 @@
 #include "core/options.h"
 #include "diskmon.h"
 #include "platform/platform.h"
-
-uint64_t dm_atomic_load_acquire(const volatile uint64_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p)
-{
-    return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
-{
-    __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-int dm_atomic_load_int(const volatile int *p)
-{
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-void dm_atomic_store_int(volatile int *p, int v)
-{
-    __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-int dm_atomic_exchange_int(volatile int *p, int v)
-{
-    return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
-}
 
 struct dm_thread {
     pthread_t id;

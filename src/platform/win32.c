@@ -1,6 +1,6 @@
 /*
- * win32.c - the platform layer on Windows: Interlocked atomics, Win32
- * threads, QueryPerformanceCounter, console control handler.
+ * win32.c - the platform layer on Windows: Win32 threads,
+ * QueryPerformanceCounter, console control handler.
  *
  * Builds with MSVC and MinGW alike: no GNU extensions, only documented Win32
  * and CRT calls. The semantics follow posix.c; where Windows differs (console
@@ -9,7 +9,6 @@
  */
 #include <windows.h>
 #include <fcntl.h>
-#include <intrin.h>
 #include <io.h>
 #include <process.h>
 #include <stdio.h>
@@ -17,64 +16,6 @@
 
 #include "diskmon.h"
 #include "platform/platform.h"
-
-/*
- * Atomics. On x64 every aligned 64-bit load and store is atomic and the
- * hardware keeps loads ordered with loads and stores with stores (TSO), so
- * acquire and release need only a compiler barrier (_ReadWriteBarrier) to
- * stop the compiler from moving accesses across them. On 32-bit x86 a plain
- * 64-bit access is two 32-bit accesses, and on ARM64 the hardware reorders,
- * so there every 64-bit access goes through an Interlocked call (a full
- * barrier: stronger than asked, always correct). The casts drop const only
- * to satisfy the Interlocked prototypes; a compare-exchange of 0 with 0
- * never changes the value.
- */
-#if defined(_M_X64) || defined(__x86_64__)
-#define DM_X64 1
-#else
-#define DM_X64 0
-#endif
-
-uint64_t dm_atomic_load_acquire(const volatile uint64_t *p)
-{
-#if DM_X64
-    uint64_t v = *p;
-    _ReadWriteBarrier();
-    return v;
-#else
-    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
-#endif
-}
-
-uint64_t dm_atomic_load_relaxed(const volatile uint64_t *p)
-{
-#if DM_X64
-    return *p;
-#else
-    return (uint64_t)InterlockedCompareExchange64((volatile LONG64 *)p, 0, 0);
-#endif
-}
-
-void dm_atomic_store_release(volatile uint64_t *p, uint64_t v)
-{
-#if DM_X64
-    _ReadWriteBarrier();
-    *p = v;
-#else
-    InterlockedExchange64((volatile LONG64 *)p, (LONG64)v);
-#endif
-}
-
-/* int and LONG are both 32 bits on every Windows ABI. */
-int dm_atomic_load_int(const volatile int *p)
-{
-    return (int)InterlockedCompareExchange((volatile LONG *)p, 0, 0);
-}
-
-void dm_atomic_store_int(volatile int *p, int v)
-{
-    InterlockedExchange((volatile LONG *)p, (LONG)v);
-}
 
 /*
  * Threads. The start routine and its argument live in their own block that
@@ -455,12 +396,6 @@ void dm_win32_strerror(unsigned long code, char *buf, size_t len)
 
 #include "core/options.h"
 
-int dm_atomic_exchange_int(volatile int *p, int v)
-{
-    /* int and LONG are both 32 bits on Windows; InterlockedExchange is a
-     * full barrier. */
-    return (int)InterlockedExchange((volatile LONG *)p, (LONG)v);
-}
 
 /* The volume serial number and the 64-bit file index together name one file
  * on one volume (GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION). */
