@@ -50,7 +50,7 @@
  * are replaced oldest-first once their table is full. */
 #define THREAD_SLOTS 16384u
 #define PROCESS_SLOTS 4096u
-#define FILE_SLOTS 8192u  /* 8192 * ~280 bytes = 2.3 MB */
+#define FILE_SLOTS 8192u  /* 8192 * 296 bytes (x64) = 2.4 MB */
 #define IRP_SLOTS 8192u
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold

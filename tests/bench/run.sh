@@ -191,7 +191,7 @@ etl_dir=$ROOT/../shared/etl
 callback_ok=0
 if [ -f "$etl_dir/perfview-net452-x64-win8.etl" ] && [ -f "$etl_dir/filtrace-diskio-win11.etl" ]; then
     if "$CALLBACK" "$etl_dir" 1 >"$work/callback.out" 2>&1 &&
-        [ "$(grep -c 'DiskIo records only: .* [0-9.]* ns/record' "$work/callback.out")" = 2 ]; then
+        [ "$(grep -c 'DiskIo records only: .*; decode+filter+enqueue [0-9.]* ns/record' "$work/callback.out")" = 2 ]; then
         result PASS callback
         callback_ok=1
     else
