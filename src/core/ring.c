@@ -88,99 +88,57 @@ size_t dm_ring_capacity(const struct dm_ring *ring)
     return (size_t)ring->mask + 1;
 }
 
-static size_t name_len(const char *s, size_t max)
+/* A name's length without its NUL. Empty names are common (no disk name on
+ * Windows, no file on Linux): no call for those. */
+static inline size_t name_len(const char *s, size_t max)
 {
-    size_t n = strlen(s);
+    size_t n;
 
+    if (s[0] == '\0')
+        return 0;
+    n = strlen(s);
     return n < max ? n : max - 1; /* the source's contract says it never is */
 }
 
-/* What a push needs: the record, and where it starts. */
-struct placement {
+/* Copy a name and its NUL; returns where the next one goes. */
+static inline uint8_t *put_name(uint8_t *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p + n + 1;
+}
+
+/*
+ * The producer's one way in. Measures the record, waits for room (wait) or
+ * counts a drop, then writes the record, names included, and publishes it.
+ */
+static inline int push(struct dm_ring *ring, const struct dm_event *ev,
+                       int wait, volatile int *stop)
+{
+    uint64_t head = dm_atomic_load_relaxed(&ring->head), size = ring->mask + 1;
+    uint64_t offset = head & ring->mask, skip, need;
     struct rec_head h;
-    uint64_t skip;         /* bytes of skip record before it (0: none) */
-};
-
-static void place(const struct dm_ring *ring, uint64_t head,
-                  const struct dm_event *ev, struct placement *pl)
-{
-    uint64_t offset = head & ring->mask, to_end = ring->mask + 1 - offset;
-    size_t bytes;
-
-    pl->h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
-    pl->h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
-    pl->h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
-    bytes = REC_FIXED + pl->h.disk_name_len + pl->h.process_len + pl->h.file_len + 3u;
-    bytes = (bytes + REC_ALIGN - 1) & ~(size_t)(REC_ALIGN - 1);
-    pl->h.bytes = (uint32_t)bytes;
-    pl->skip = bytes > to_end ? to_end : 0;
-}
-
-/* Producer: is there room for the placement (its skip and its record)?
- * Re-reads tail only when the cached value says the ring is full. */
-static int has_room(struct dm_ring *ring, uint64_t head, const struct placement *pl)
-{
-    uint64_t need = head + pl->skip + pl->h.bytes;
-
-    if (need - ring->tail_cache <= ring->mask + 1)
-        return 1;
-    ring->tail_cache = dm_atomic_load_acquire(&ring->tail);
-    return need - ring->tail_cache <= ring->mask + 1;
-}
-
-static void put_name(uint8_t **p, const char *s, size_t n)
-{
-    memcpy(*p, s, n);
-    (*p)[n] = '\0';
-    *p += n + 1;
-}
-
-static void publish(struct dm_ring *ring, uint64_t head,
-                    const struct placement *pl, const struct dm_event *ev)
-{
+    unsigned spins = 0;
     uint8_t *p;
 
-    if (pl->skip != 0) {
-        struct rec_head skip = {(uint32_t)pl->skip, REC_SKIP, 0, 0};
-
-        memcpy(ring->data + (head & ring->mask), &skip, sizeof skip);
-        head += pl->skip;
-    }
-    p = ring->data + (head & ring->mask);
-    memcpy(p, &pl->h, sizeof pl->h);
-    memcpy(p + sizeof pl->h, ev, DM_EVENT_FIXED_BYTES);
-    p += REC_FIXED;
-    put_name(&p, ev->disk_name, pl->h.disk_name_len);
-    put_name(&p, ev->process, pl->h.process_len);
-    put_name(&p, ev->file, pl->h.file_len);
-    dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
-    dm_atomic_store_release(&ring->head, head + pl->h.bytes);
-}
-
-int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev)
-{
-    uint64_t head = dm_atomic_load_relaxed(&ring->head);
-    struct placement pl;
-
-    place(ring, head, ev, &pl);
-    if (!has_room(ring, head, &pl)) {
-        dm_atomic_store_release(&ring->dropped,
-                                dm_atomic_load_relaxed(&ring->dropped) + 1);
-        return 0;
-    }
-    publish(ring, head, &pl, ev);
-    return 1;
-}
-
-int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
-                      volatile int *stop)
-{
-    uint64_t head = dm_atomic_load_relaxed(&ring->head);
-    struct placement pl;
-    unsigned spins = 0;
-
-    place(ring, head, ev, &pl);
-    while (!has_room(ring, head, &pl)) {
+    h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
+    h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
+    h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
+    h.bytes = (uint32_t)((REC_FIXED + h.disk_name_len + h.process_len + h.file_len +
+                          3u + REC_ALIGN - 1) & ~(size_t)(REC_ALIGN - 1));
+    /* A record never wraps: what is left before the end becomes a skip. */
+    skip = h.bytes > size - offset ? size - offset : 0;
+    need = head + skip + h.bytes;
+    /* Re-read tail only when the cached value says the ring is full. */
+    while (need - ring->tail_cache > size) {
+        ring->tail_cache = dm_atomic_load_acquire(&ring->tail);
+        if (need - ring->tail_cache <= size)
+            break;
+        if (!wait) {
+            dm_atomic_store_release(&ring->dropped,
+                                    dm_atomic_load_relaxed(&ring->dropped) + 1);
+            return 0;
+        }
         if (stop != NULL && dm_atomic_load_int(stop))
             return 0;
         /* Spin briefly (the consumer is usually mid-batch), then sleep so a
@@ -190,8 +148,32 @@ int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
         else
             dm_sleep_ms(1);
     }
-    publish(ring, head, &pl, ev);
+    if (skip != 0) {
+        struct rec_head sh = {(uint32_t)skip, REC_SKIP, 0, 0};
+
+        memcpy(ring->data + offset, &sh, sizeof sh);
+        offset = 0;
+    }
+    p = ring->data + offset;
+    memcpy(p, &h, sizeof h);
+    memcpy(p + sizeof h, ev, DM_EVENT_FIXED_BYTES);
+    p = put_name(p + REC_FIXED, ev->disk_name, h.disk_name_len);
+    p = put_name(p, ev->process, h.process_len);
+    put_name(p, ev->file, h.file_len);
+    dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
+    dm_atomic_store_release(&ring->head, need);
     return 1;
+}
+
+int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev)
+{
+    return push(ring, ev, 0, NULL);
+}
+
+int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
+                      volatile int *stop)
+{
+    return push(ring, ev, 1, stop);
 }
 
 void dm_ring_close(struct dm_ring *ring)
