@@ -66,37 +66,70 @@ static const char digit_pairs[201] =
     "6061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Decimal digits of v (1 for 0). */
+/* 10^0 .. 10^19: the powers a uint64_t can hold. */
+static const uint64_t pow10_u64[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+    UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+    UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+    UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+    UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+    UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+    UINT64_C(10000000000000000000),
+};
+
+/* Decimal digits of v (1 for 0). From the bit length: t = bits * log10(2)
+ * (1233 / 4096 is log10(2) to 4 digits) is the number of digits or one
+ * more, and one comparison with 10^t says which ("Bit Twiddling Hacks",
+ * integer log base 10). */
 static unsigned dec_len(uint64_t v)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned t = (bits * 1233u) >> 12;
+
+    return t + 1 - ((v | 1) < pow10_u64[t]);
+#else
     unsigned n = 1;
 
-    for (;;) {
-        if (v < 10)
-            return n;
-        if (v < 100)
-            return n + 1;
-        if (v < 1000)
-            return n + 2;
-        if (v < 10000)
-            return n + 3;
-        v /= 10000;
-        n += 4;
-    }
+    while (n < 20 && v >= pow10_u64[n])
+        n++;
+    return n;
+#endif
 }
 
-/* The last n decimal digits of v, zero-padded to n; returns the end. */
+/* Exactly 8 digits of v < 10^8, as two independent halves of 4. */
+static void put8(char *q, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+
+    memcpy(q, digit_pairs + 2 * (hi / 100), 2);
+    memcpy(q + 2, digit_pairs + 2 * (hi % 100), 2);
+    memcpy(q + 4, digit_pairs + 2 * (lo / 100), 2);
+    memcpy(q + 6, digit_pairs + 2 * (lo % 100), 2);
+}
+
+/* v < 10^n as exactly n decimal digits (zero-padded); returns the end. The
+ * 64-bit divisions only peel off 8 digits at a time; the rest is 32-bit. */
 static char *put_digits(char *p, uint64_t v, unsigned n)
 {
     char *end = p + n, *q = end;
+    uint32_t w;
 
-    while (q - p >= 2) {
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * (v % 100), 2);
-        v /= 100;
+    while (n > 8) {
+        q -= 8;
+        put8(q, (uint32_t)(v % 100000000u));
+        v /= 100000000u;
+        n -= 8;
     }
-    if (q > p)
-        *p = (char)('0' + v % 10);
+    w = (uint32_t)v;
+    while (n >= 2) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * (w % 100), 2);
+        w /= 100;
+        n -= 2;
+    }
+    if (n != 0)
+        q[-1] = (char)('0' + w);
     return end;
 }
 

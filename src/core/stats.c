@@ -44,6 +44,7 @@ struct disk_stats {
 
 struct dm_stats {
     struct disk_stats *disks[MAX_DISKS];
+    struct disk_stats *last;         /* the disk of the last event: most often the next one's */
     int n_disks;
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
@@ -56,13 +57,18 @@ static uint64_t round_us(uint64_t ns)
     return ns / 1000u + (ns % 1000u >= 500u);
 }
 
+/* Index of the highest set bit of v > 0 (0 for 0). */
 static unsigned log2_floor(uint64_t v)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    return v == 0 ? 0 : 63u - (unsigned)__builtin_clzll(v);
+#else
     unsigned e = 0;
 
     while (v >>= 1)
         e++;
     return e;
+#endif
 }
 
 static size_t lat_bucket(uint64_t ns)
@@ -109,20 +115,54 @@ void dm_stats_destroy(struct dm_stats *st)
     free(st);
 }
 
-static void disk_key(const struct dm_event *ev, char *buf, size_t cap)
-{
-    if (ev->disk_name[0] != '\0')
-        snprintf(buf, cap, "%s", ev->disk_name);
-    else
-        snprintf(buf, cap, "%" PRIu32, ev->disk);
-}
-
 static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
 {
     for (int i = 0; i < st->n_disks; i++)
         if (strcmp(st->disks[i]->name, name) == 0)
             return st->disks[i];
     return NULL;
+}
+
+/*
+ * Whether ev is of disk d: a row per Disk column text, which is the name
+ * when the event has one (Linux), else the number (Windows). A number is an
+ * integer compare; a name a compare of a few bytes.
+ */
+static int is_disk(const struct disk_stats *d, const struct dm_event *ev)
+{
+    if (ev->disk_name[0] == '\0')
+        return d->numeric && d->number == ev->disk;
+    /* d->name holds the name cut to its size: compare what it holds. */
+    return !d->numeric && strncmp(d->name, ev->disk_name, sizeof d->name - 1) == 0;
+}
+
+/* The disk of ev: the last event's when the number says it may be (almost
+ * always), else a walk, else a new one. NULL when out of memory or past
+ * MAX_DISKS. */
+static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev)
+{
+    struct disk_stats *d = st->last;
+
+    if (d != NULL && d->number == ev->disk && is_disk(d, ev))
+        return d;
+    for (int i = 0; i < st->n_disks; i++) {
+        if (is_disk(st->disks[i], ev)) {
+            st->last = st->disks[i];
+            return st->last;
+        }
+    }
+    if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL)
+        return NULL;
+    /* The Disk column's text, once per disk. */
+    if (ev->disk_name[0] != '\0')
+        snprintf(d->name, sizeof d->name, "%s", ev->disk_name);
+    else
+        snprintf(d->name, sizeof d->name, "%" PRIu32, ev->disk);
+    d->numeric = ev->disk_name[0] == '\0';
+    d->number = ev->disk;
+    st->disks[st->n_disks++] = d;
+    st->last = d;
+    return d;
 }
 
 /* Keep the duration for exact percentiles, until there are too many; then
@@ -155,7 +195,6 @@ static void keep_exact(struct req_stats *r, uint64_t ns)
 
 void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
 {
-    char name[DM_DISK_NAME_MAX + 16];
     struct disk_stats *d;
     struct req_stats *r;
     uint64_t us;
@@ -163,17 +202,10 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
     if (ev->request >= DM_REQ_COUNT)
         return;
     st->count++;
-    disk_key(ev, name, sizeof name);
-    d = find_disk(st, name);
+    d = disk_of(st, ev);
     if (d == NULL) {
-        if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL) {
-            st->overflow++;
-            return;
-        }
-        memcpy(d->name, name, sizeof d->name);
-        d->numeric = ev->disk_name[0] == '\0';
-        d->number = ev->disk;
-        st->disks[st->n_disks++] = d;
+        st->overflow++;
+        return;
     }
     r = &d->req[ev->request];
     if (r->lat == NULL && (r->lat = calloc(LAT_BUCKETS, sizeof *r->lat)) == NULL) {
