@@ -58,6 +58,14 @@ static const char blanks[BLANKS_LEN + 1] = "                ";
 
 /* ---- numbers ------------------------------------------------------------- */
 
+/* The number writers are a few instructions each and called a dozen times
+ * per line: a call would cost as much as the work. */
+#if defined(__GNUC__) || defined(__clang__)
+#define INLINE inline __attribute__((always_inline))
+#else
+#define INLINE inline
+#endif
+
 /* "00".."99": two digits per division by 100. */
 static const char digit_pairs[201] =
     "0001020304050607080910111213141516171819"
@@ -81,7 +89,7 @@ static const uint64_t pow10_u64[20] = {
  * (1233 / 4096 is log10(2) to 4 digits) is the number of digits or one
  * more, and one comparison with 10^t says which ("Bit Twiddling Hacks",
  * integer log base 10). */
-static unsigned dec_len(uint64_t v)
+static INLINE unsigned dec_len(uint64_t v)
 {
 #if defined(__GNUC__) || defined(__clang__)
     unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
@@ -98,7 +106,7 @@ static unsigned dec_len(uint64_t v)
 }
 
 /* Exactly 8 digits of v < 10^8, as two independent halves of 4. */
-static void put8(char *q, uint32_t v)
+static INLINE void put8(char *q, uint32_t v)
 {
     uint32_t hi = v / 10000, lo = v % 10000;
 
@@ -109,37 +117,54 @@ static void put8(char *q, uint32_t v)
 }
 
 /* v < 10^n as exactly n decimal digits (zero-padded); returns the end. The
- * 64-bit divisions only peel off 8 digits at a time; the rest is 32-bit. */
-static char *put_digits(char *p, uint64_t v, unsigned n)
+ * low 8 digits come from put8 whole and an 8-byte copy of the n wanted ones,
+ * which also stores 8 - n bytes past the end (allowed, see the top). The
+ * 64-bit division only peels off 8 digits at a time. */
+static INLINE char *put_digits(char *p, uint64_t v, unsigned n)
 {
-    char *end = p + n, *q = end;
-    uint32_t w;
+    char tmp[16];
+    char *end = p + n;
 
-    while (n > 8) {
-        q -= 8;
-        put8(q, (uint32_t)(v % 100000000u));
-        v /= 100000000u;
-        n -= 8;
+    memcpy(tmp + 8, blanks, 8); /* what the copy takes past the digits */
+    if (n > 8) {
+        uint64_t high = v / 100000000u;
+        uint32_t low = (uint32_t)(v - high * 100000000u);
+
+        if (n > 16) {
+            uint32_t top = (uint32_t)(high / 100000000u);
+
+            put8(tmp, top);
+            memcpy(p, tmp + 24 - n, 8);
+            p += n - 16;
+            put8(p, (uint32_t)(high - (uint64_t)top * 100000000u));
+            p += 8;
+        } else {
+            put8(tmp, (uint32_t)high);
+            memcpy(p, tmp + 16 - n, 8);
+            p += n - 8;
+        }
+        put8(p, low);
+        return end;
     }
-    w = (uint32_t)v;
-    while (n >= 2) {
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * (w % 100), 2);
-        w /= 100;
-        n -= 2;
+    if (n <= 4) { /* the common small ones (pid, length, seconds): half the work */
+        uint32_t w = (uint32_t)v, h = w / 100;
+
+        memcpy(tmp + 4, digit_pairs + 2 * h, 2);
+        memcpy(tmp + 6, digit_pairs + 2 * (w - h * 100), 2);
+    } else {
+        put8(tmp, (uint32_t)v);
     }
-    if (n != 0)
-        q[-1] = (char)('0' + w);
+    memcpy(p, tmp + 8 - n, 8);
     return end;
 }
 
-static char *put_u64(char *p, uint64_t v)
+static INLINE char *put_u64(char *p, uint64_t v)
 {
     return put_digits(p, v, dec_len(v));
 }
 
 /* v right-aligned in width (<= BLANKS_LEN); wider values are not cut. */
-static char *put_u64_right(char *p, unsigned width, uint64_t v)
+static INLINE char *put_u64_right(char *p, unsigned width, uint64_t v)
 {
     unsigned n = dec_len(v);
 
@@ -188,14 +213,14 @@ static char *put_ms6(char *p, uint64_t ns)
 }
 
 /* s (len bytes) left-aligned in width (<= BLANKS_LEN); longer s not cut. */
-static char *put_left(char *p, unsigned width, const char *s, size_t len)
+static INLINE char *put_left(char *p, unsigned width, const char *s, size_t len)
 {
     memcpy(p, blanks, BLANKS_LEN);
     memcpy(p, s, len);
     return p + (len < width ? width : len);
 }
 
-static char *put_lit(char *p, const char *s, size_t len)
+static INLINE char *put_lit(char *p, const char *s, size_t len)
 {
     memcpy(p, s, len);
     return p + len;
