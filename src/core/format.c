@@ -56,6 +56,16 @@ static const char blanks[BLANKS_LEN + 1] = "                ";
 /* Stores past the end: a blank block after a name (16) and an 8-byte word. */
 #define SLACK (2 * BLANKS_LEN + 8)
 
+/* The word scans below (names 8 bytes at a time) need the first byte in memory in the lowest bits of a word:
+ * true on every target diskmon builds for (x86, x64, ARM64). A big-endian
+ * build takes the plain paths. */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define WORD_SCAN 0
+#else
+#define WORD_SCAN 1
+#endif
+
 /* ---- numbers ------------------------------------------------------------- */
 
 /* The number writers are a few instructions each and called a dozen times
@@ -105,7 +115,8 @@ static INLINE unsigned dec_len(uint64_t v)
 #endif
 }
 
-/* Exactly 8 digits of v < 10^8, as two independent halves of 4. */
+/* Exactly 8 digits of v < 10^8, as two independent halves of 4. (Paul
+ * Khuong's all-in-one-register method was tried: no fewer instructions.) */
 static INLINE void put8(char *q, uint32_t v)
 {
     uint32_t hi = v / 10000, lo = v % 10000;
@@ -116,16 +127,31 @@ static INLINE void put8(char *q, uint32_t v)
     memcpy(q + 6, digit_pairs + 2 * (lo % 100), 2);
 }
 
-/* v < 10^n as exactly n decimal digits (zero-padded); returns the end. The
- * low 8 digits come from put8 whole and an 8-byte copy of the n wanted ones,
- * which also stores 8 - n bytes past the end (allowed, see the top). The
+/* The last n <= 8 digits of v < 10^n at p, and 8 - n blanks after them:
+ * built in a scratch buffer and copied as one 8-byte block. */
+static INLINE void put_upto8(char *p, uint32_t v, unsigned n)
+{
+    char tmp[16];
+
+    memcpy(tmp + 8, blanks, 8);
+    if (n <= 4) { /* the common small ones (pid, length, seconds): half the work */
+        uint32_t h = v / 100;
+
+        memcpy(tmp + 4, digit_pairs + 2 * h, 2);
+        memcpy(tmp + 6, digit_pairs + 2 * (v - h * 100), 2);
+    } else {
+        put8(tmp, v);
+    }
+    memcpy(p, tmp + 8 - n, 8);
+}
+
+/* v < 10^n as exactly n decimal digits (zero-padded); returns the end.
+ * Also stores up to 8 bytes past the end (allowed, see the top). The
  * 64-bit division only peels off 8 digits at a time. */
 static INLINE char *put_digits(char *p, uint64_t v, unsigned n)
 {
-    char tmp[16];
     char *end = p + n;
 
-    memcpy(tmp + 8, blanks, 8); /* what the copy takes past the digits */
     if (n > 8) {
         uint64_t high = v / 100000000u;
         uint32_t low = (uint32_t)(v - high * 100000000u);
@@ -133,28 +159,18 @@ static INLINE char *put_digits(char *p, uint64_t v, unsigned n)
         if (n > 16) {
             uint32_t top = (uint32_t)(high / 100000000u);
 
-            put8(tmp, top);
-            memcpy(p, tmp + 24 - n, 8);
+            put_upto8(p, top, n - 16);
             p += n - 16;
             put8(p, (uint32_t)(high - (uint64_t)top * 100000000u));
             p += 8;
         } else {
-            put8(tmp, (uint32_t)high);
-            memcpy(p, tmp + 16 - n, 8);
+            put_upto8(p, (uint32_t)high, n - 8);
             p += n - 8;
         }
         put8(p, low);
         return end;
     }
-    if (n <= 4) { /* the common small ones (pid, length, seconds): half the work */
-        uint32_t w = (uint32_t)v, h = w / 100;
-
-        memcpy(tmp + 4, digit_pairs + 2 * h, 2);
-        memcpy(tmp + 6, digit_pairs + 2 * (w - h * 100), 2);
-    } else {
-        put8(tmp, (uint32_t)v);
-    }
-    memcpy(p, tmp + 8 - n, 8);
+    put_upto8(p, (uint32_t)v, n);
     return end;
 }
 
@@ -390,23 +406,24 @@ static uint64_t csv_marks(uint64_t w)
            bytes_equal(w, '\n');
 }
 
-/* Bytes a JSON string cannot hold as they are: control characters, quote,
- * backslash, and anything not ASCII (checked as UTF-8 one by one). */
-static uint64_t json_marks(uint64_t w)
+/* Bytes that may be one of csv_marks': all four are at most ','. A cheap
+ * first test (paths seldom hold bytes below ','); csv_marks decides. */
+static uint64_t csv_maybe(uint64_t w)
 {
-    return bytes_below(w, 0x20) | (w & HIGHS) | bytes_equal(w, '"') |
-           bytes_equal(w, '\\');
+    return bytes_below(w, ',' + 1);
 }
 
-/* The word scan needs the first string byte in the lowest bits: true on
- * every target diskmon builds for (x86, x64, ARM64). A big-endian build
- * takes the byte-by-byte path only. */
-#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
-    __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define WORD_SCAN 0
-#else
-#define WORD_SCAN 1
-#endif
+/* Bytes a JSON string may not hold as they are: control characters, quote,
+ * backslash, and anything not ASCII (checked as UTF-8 one by one); also
+ * space and '!', which share the cheap test for "below '\"' + 1" and which
+ * the byte step then copies as they are. (b - n) | b has its top bit set
+ * for b < n and for b >= 0x80, with a borrow running up as in
+ * bytes_below. */
+static uint64_t json_marks(uint64_t w)
+{
+    return (((w - ONES * ('"' + 1)) | w) & HIGHS) | bytes_equal(w, '\\');
+}
+
 
 /* Index of the first marked byte of a nonzero mask (little-endian). */
 static unsigned first_marked(uint64_t m)
@@ -424,24 +441,54 @@ static unsigned first_marked(uint64_t m)
 #endif
 }
 
+/*
+ * The next piece of s (len bytes, from i) as one word, for the scanners:
+ * 8 bytes from i while there are, then, for a string of 8 bytes or more,
+ * its last 8 bytes shifted so the ones not seen yet come first, with
+ * *take saying how many bytes of the word are the string's. Never reads
+ * outside s. Returns 0 when s is shorter than 8 bytes (then byte by byte).
+ */
+static INLINE int next_word(const char *s, size_t len, size_t i, uint64_t *w,
+                            size_t *take)
+{
+    if (!WORD_SCAN || len < 8)
+        return 0;
+    if (len - i >= 8) {
+        *w = load8(s + i);
+        *take = 8;
+    } else {
+        *take = len - i;
+        *w = load8(s + len - 8) >> (8 * (8 - *take));
+    }
+    return 1;
+}
+
+/* Marks of the bytes of w that are the string's (the first take). */
+static INLINE uint64_t own_marks(uint64_t m, size_t take)
+{
+    return take == 8 ? m : m & ((UINT64_C(1) << (8 * take)) - 1);
+}
+
 /* A CSV field: prefix (no special bytes) and s (len bytes), quoted with
  * quotes doubled when s holds a comma, quote or line break. */
 static char *csv_field(char *p, const char *prefix, size_t plen, const char *s,
                        size_t len)
 {
     char *start = p;
-    size_t i = 0;
+    size_t i = 0, take;
+    uint64_t w;
 
     p = put_lit(p, prefix, plen);
-    if (WORD_SCAN) {
-        for (; len - i >= 8; i += 8) {
-            uint64_t w = load8(s + i);
-
-            if (csv_marks(w) != 0)
+    if (next_word(s, len, 0, &w, &take)) {
+        while (i < len) {
+            next_word(s, len, i, &w, &take);
+            if (own_marks(csv_maybe(w), take) != 0 && own_marks(csv_marks(w), take) != 0)
                 goto quoted;
             memcpy(p, &w, 8);
-            p += 8;
+            p += take;
+            i += take;
         }
+        return p;
     }
     for (; i < len; i++) {
         char c = s[i];
@@ -496,27 +543,31 @@ static char *json_field(char *p, const char *prefix, size_t plen, const char *st
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
+    size_t i = 0, take;
+    uint64_t w;
 
     *p++ = '"';
     p = put_lit(p, prefix, plen);
     while (i < len) {
         unsigned char c;
 
-        if (WORD_SCAN && len - i >= 8) {
-            uint64_t w = load8(str + i), m = json_marks(w);
+        if (next_word(str, len, i, &w, &take)) {
+            uint64_t m = own_marks(json_marks(w), take);
 
             memcpy(p, &w, 8);
             if (m == 0) {
-                p += 8;
-                i += 8;
+                p += take;
+                i += take;
                 continue;
             }
             p += first_marked(m);
             i += first_marked(m);
         }
         c = s[i];
-        if (c == '"' || c == '\\') {
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            *p++ = (char)c;
+            i++;
+        } else if (c == '"' || c == '\\') {
             p[0] = '\\';
             p[1] = (char)c;
             p += 2;
@@ -534,9 +585,8 @@ static char *json_field(char *p, const char *prefix, size_t plen, const char *st
                 p = put_lit(p, LIT("\\ufffd"));
                 i++;
             } else {
-                memcpy(p, s + i, n);
-                p += n;
-                i += n;
+                for (size_t k = 0; k < n; k++)
+                    *p++ = (char)s[i++];
             }
         }
     }
