@@ -22,6 +22,7 @@
 #define LAT_BUCKETS (SUB_COUNT + (64 - SUB_BITS) * SUB_COUNT)
 #define LOG2_SLOTS 64
 #define MAX_DISKS 256
+#define DISK_SLOTS 64                /* by_number: a power of two */
 #define STARS 40                     /* bar width, as biolatency */
 #define EXACT_MAX 65536              /* durations kept per disk and request (512 KiB) */
 
@@ -44,7 +45,9 @@ struct disk_stats {
 
 struct dm_stats {
     struct disk_stats *disks[MAX_DISKS];
-    struct disk_stats *last;         /* the disk of the last event: most often the next one's */
+    /* A disk by its number's low bits, to find an event's disk with one
+     * compare most of the time (a cache: the disks array is the truth). */
+    struct disk_stats *by_number[DISK_SLOTS];
     int n_disks;
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
@@ -136,19 +139,19 @@ static int is_disk(const struct disk_stats *d, const struct dm_event *ev)
     return !d->numeric && strncmp(d->name, ev->disk_name, sizeof d->name - 1) == 0;
 }
 
-/* The disk of ev: the last event's when the number says it may be (almost
- * always), else a walk, else a new one. NULL when out of memory or past
- * MAX_DISKS. */
+/* The disk of ev: the one in its number's slot (almost always), else a
+ * walk, else a new one. NULL when out of memory or past MAX_DISKS. */
 static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev)
 {
-    struct disk_stats *d = st->last;
+    struct disk_stats **slot = &st->by_number[ev->disk & (DISK_SLOTS - 1)];
+    struct disk_stats *d = *slot;
 
     if (d != NULL && d->number == ev->disk && is_disk(d, ev))
         return d;
     for (int i = 0; i < st->n_disks; i++) {
         if (is_disk(st->disks[i], ev)) {
-            st->last = st->disks[i];
-            return st->last;
+            *slot = st->disks[i];
+            return *slot;
         }
     }
     if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL)
@@ -161,7 +164,7 @@ static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev
     d->numeric = ev->disk_name[0] == '\0';
     d->number = ev->disk;
     st->disks[st->n_disks++] = d;
-    st->last = d;
+    *slot = d;
     return d;
 }
 
@@ -170,8 +173,10 @@ static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev
 static void keep_exact(struct req_stats *r, uint64_t ns)
 {
     if (r->count >= EXACT_MAX) {
-        free(r->exact);
-        r->exact = NULL;
+        if (r->exact != NULL) {
+            free(r->exact);
+            r->exact = NULL;
+        }
         return;
     }
     if (r->count == r->exact_cap) {
