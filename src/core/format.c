@@ -190,10 +190,31 @@ static INLINE char *put_u64_right(char *p, unsigned width, uint64_t v)
     return put_digits(p, v, n);
 }
 
-/* whole.frac, frac zero-padded to digits places, right-aligned in width
- * (0: no padding). */
-static char *put_fixed(char *p, unsigned width, uint64_t whole, uint64_t frac,
-                       unsigned digits)
+/* The decimals of a fixed-point number: f < 10^digits, digits 6 or 9 (a
+ * constant where this is inlined, so one branch of it remains). */
+static INLINE char *put_frac(char *p, uint32_t f, unsigned digits)
+{
+    uint32_t hi, lo;
+
+    if (digits == 9) {
+        uint32_t first = f / 100000000u;
+
+        *p++ = (char)('0' + first);
+        put8(p, f - first * 100000000u);
+        return p + 8;
+    }
+    hi = f / 10000;
+    lo = f - hi * 10000;
+    memcpy(p, digit_pairs + 2 * hi, 2);
+    memcpy(p + 2, digit_pairs + 2 * (lo / 100), 2);
+    memcpy(p + 4, digit_pairs + 2 * (lo % 100), 2);
+    return p + 6;
+}
+
+/* whole.frac, frac zero-padded to digits (6 or 9) places, right-aligned in
+ * width (0: no padding). */
+static INLINE char *put_fixed(char *p, unsigned width, uint64_t whole, uint32_t frac,
+                              unsigned digits)
 {
     unsigned n = dec_len(whole);
 
@@ -204,28 +225,28 @@ static char *put_fixed(char *p, unsigned width, uint64_t whole, uint64_t frac,
     }
     p = put_digits(p, whole, n);
     *p++ = '.';
-    return put_digits(p, frac, digits);
+    return put_frac(p, frac, digits);
 }
 
 /* ns as seconds with 6 decimals, rounded to the nearest microsecond. The
  * sum wraps within 500 ns of UINT64_MAX, as it always has. */
-static char *put_sec6(char *p, unsigned width, uint64_t ns)
+static INLINE char *put_sec6(char *p, unsigned width, uint64_t ns)
 {
     uint64_t us = (ns + NS_PER_US / 2) / NS_PER_US;
 
-    return put_fixed(p, width, us / US_PER_SEC, us % US_PER_SEC, 6);
+    return put_fixed(p, width, us / US_PER_SEC, (uint32_t)(us % US_PER_SEC), 6);
 }
 
 /* ns as seconds with 9 decimals: exact. */
-static char *put_sec9(char *p, uint64_t ns)
+static INLINE char *put_sec9(char *p, uint64_t ns)
 {
-    return put_fixed(p, 0, ns / NS_PER_SEC, ns % NS_PER_SEC, 9);
+    return put_fixed(p, 0, ns / NS_PER_SEC, (uint32_t)(ns % NS_PER_SEC), 9);
 }
 
 /* ns as milliseconds with 6 decimals: exact. */
-static char *put_ms6(char *p, uint64_t ns)
+static INLINE char *put_ms6(char *p, uint64_t ns)
 {
-    return put_fixed(p, 0, ns / NS_PER_MS, ns % NS_PER_MS, 6);
+    return put_fixed(p, 0, ns / NS_PER_MS, (uint32_t)(ns % NS_PER_MS), 6);
 }
 
 /* s (len bytes) left-aligned in width (<= BLANKS_LEN); longer s not cut. */
@@ -349,7 +370,7 @@ static char *put_clock(char *p, unsigned width, const struct dm_format_opts *fo,
     }
     p = put_lit(p, cc->text, cc->len);
     *p++ = '.';
-    return put_digits(p, us, 6);
+    return put_frac(p, (uint32_t)us, 6);
 }
 
 /* ,"time_utc":"YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" (RFC 3339), exact. */
@@ -364,7 +385,7 @@ static char *put_json_utc(char *p, const struct dm_format_opts *fo,
     p = put_lit(p, LIT(",\"time_utc\":\""));
     p = put_lit(p, cc->text, cc->len);
     *p++ = '.';
-    p = put_digits(p, wall % NS_PER_SEC, 9);
+    p = put_frac(p, (uint32_t)(wall % NS_PER_SEC), 9);
     return put_lit(p, LIT("Z\""));
 }
 
