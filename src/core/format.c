@@ -585,13 +585,13 @@ static char *json_field(char *p, const char *prefix, size_t plen, const char *st
             i += first_marked(m);
         }
         c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *p++ = (char)c;
-            i++;
-        } else if (c == '"' || c == '\\') {
+        if (c == '\\' || c == '"') { /* a path's backslashes first */
             p[0] = '\\';
             p[1] = (char)c;
             p += 2;
+            i++;
+        } else if (c >= 0x20 && c < 0x80) {
+            *p++ = (char)c;
             i++;
         } else if (c < 0x20) {
             p = put_lit(p, LIT("\\u00"));
