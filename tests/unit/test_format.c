@@ -810,7 +810,32 @@ DM_TEST(widest_line)
     }
 }
 
+/* format.c keeps its own padded copy of the request words: the same as
+ * dm_request_names (the summary's), in every format. */
+DM_TEST(request_words_are_dm_request_names)
+{
+    for (int r = 0; r < DM_REQ_COUNT; r++) {
+        struct dm_format_opts fo = fmt(DM_FMT_CSV, 0);
+        struct dm_event ev = sample_read();
+        char buf[DM_LINE_MAX], want[64];
+
+        ev.request = (uint8_t)r;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, ",0,%s,", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+        fo.format = DM_FMT_JSON;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, "\"request\":\"%s\"", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+        fo.format = DM_FMT_TEXT;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, " 0        %-7s ", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+    }
+}
+
 const struct dmt_case dm_suite_format[] = {
+    {"request_words_are_dm_request_names", request_words_are_dm_request_names},
     {"text_header_and_row", text_header_and_row},
     {"text_unknowns_and_rounding", text_unknowns_and_rounding},
     {"text_queue_column", text_queue_column},
