@@ -4,12 +4,14 @@
  *
  * The event writers append through a char pointer with no bounds checks of
  * their own: dm_format_event_fit first makes sure the buffer holds the
- * line's upper bound (line_bound: every number at its widest, every name
- * byte escaped to 6 bytes, and SLACK). Inside that bound they also store
- * past the line's final end on purpose: a padded column is a 16-byte block
- * of blanks with the value written over it, and the name scanners store 8
- * bytes at a time before they know how many of them are plain. The header
- * and the --clock date (once a second) use snprintf; nothing per event does.
+ * line's upper bound (FIXED_MAX for everything but the names, ESCAPE_MAX
+ * bytes per name byte, and SLACK). Inside that bound they also store past
+ * the line's final end on purpose: a padded column is a 16-byte block of
+ * blanks with the value written over it, digits go out as 8-byte blocks,
+ * and the name scanners store 8 or 16 bytes before they know how many of
+ * them are plain (only while that many bytes of the name are left, so
+ * within the name's own share of the bound). The header and the --clock
+ * date (once a second) use snprintf; nothing per event does.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -53,12 +55,13 @@ static const char blanks[BLANKS_LEN + 1] = "                ";
 #define FIXED_MAX 640
 /* The most one byte of a name becomes: a control byte as \u00XX (json). */
 #define ESCAPE_MAX 6
-/* Stores past the end: a blank block after a name (16) and an 8-byte word. */
+/* Stores past the end of the last field: a blank block (16 bytes) or a
+ * digit block (8), counted twice over. */
 #define SLACK (2 * BLANKS_LEN + 8)
 
-/* The word scans below (names 8 bytes at a time) need the first byte in memory in the lowest bits of a word:
- * true on every target diskmon builds for (x86, x64, ARM64). A big-endian
- * build takes the plain paths. */
+/* The word scans below (names 8 bytes at a time) need the first byte in
+ * memory in the lowest bits of a word: true on every target diskmon builds
+ * for (x86, x64, ARM64). A big-endian build takes the byte-by-byte path. */
 #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && \
     __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define WORD_SCAN 0
@@ -95,10 +98,10 @@ static const uint64_t pow10_u64[20] = {
     UINT64_C(10000000000000000000),
 };
 
-/* Decimal digits of v (1 for 0). From the bit length: t = bits * log10(2)
- * (1233 / 4096 is log10(2) to 4 digits) is the number of digits or one
- * more, and one comparison with 10^t says which ("Bit Twiddling Hacks",
- * integer log base 10). */
+/* Decimal digits of v (1 for 0). From the bit length: with t = bits *
+ * log10(2) rounded down (1233 / 4096 is log10(2) to 4 digits), v has t or
+ * t + 1 digits, and one comparison with 10^t says which ("Bit Twiddling
+ * Hacks", integer log base 10). */
 static INLINE unsigned dec_len(uint64_t v)
 {
 #if defined(__GNUC__) || defined(__clang__)
