@@ -642,14 +642,28 @@ static void random_name(char *out, size_t max)
     out[len] = '\0';
 }
 
-/* One event's names into its own storage. */
+/* The names of the events below live in the test's own storage, and only
+ * this function hands them to an event (the event's fixed arrays take a
+ * copy; were the names pointers, it would point them there). */
+static void name_event(struct dm_event *ev, const char *disk, const char *process,
+                       const char *file)
+{
+    snprintf(ev->disk_name, sizeof ev->disk_name, "%s", disk);
+    snprintf(ev->process, sizeof ev->process, "%s", process);
+    snprintf(ev->file, sizeof ev->file, "%s", file);
+}
+
+/* Random names, each up to the longest an event carries. */
 static void set_names(struct dm_event *ev, int with_disk_name)
 {
-    ev->disk_name[0] = '\0';
+    static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+
+    disk[0] = '\0';
     if (with_disk_name)
-        random_name(ev->disk_name, sizeof ev->disk_name - 1);
-    random_name(ev->process, sizeof ev->process - 1);
-    random_name(ev->file, sizeof ev->file - 1);
+        random_name(disk, sizeof disk - 1);
+    random_name(process, sizeof process - 1);
+    random_name(file, sizeof file - 1);
+    name_event(ev, disk, process, file);
 }
 
 static struct dm_event random_event(uint64_t *time_ns)
@@ -786,6 +800,11 @@ DM_TEST(widest_line)
 {
     static char want[16384], got[16384];
 
+    static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+
+    memset(disk, '\x01', sizeof disk - 1);
+    memset(process, '\x01', sizeof process - 1);
+    memset(file, '\x01', sizeof file - 1);
     for (int format = DM_FMT_TEXT; format <= DM_FMT_JSON; format++) {
         struct dm_format_opts fo = fmt((enum dm_format)format, 1);
         struct dm_event ev;
@@ -796,9 +815,7 @@ DM_TEST(widest_line)
         ev.transfer_size = ev.disk = ev.irp_flags = ev.pid = ev.tid = UINT32_MAX;
         ev.flags = 0x7f;
         ev.request = DM_REQ_DISCARD;
-        memset(ev.disk_name, '\x01', sizeof ev.disk_name - 1);
-        memset(ev.process, '\x01', sizeof ev.process - 1);
-        memset(ev.file, '\x01', sizeof ev.file - 1);
+        name_event(&ev, disk, process, file);
         fo.queue = 1;
         fo.utc = 1;
         fo.clock = 1;

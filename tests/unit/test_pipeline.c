@@ -123,8 +123,22 @@ DM_TEST(notes_cut_not_overflowed)
  * test_format.c): nothing lost, doubled or reordered where a buffer ends. */
 #define MANY_EVENTS 20000
 
+/* The names of the events below live in the test's own storage, and only
+ * this function hands them to an event (the event's fixed arrays take a
+ * copy; were the names pointers, it would point them there). */
+static void name_event(struct dm_event *ev, const char *disk, const char *process,
+                       const char *file)
+{
+    snprintf(ev->disk_name, sizeof ev->disk_name, "%s", disk);
+    snprintf(ev->process, sizeof ev->process, "%s", process);
+    snprintf(ev->file, sizeof ev->file, "%s", file);
+}
+
+/* Event i; its names stay valid until the next call (the sink copies them
+ * into the ring). */
 static struct dm_event many_event(int i)
 {
+    static char process[DM_PROCESS_MAX], file[DM_FILE_MAX];
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
@@ -137,14 +151,15 @@ static struct dm_event many_event(int i)
     ev.tid = (uint32_t)(100 + i % 70);
     ev.request = (uint8_t)(i % 4);
     ev.flags = DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS | DM_EV_HAS_FILE;
-    snprintf(ev.process, sizeof ev.process, "app%04d.exe", i % 97);
+    snprintf(process, sizeof process, "app%04d.exe", i % 97);
     /* Lengths from 20 to 240 bytes, some with a comma and a quote. */
-    snprintf(ev.file, sizeof ev.file, "\\Device\\HarddiskVolume2\\%.*s\\f%07d%s.dat",
+    snprintf(file, sizeof file, "\\Device\\HarddiskVolume2\\%.*s\\f%07d%s.dat",
              i % 221, "data\\a\\much\\deeper\\folder\\tree\\used\\for\\longer\\names\\"
                       "data\\a\\much\\deeper\\folder\\tree\\used\\for\\longer\\names\\"
                       "data\\a\\much\\deeper\\folder\\tree\\used\\for\\longer\\names\\"
                       "data\\a\\much\\deeper\\folder\\tree\\used\\for\\longer\\names\\",
              i, i % 5 == 0 ? ",\"x\"" : "");
+    name_event(&ev, "", process, file);
     return ev;
 }
 
