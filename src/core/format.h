@@ -50,9 +50,10 @@ struct dm_format_opts {
     struct dm_clock_cache *clock_cache;
 };
 
-/* Longest header line; also a line with every name at its old fixed
- * maximum (DM_FILE_MAX ...) escaped. Lines with longer names are longer:
- * see dm_format_event_fit. */
+/* Room for any header and for ordinary lines. A json line whose names are
+ * long and full of control bytes (6 bytes each escaped) can be longer:
+ * dm_format_event cuts it to its buffer, the printer never does (it sizes
+ * every line with dm_format_event_fit). */
 #define DM_LINE_MAX 2048
 
 /* The header (text: column titles; csv: the header row; json: nothing).
