@@ -103,9 +103,9 @@ static int output_is_input(const struct dm_options *opt, FILE *out, const char *
     return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
 }
 
-/* 1 MiB of stdio buffer: output goes out in large writes; the printer
- * flushes it at least every 100 ms. */
-#define OUTPUT_BUFFER (1u << 20)
+/* The -o file's stdio buffer serves only --top's drawing: event lines go
+ * out from the printer's own buffer in one write each (printer.h). */
+#define OUTPUT_BUFFER (64u << 10)
 
 static FILE *open_output(const char *path, FILE *errf)
 {

@@ -56,6 +56,20 @@ void dm_interrupt_done(void);
 void dm_interrupt_raise(void);
 void dm_interrupt_clear(void);
 
+/*
+ * Write all len bytes of buf to f's file in as few system calls as the OS
+ * takes (POSIX: one write(), repeated only for a partial write or EINTR),
+ * bypassing f's stdio buffer, which is flushed first so that the order of
+ * f's bytes holds. This is the printer's large write: its lines are already
+ * in one big buffer, and copying them through stdio would only add a copy
+ * and many small writes. A stream without a file (a memory stream) gets a
+ * plain fwrite. Returns 0, or -1 with errno set (EPIPE: the reader went
+ * away). Windows: _write in the binary mode dm_stdio_init set, so a console
+ * gets the UTF-8 bytes as fwrite would have sent them, in pieces small
+ * enough for old consoles.
+ */
+int dm_write_all(FILE *f, const void *buf, size_t len);
+
 /* Prepare stdout/stderr: binary mode on Windows so lines end in "\n" as on
  * every other OS (byte-identical output), UTF-8 console. */
 void dm_stdio_init(void);

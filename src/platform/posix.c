@@ -135,6 +135,34 @@ int dm_is_terminal(FILE *f)
     return isatty(fileno(f));
 }
 
+int dm_write_all(FILE *f, const void *buf, size_t len)
+{
+    const char *p = buf;
+    int fd;
+
+    if (fflush(f) != 0)
+        return -1;
+    fd = fileno(f);
+    if (fd < 0)
+        return fwrite(buf, 1, len, f) == len ? 0 : -1;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) { /* no progress and no error: would loop forever */
+            errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int dm_terminal_size(FILE *f, int *rows, int *cols)
 {
     struct winsize ws;

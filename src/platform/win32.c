@@ -8,6 +8,7 @@
  * difference is explained where it is handled.
  */
 #include <windows.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <io.h>
 #include <process.h>
@@ -181,6 +182,40 @@ static HANDLE console_of(FILE *f)
     if (osf == -1 || GetConsoleMode((HANDLE)osf, &mode) == 0)
         return NULL;
     return (HANDLE)osf;
+}
+
+/* The most one write to a console takes: consoles before Windows 8 fail
+ * larger writes (their buffer came from a 64 KiB shared heap). Files and
+ * pipes take the whole buffer at once. */
+#define CONSOLE_WRITE_MAX (16u << 10)
+#define FILE_WRITE_MAX (1u << 30)
+
+int dm_write_all(FILE *f, const void *buf, size_t len)
+{
+    const char *p = buf;
+    size_t most;
+    int fd;
+
+    if (fflush(f) != 0)
+        return -1;
+    fd = _fileno(f);
+    if (fd < 0)
+        return fwrite(buf, 1, len, f) == len ? 0 : -1;
+    most = console_of(f) != NULL ? CONSOLE_WRITE_MAX : FILE_WRITE_MAX;
+    while (len > 0) {
+        unsigned chunk = (unsigned)(len < most ? len : most);
+        int n = _write(fd, p, chunk);
+
+        if (n < 0)
+            return -1; /* errno set by the CRT (EPIPE for a closed pipe) */
+        if (n == 0) {
+            errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 int dm_terminal_size(FILE *f, int *rows, int *cols)
