@@ -90,6 +90,38 @@ const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl);
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen);
 
+/*
+ * Which records dm_etl_next() returns: those of a system header whose HookId
+ * group has its bit set in groups (bit g & 7 of byte g >> 3), and those
+ * named by a GUID (FULL, INSTANCE and EVENT headers) for which guid_wanted
+ * answers nonzero (asked once per distinct GUID; NULL takes none).
+ */
+struct dm_etl_select {
+    uint8_t groups[32];
+    int (*guid_wanted)(const uint8_t guid[16]);
+};
+
+/*
+ * From now on return only the records sel picks (NULL: every record again),
+ * in the same order and with the same fields as without a selection: the
+ * picked records are merged alone, each stream keyed by every decodable
+ * record it passed, so they come out where the full merge puts them. A
+ * record the selection skips costs its header only (no merge, no copy).
+ * Failures are the same too, reported where the full merge would meet them:
+ * after the picked records that come before that place. Call it right
+ * after dm_etl_open or dm_etl_rewind, before the first dm_etl_next.
+ */
+void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel);
+
+/*
+ * Start again from the trace header record, keeping the buffer index and
+ * the selection (set a new one with dm_etl_select). Clears a failure: the
+ * next pass meets it again at the same place. Returns 0, or a negative
+ * dm_err when buffer 0 cannot be read again (the file changed); then
+ * dm_etl_next keeps failing with that message.
+ */
+int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen);
+
 /* Bytes of the file consumed so far (for the progress line). */
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl);
 /* Records skipped because their header kind is not decoded. */

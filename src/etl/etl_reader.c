@@ -144,6 +144,9 @@ static const unsigned kind_header_size[] = {
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
+/* Distinct GUIDs whose selection answer is kept: a kernel trace names a
+ * dozen classes by GUID (the samples: 7); a miss only costs a call. */
+#define GUID_CACHE 16u
 
 /* One buffer of the file, from its header. */
 struct buf_entry {
@@ -159,9 +162,19 @@ struct buf_entry {
 struct stream {
     uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
     uint32_t next;       /* buffer to load after cur */
+    uint32_t first;      /* the CPU's first buffer (dm_etl_rewind starts there) */
     unsigned cpu;
-    uint8_t *data;       /* records of cur: its bytes from 0x48 to Offset */
+    const uint8_t *recs; /* records of cur: its bytes from 0x48 to Offset, in
+                          * data, or in the caller's memory (dm_etl_open_mem) */
+    uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
+    /* The merge key: the largest (timestamp, buffer index) of the stream's
+     * decodable records so far, picked or not (see before()). */
+    uint64_t key_ts;
+    uint32_t key_buf;
+    int has_key;         /* a decodable record was met */
+    int err;             /* a failure met after has_key: reported in turn */
+    char *err_msg;
     struct dm_etl_record rec; /* the stream's next record (merge head) */
 };
 
@@ -191,6 +204,15 @@ struct dm_etl {
     size_t scratch_cap;
     uint64_t bytes_done;
     uint64_t skipped;
+
+    /* dm_etl_select: which records next() returns; the answers for GUIDs
+     * are cached, as a trace names few classes but many records. */
+    int selecting;
+    int header_picked;       /* the selection takes the trace header record */
+    struct dm_etl_select sel;
+    uint8_t guid_seen[GUID_CACHE][16];
+    uint8_t guid_ok[GUID_CACHE];
+    unsigned guids, guid_evict;
 
     int err;                 /* sticky: once next() failed it keeps failing */
     char err_msg[384];
@@ -297,7 +319,7 @@ static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
 }
 
 /* Read (and inflate) buffer index bi into s, ready to walk from its first
- * record. */
+ * record. A plain buffer of a trace in memory is walked where it lies. */
 static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                        char *err, size_t errlen)
 {
@@ -305,12 +327,14 @@ static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
     size_t len = e->filled - BUF_HDR_SIZE;
     int rc;
 
-    if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL) {
+        /* The index checked filled <= disk_size <= the bytes left. */
+        s->recs = etl->mem + e->offset + BUF_HDR_SIZE;
+    } else if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
         snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
                  etl->name, e->offset);
         return DM_ENOMEM;
-    }
-    if (e->flags & BUF_FLAG_COMPRESSED) {
+    } else if (e->flags & BUF_FLAG_COMPRESSED) {
         size_t zlen = e->disk_size - BUF_HDR_SIZE;
         const uint8_t *z;
         long got;
@@ -343,10 +367,12 @@ static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                          etl->name, e->offset, got, len);
             return DM_ECORRUPT;
         }
+        s->recs = s->data;
     } else {
         rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
         if (rc < 0)
             return rc;
+        s->recs = s->data;
     }
     s->cur = bi;
     s->next = e->next;
@@ -395,10 +421,12 @@ static int frame_record(struct dm_etl *etl, const struct stream *s, struct frame
 {
     char what[160];
 
-    f->r = s->data + s->pos;
+    f->r = s->recs + s->pos;
     f->pos = s->pos;
     f->left = s->len - s->pos;
-    f->size = 0; /* set on every path that returns 1 */
+    f->size = 0; /* these three are set on every path that returns 1 */
+    f->kind = K_OTHER;
+    f->hdr = 0;
     /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
     if (f->left < 4)
         return 0;
@@ -452,12 +480,9 @@ static void read_system_header(const struct frame *f, struct dm_etl_record *rec)
     rec->group = hook >> 8;
     rec->opcode = hook & 0xFFu;
     rec->version = f->marker & 0xFFFFu;
-    if (f->kind == K_PERFINFO) {
-        rec->timestamp = dm_le64(f->r + PERF_OFF_TIME);
-    } else {
+    if (f->kind != K_PERFINFO) {
         rec->tid = dm_le32(f->r + SYS_OFF_TID);
         rec->pid = dm_le32(f->r + SYS_OFF_PID);
-        rec->timestamp = dm_le64(f->r + SYS_OFF_TIME);
     }
 }
 
@@ -468,69 +493,111 @@ static void read_full_header(const struct frame *f, struct dm_etl_record *rec)
     rec->version = dm_le16(f->r + FULL_OFF_VERSION);
     rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
     rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
-    rec->timestamp = dm_le64(f->r + TIME_OFF);
     rec->has_guid = 1;
     memcpy(rec->guid, f->r + FULL_OFF_GUID, sizeof rec->guid);
 }
 
-/* EVENT_HEADER: a provider GUID, and maybe extended data items before the
- * payload, each checked against the event before the next is read. Returns
- * 1, or a record error. */
-static int read_event_header(struct dm_etl *etl, const struct stream *s,
-                             const struct frame *f, struct dm_etl_record *rec,
-                             char *err, size_t errlen)
+/* EVENT_HEADER: a provider GUID. */
+static void read_event_header(const struct frame *f, struct dm_etl_record *rec)
 {
-    size_t at = f->hdr;
-    char what[160];
-    unsigned more;
-
     rec->opcode = f->r[EVH_OFF_OPCODE];
     rec->version = f->r[EVH_OFF_VERSION];
     rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
     rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
-    rec->timestamp = dm_le64(f->r + TIME_OFF);
     rec->has_guid = 1;
     memcpy(rec->guid, f->r + EVH_OFF_PROVIDER, sizeof rec->guid);
+}
+
+/* Where an EVENT_HEADER record's payload starts: after the header and the
+ * extended data items it may carry, each checked against the event before
+ * the next is read. Returns 0 with *at set, or a record error. */
+static int event_payload(const struct dm_etl *etl, const struct stream *s,
+                         const struct frame *f, size_t *at, char *err,
+                         size_t errlen)
+{
+    char what[160];
+    unsigned more;
+
+    *at = f->hdr;
     if (!(dm_le16(f->r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
-        return 1;
+        return 0;
     do {
         unsigned item, data;
 
-        if (f->size - at < EXT_HDR_SIZE) {
+        if (f->size - *at < EXT_HDR_SIZE) {
             snprintf(what, sizeof what,
                      "extended data item at byte %zu of a %" PRIu32
-                     "-byte event runs past it", at, f->size);
+                     "-byte event runs past it", *at, f->size);
             return record_error(etl, s, f->pos, err, errlen, what);
         }
-        item = dm_le16(f->r + at);
-        data = dm_le16(f->r + at + EXT_OFF_DATA_SIZE);
-        more = dm_le16(f->r + at + EXT_OFF_LINKAGE) & 1u;
-        if (item < EXT_HDR_SIZE || item > f->size - at ||
+        item = dm_le16(f->r + *at);
+        data = dm_le16(f->r + *at + EXT_OFF_DATA_SIZE);
+        more = dm_le16(f->r + *at + EXT_OFF_LINKAGE) & 1u;
+        if (item < EXT_HDR_SIZE || item > f->size - *at ||
             data > item - EXT_HDR_SIZE) {
             snprintf(what, sizeof what,
                      "extended data item at byte %zu has size %u "
                      "(data %u) in a %" PRIu32 "-byte event",
-                     at, item, data, f->size);
+                     *at, item, data, f->size);
             return record_error(etl, s, f->pos, err, errlen, what);
         }
-        at += item;
+        *at += item;
     } while (more);
-    rec->payload = f->r + at;
-    rec->payload_len = f->size - at;
-    return 1;
+    return 0;
+}
+
+/* Whether the selection (dm_etl_select) takes the record framed in f: by
+ * HookId group for system headers, else by its GUID, whose answer is asked
+ * once and cached. Every header kind checked here holds the bytes read
+ * (kind_header_size). */
+static int picked(struct dm_etl *etl, const struct frame *f)
+{
+    const uint8_t *guid;
+    unsigned i;
+    int ok;
+
+    switch (f->kind) {
+    case K_SYSTEM:
+    case K_COMPACT:
+    case K_PERFINFO: {
+        unsigned group = f->r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+
+        return etl->sel.groups[group >> 3] >> (group & 7u) & 1u;
+    }
+    case K_EVENT:
+        guid = f->r + EVH_OFF_PROVIDER;
+        break;
+    default: /* K_FULL, K_INSTANCE */
+        guid = f->r + FULL_OFF_GUID;
+        break;
+    }
+    for (i = 0; i < etl->guids; i++)
+        if (memcmp(etl->guid_seen[i], guid, sizeof etl->guid_seen[i]) == 0)
+            return etl->guid_ok[i];
+    ok = etl->sel.guid_wanted != NULL && etl->sel.guid_wanted(guid) != 0;
+    i = etl->guids < GUID_CACHE ? etl->guids++ : etl->guid_evict++ % GUID_CACHE;
+    memcpy(etl->guid_seen[i], guid, sizeof etl->guid_seen[i]);
+    etl->guid_ok[i] = (uint8_t)ok;
+    return ok;
 }
 
 /*
  * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
  * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
- * here are skipped by their size and counted.
+ * here are skipped by their size and counted. Every decodable record moves
+ * the stream's merge key, also one the selection skips: the merge must
+ * place the picked ones where the unselected merge would (see before()).
+ * A skipped record costs its header only: its frame, timestamp and the
+ * selection test (and an EVENT_HEADER's extended items, checked so that a
+ * damaged one fails here as it would unselected).
  */
 static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                           struct dm_etl_record *rec, char *err, size_t errlen)
 {
     for (;;) {
         struct frame f;
-        size_t stride;
+        size_t stride, at = 0;
+        uint64_t ts;
         int rc = frame_record(etl, s, &f, err, errlen);
 
         if (rc <= 0)
@@ -543,6 +610,22 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
             etl->skipped++;
             continue;
         }
+        if (f.kind == K_EVENT) {
+            rc = event_payload(etl, s, &f, &at, err, errlen);
+            if (rc < 0)
+                return rc;
+        }
+        ts = dm_le64(f.r + (f.kind == K_PERFINFO ? PERF_OFF_TIME : TIME_OFF));
+        /* Buffer indexes only grow along a stream, so the largest (time,
+         * buffer) pair is the newest record's whenever its time is not
+         * smaller. */
+        if (ts >= s->key_ts) {
+            s->key_ts = ts;
+            s->key_buf = s->cur;
+        }
+        s->has_key = 1;
+        if (etl->selecting && !picked(etl, &f))
+            continue;
 
         rec->header_type = f.type;
         rec->pointer_size = header_types[f.type].pointer_size;
@@ -551,23 +634,28 @@ static int next_in_buffer(struct dm_etl *etl, struct stream *s,
         rec->has_guid = 0;
         rec->tid = UINT32_MAX;
         rec->pid = UINT32_MAX;
+        rec->timestamp = ts;
         rec->cpu = s->cpu;
         rec->buffer_file_offset = etl->bufs[s->cur].offset;
-        rec->payload = f.r + f.hdr;
-        rec->payload_len = f.size - f.hdr;
         switch (f.kind) {
         case K_SYSTEM:
         case K_COMPACT:
         case K_PERFINFO:
             read_system_header(&f, rec);
-            return 1;
+            at = f.hdr;
+            break;
         case K_FULL:
         case K_INSTANCE:
             read_full_header(&f, rec);
-            return 1;
-        default: /* K_EVENT */
-            return read_event_header(etl, s, &f, rec, err, errlen);
+            at = f.hdr;
+            break;
+        default: /* K_EVENT: at is past its extended items */
+            read_event_header(&f, rec);
+            break;
         }
+        rec->payload = f.r + at;
+        rec->payload_len = f.size - at;
+        return 1;
     }
 }
 
@@ -585,6 +673,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
         }
         if (s->next == NO_BUF) {
             s->cur = NO_BUF;
+            s->recs = NULL;
             free(s->data);
             s->data = NULL;
             s->cap = 0;
@@ -596,15 +685,27 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
     }
 }
 
-/* Merge order: earlier timestamp first; equal timestamps in file order. */
+/*
+ * Merge order: earlier timestamp first; equal timestamps in file order
+ * (buffer index; inside a buffer, stream order). Streams are compared by
+ * their keys, the largest (timestamp, buffer) of each stream's records so
+ * far, not by the head record's own. For streams in time order, as ETW
+ * writes them (etw-facts.md s.4), the two are the same. For a stream that
+ * goes back in time they are still the same: taking the stream with the
+ * smallest head each time gives the order of sorting every record by its
+ * stream's running maximum (then stream order), checked by brute force over
+ * random streams. The running maximum is what lets a selecting reader
+ * merge the picked records alone and still return them in the order of
+ * the full merge, the records it skips having moved the key.
+ */
 static int before(const void *ctx, unsigned a, unsigned b)
 {
     const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
 
-    if (sa->rec.timestamp != sb->rec.timestamp)
-        return sa->rec.timestamp < sb->rec.timestamp;
-    return sa->cur < sb->cur;
+    if (sa->key_ts != sb->key_ts)
+        return sa->key_ts < sb->key_ts;
+    return sa->key_buf < sb->key_buf;
 }
 
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
@@ -656,7 +757,7 @@ static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
     uint32_t marker, cpu_mhz;
     int rc;
 
-    marker = s->len >= 4 ? dm_le32(s->data) : 0;
+    marker = s->len >= 4 ? dm_le32(s->recs) : 0;
     if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
         snprintf(err, errlen,
                  "%s: not an .etl trace (no trace header record at offset %u)",
@@ -803,6 +904,7 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
         s->cpu = etl->bufs[i].cpu;
         s->cur = NO_BUF;
         s->next = i; /* ends at the CPU's first buffer */
+        s->first = i;
     }
     return 0;
 }
@@ -974,10 +1076,31 @@ static int fail(struct dm_etl *etl, int rc, const char *err)
     return rc;
 }
 
+/*
+ * A stream failed after it had met a decodable record (s->has_key): keep
+ * the failure in the stream, which stays in the merge under its key, so it
+ * is reported where the unselected merge would meet it, right after the
+ * last record before the damage. Without a selection that is at once; with
+ * one, the stream may have skipped records (which moved its key), and the
+ * other streams' records that come before them are returned first.
+ */
+static int defer_failure(struct dm_etl *etl, struct stream *s, int rc, const char *err)
+{
+    size_t n = strlen(err) + 1;
+
+    s->err_msg = malloc(n);
+    if (s->err_msg == NULL)
+        return fail(etl, rc, err); /* out of memory: report it at once */
+    memcpy(s->err_msg, err, n);
+    s->err = rc;
+    return 0;
+}
+
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen)
 {
     char local[sizeof etl->err_msg];
+    struct stream *s;
     int rc;
 
     if (err == NULL || errlen == 0) {
@@ -990,22 +1113,27 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     }
     switch (etl->phase) {
     case PH_HEADER:
-        *rec = etl->prologue.rec;
         etl->phase = PH_PROLOGUE;
-        return 1;
+        if (!etl->selecting || etl->header_picked) {
+            *rec = etl->prologue.rec;
+            return 1;
+        }
+        /* fall through */
     case PH_PROLOGUE:
         rc = next_in_buffer(etl, &etl->prologue, rec, err, errlen);
         if (rc != 0)
             return rc < 0 ? fail(etl, rc, err) : 1;
-        free(etl->prologue.data);
-        etl->prologue.data = NULL;
-        etl->prologue.cap = 0;
-        /* Load the first record of every CPU stream and build the heap. */
+        /* Load the first record of every CPU stream and build the heap. A
+         * stream that fails before its first decodable record fails the
+         * trace here, as the merge cannot start without it. */
         for (unsigned i = 0; i < etl->nstreams; i++) {
-            rc = advance(etl, &etl->streams[i], err, errlen);
-            if (rc < 0)
+            s = &etl->streams[i];
+            rc = advance(etl, s, err, errlen);
+            if (rc < 0 && !s->has_key)
                 return fail(etl, rc, err);
-            if (rc == 1)
+            if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
+            if (rc != 0)
                 dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
@@ -1014,16 +1142,22 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     case PH_MERGE:
         if (etl->top_consumed) {
             etl->top_consumed = 0;
-            rc = advance(etl, &etl->streams[dm_kmerge_top(&etl->merge)], err, errlen);
-            if (rc < 0)
-                return fail(etl, rc, err);
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            rc = advance(etl, s, err, errlen);
+            if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
             if (rc == 0)
                 dm_kmerge_pop(&etl->merge);
             else
                 dm_kmerge_top_changed(&etl->merge);
         }
         if (dm_kmerge_count(&etl->merge) > 0) {
-            *rec = etl->streams[dm_kmerge_top(&etl->merge)].rec;
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            if (s->err != 0) {
+                snprintf(err, errlen, "%s", s->err_msg);
+                return fail(etl, s->err, err);
+            }
+            *rec = s->rec;
             etl->top_consumed = 1;
             return 1;
         }
@@ -1036,6 +1170,78 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         }
         return 0;
     }
+}
+
+/* Whether the selection takes the trace header record, which open() and
+ * rewind() read ahead of the first dm_etl_next. */
+static void pick_header(struct dm_etl *etl)
+{
+    struct frame f;
+
+    etl->header_picked = 0;
+    if (!etl->selecting)
+        return;
+    f.r = etl->prologue.recs; /* the header is buffer 0's first record */
+    f.kind = header_types[etl->prologue.rec.header_type].kind;
+    etl->header_picked = picked(etl, &f);
+}
+
+void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel)
+{
+    etl->selecting = sel != NULL;
+    if (sel != NULL)
+        etl->sel = *sel;
+    etl->guids = 0;
+    etl->guid_evict = 0;
+    pick_header(etl);
+}
+
+int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)
+{
+    char local[1];
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    for (unsigned i = 0; i < etl->nstreams; i++) {
+        struct stream *s = &etl->streams[i];
+
+        s->cur = NO_BUF;
+        s->next = s->first;
+        s->key_ts = 0;
+        s->key_buf = 0;
+        s->has_key = 0;
+        s->err = 0;
+        free(s->err_msg);
+        s->err_msg = NULL;
+    }
+    dm_kmerge_clear(&etl->merge);
+    etl->top_consumed = 0;
+    etl->err = 0;
+    etl->err_msg[0] = '\0';
+    etl->bytes_done = 0;
+    etl->skipped = 0;
+    etl->prologue.cur = NO_BUF;
+    etl->prologue.next = NO_BUF;
+    rc = load_buffer(etl, &etl->prologue, 0, err, errlen);
+    if (rc == 0) {
+        int selecting = etl->selecting;
+
+        etl->selecting = 0; /* the header record, picked or not */
+        rc = next_in_buffer(etl, &etl->prologue, &etl->prologue.rec, err, errlen);
+        etl->selecting = selecting;
+    }
+    if (rc <= 0) { /* it was read at open: the file changed since */
+        if (rc == 0)
+            snprintf(err, errlen, "%s: the trace header record is gone "
+                     "(was the file changed while being read?)", etl->name);
+        return fail(etl, rc < 0 ? rc : DM_ECORRUPT, err);
+    }
+    pick_header(etl);
+    etl->phase = PH_HEADER;
+    return 0;
 }
 
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl)
@@ -1054,8 +1260,10 @@ void dm_etl_close(struct dm_etl *etl)
         return;
     if (etl->fp != NULL)
         fclose(etl->fp);
-    for (unsigned i = 0; i < etl->nstreams; i++)
+    for (unsigned i = 0; i < etl->nstreams; i++) {
         free(etl->streams[i].data);
+        free(etl->streams[i].err_msg);
+    }
     free(etl->streams);
     dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
