@@ -13,13 +13,20 @@
  *     reported once every record before it has been returned.
  *   - next() returns the records of buffer 0 first (the trace header event
  *     and whatever the logger put beside it), then merges the per-CPU
- *     streams by record timestamp with a binary heap keyed on (timestamp,
- *     buffer index), so equal timestamps keep file order. Each stream holds
- *     one loaded (inflated) buffer; the next one is read and inflated only
- *     when the current one is used up, so memory is one buffer per CPU plus
- *     the index whatever the size of the file.
+ *     streams with a binary heap (core/kmerge.h) keyed on (timestamp,
+ *     buffer index), so equal timestamps keep file order; the key of a
+ *     stream is the largest of its records so far (before() says why).
+ *     Each stream holds one loaded (inflated) buffer; the next one is read
+ *     and inflated only when the current one is used up, so memory is one
+ *     buffer per CPU plus the index whatever the size of the file.
+ *   - With a selection (dm_etl_select), a stream skips the records not
+ *     picked inside next_in_buffer, after reading only their size, kind,
+ *     timestamp and group or GUID; only picked records enter the merge.
  *   - A bad record ends the trace where it is found: next() returns the
  *     error, after every record it returned before, and keeps returning it.
+ *     A stream that fails after its first record keeps its failure in the
+ *     merge under its key, so a selecting reader reports it where the full
+ *     merge would.
  *
  * Every length read from the file is checked against the bytes that hold it
  * before anything is read through it; fields are assembled byte by byte into
@@ -214,6 +221,9 @@ struct dm_etl {
     uint8_t guid_ok[GUID_CACHE];
     unsigned guids, guid_evict;
 
+    int (*on_buffer)(void *ctx, uint64_t bytes_done); /* dm_etl_on_buffer */
+    void *on_buffer_ctx;
+
     int err;                 /* sticky: once next() failed it keeps failing */
     char err_msg[384];
 };
@@ -233,7 +243,7 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
         memcpy(dst, etl->mem + off, len);
         return 0;
     }
-    if (dm_file_seek(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
+    if (dm_file_read_at(etl->fp, off, dst, len) != 0) {
         snprintf(err, errlen,
                  "%s: cannot read %zu bytes at offset %" PRIu64
                  " (was the file changed or truncated while being read?)",
@@ -379,6 +389,10 @@ static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
     s->len = len;
     s->pos = 0;
     etl->bytes_done += e->disk_size;
+    if (etl->on_buffer != NULL && etl->on_buffer(etl->on_buffer_ctx, etl->bytes_done)) {
+        snprintf(err, errlen, "%s: stopped", etl->name);
+        return DM_ESTOPPED;
+    }
     return 0;
 }
 
@@ -1129,7 +1143,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         for (unsigned i = 0; i < etl->nstreams; i++) {
             s = &etl->streams[i];
             rc = advance(etl, s, err, errlen);
-            if (rc < 0 && !s->has_key)
+            if (rc < 0 && (!s->has_key || rc == DM_ESTOPPED))
                 return fail(etl, rc, err);
             if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
@@ -1144,6 +1158,8 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
             etl->top_consumed = 0;
             s = &etl->streams[dm_kmerge_top(&etl->merge)];
             rc = advance(etl, s, err, errlen);
+            if (rc == DM_ESTOPPED)
+                return fail(etl, rc, err);
             if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
             if (rc == 0)
@@ -1194,6 +1210,13 @@ void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel)
     etl->guids = 0;
     etl->guid_evict = 0;
     pick_header(etl);
+}
+
+void dm_etl_on_buffer(struct dm_etl *etl, int (*fn)(void *ctx, uint64_t bytes_done),
+                      void *ctx)
+{
+    etl->on_buffer = fn;
+    etl->on_buffer_ctx = ctx;
 }
 
 int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)

@@ -8,12 +8,20 @@
  * sink waits for room in the ring, so the output is the same however slow
  * the printer is.
  *
- * Two passes over the file. The first only collects names the trace gives
- * in hindsight: a session's end-of-trace rundown (FileRundown, DCEnd) names
- * files, threads and processes that earlier requests used, and PerfView
- * applies those names backwards too (see dm_kdecode_rundown). The second
- * pass decodes and emits. Reading twice costs time (the reader inflates
- * every buffer again) and a second set of name tables, nothing per event.
+ * Two passes, one of them cheap. The naming pass collects the names a
+ * trace gives only in hindsight: a session's end-of-trace rundown
+ * (FileRundown, DCEnd) names files, threads and processes that earlier
+ * requests used, and PerfView applies those names backwards too (see
+ * dm_kdecode_rundown); FileDelete and Thread End in mid-trace count as well.
+ * It asks the reader for the Process, Thread, FileIo and SysConfig records
+ * only (dm_etl_select): the reader walks every buffer but skips the other
+ * records (DiskIo, the bulk of a trace) at the cost of their headers, with
+ * no merge and no copy, and returns the picked ones in the order the full
+ * merge gives them, which is the order dm_kdecode_rundown must see them in.
+ * Then the reader is rewound and the decoding pass takes every record,
+ * decodes and emits. A plain file is read twice (the page cache serves the
+ * second), a compressed one inflated twice. Memory stays one buffer per CPU;
+ * the names learned go into the decoder's rundown tables, nothing per event.
  *
  * Time 0 is the trace header record, as PerfView counts (etw-facts.md s.3),
  * and the header's StartTime is the wall clock at that instant.
@@ -40,7 +48,6 @@
 struct replay {
     struct dm_etl *etl;
     struct dm_kdecoder *kd;
-    char *path;
     uint64_t file_size;
 };
 
@@ -82,14 +89,6 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ENOMEM;
     }
     src->impl = r;
-    r->path = malloc(strlen(opt->replay_path) + 1);
-    if (r->path == NULL) {
-        snprintf(src->errmsg, sizeof src->errmsg,
-                 "out of memory opening %s", opt->replay_path);
-        return DM_ENOMEM;
-    }
-    memcpy(r->path, opt->replay_path, strlen(opt->replay_path) + 1);
-
     rc = dm_etl_open(&r->etl, opt->replay_path, src->errmsg, sizeof src->errmsg);
     if (rc < 0)
         return rc;
@@ -163,48 +162,96 @@ static void finish(struct dm_source *src, const struct replay *r)
     src->lost_events = trace_lost_events(dm_etl_info(r->etl));
 }
 
-/* Progress over both passes: the file counts twice. */
-static void progress(struct replay *r, struct dm_sink *sink, int pass,
-                     unsigned *buffers, uint64_t *last_buffer, uint64_t offset)
+/* The records the naming pass takes: every class dm_kdecode_rundown()
+ * may learn from, as the decoder classes them (Process, Thread, FileIo,
+ * SysConfig); DiskIo and unknown classes are skipped. */
+static int naming_class(enum dm_kclass c)
 {
-    if (offset == *last_buffer)
-        return;
-    *last_buffer = offset;
-    if (++*buffers % PROGRESS_EVERY_BUFFERS == 0)
-        dm_sink_progress(sink, (uint64_t)pass * r->file_size +
-                                   dm_etl_bytes_done(r->etl),
-                         2 * r->file_size);
+    return c != DM_K_OTHER && c != DM_K_DISKIO;
+}
+
+static int naming_guid(const uint8_t guid[16])
+{
+    return naming_class(dm_kclass_from_guid(guid));
+}
+
+static void naming_selection(struct dm_etl_select *sel)
+{
+    memset(sel, 0, sizeof *sel);
+    for (unsigned group = 0; group < 8 * sizeof sel->groups; group++)
+        if (naming_class(dm_kclass_from_group(group)))
+            sel->groups[group >> 3] |= (uint8_t)(1u << (group & 7u));
+    sel->guid_wanted = naming_guid;
+}
+
+/* Where a pass is, for the reader's per-buffer call (dm_etl_on_buffer). */
+struct pass {
+    const struct replay *r;
+    struct dm_sink *sink;
+    uint64_t base;       /* progress units before this pass */
+    unsigned divisor;    /* bytes of the file per progress unit in this pass */
+    unsigned buffers;
+};
+
+/* Progress units: the naming pass reads every byte of the file too, but
+ * only walks record headers; the profile (callgrind on generated traces)
+ * puts it near a quarter of the decoding pass, plain or compressed, so its
+ * bytes count a quarter each. */
+#define NAMING_DIVISOR 4u
+
+static uint64_t progress_total(const struct replay *r)
+{
+    return r->file_size / NAMING_DIVISOR + r->file_size;
+}
+
+/* Each buffer read: stop when asked (a pass that returns few records still
+ * stops quickly), and report progress every PROGRESS_EVERY_BUFFERS. */
+static int on_buffer(void *ctx, uint64_t bytes_done)
+{
+    struct pass *p = ctx;
+
+    if (dm_sink_stopping(p->sink))
+        return 1;
+    if (++p->buffers % PROGRESS_EVERY_BUFFERS == 0)
+        dm_sink_progress(p->sink, p->base + bytes_done / p->divisor,
+                         progress_total(p->r));
+    return 0;
 }
 
 /*
- * First pass: feed every naming record to dm_kdecode_rundown, then reopen
- * the file for the second. A reader error ends this pass quietly: the second
- * pass meets the same error at the same place, after emitting everything
- * before it, and reports it. Returns 0, 1 when asked to stop, or the error
- * of reopening the file.
+ * The naming pass: feed every naming record to dm_kdecode_rundown, in the
+ * order the decoding pass will meet them, then rewind the reader for that
+ * pass. A reader error ends this pass quietly: the decoding pass meets the
+ * same error at the same place, after emitting everything before it, and
+ * reports it; the selecting reader stops where the full merge would, so
+ * both passes see the same records. Returns 0, 1 when asked to stop, or the
+ * error of reading the file's first buffer again.
  */
-static int rundown_pass(struct dm_source *src, struct replay *r,
-                        struct dm_sink *sink)
+static int naming_pass(struct dm_source *src, struct replay *r, struct pass *p)
 {
+    struct dm_etl_select sel;
     struct dm_etl_record rec;
     struct dm_krecord kr;
-    uint64_t last_buffer = UINT64_MAX;
-    unsigned buffers = 0;
     char err[512];
+    int rc;
 
-    for (;;) {
-        if (dm_sink_stopping(sink))
-            return 1;
-        if (dm_etl_next(r->etl, &rec, err, sizeof err) <= 0)
-            break;
-        progress(r, sink, 0, &buffers, &last_buffer, rec.buffer_file_offset);
+    naming_selection(&sel);
+    dm_etl_select(r->etl, &sel);
+    while ((rc = dm_etl_next(r->etl, &rec, err, sizeof err)) > 0) {
         dm_etl_krecord(&rec, &kr);
-        if (kr.kclass != DM_K_OTHER && kr.kclass != DM_K_DISKIO)
-            (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
+        (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
     }
-    dm_etl_close(r->etl);
-    r->etl = NULL;
-    return dm_etl_open(&r->etl, r->path, src->errmsg, sizeof src->errmsg);
+    if (rc == DM_ESTOPPED)
+        return 1;
+    dm_etl_select(r->etl, NULL);
+    p->base = r->file_size / NAMING_DIVISOR;
+    p->divisor = 1;
+    rc = dm_etl_rewind(r->etl, src->errmsg, sizeof src->errmsg);
+    if (rc == DM_ESTOPPED) {
+        src->errmsg[0] = '\0';
+        return 1;
+    }
+    return rc;
 }
 
 static int replay_run(struct dm_source *src, struct dm_sink *sink)
@@ -213,27 +260,29 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
     struct dm_etl_record rec;
     struct dm_krecord kr;
     struct dm_event ev;
-    uint64_t last_buffer = UINT64_MAX;
-    unsigned buffers = 0;
+    struct pass p;
     int rc;
 
     if (r == NULL || r->etl == NULL || r->kd == NULL)
         return DM_EUSAGE;
-    rc = rundown_pass(src, r, sink);
+    if (dm_sink_stopping(sink)) {
+        finish(src, r);
+        return 0;
+    }
+    p.r = r;
+    p.sink = sink;
+    p.base = 0;
+    p.divisor = NAMING_DIVISOR;
+    p.buffers = 0;
+    dm_etl_on_buffer(r->etl, on_buffer, &p);
+    rc = naming_pass(src, r, &p);
     if (rc != 0) {
-        if (r->etl != NULL)
-            finish(src, r);
+        finish(src, r);
         return rc < 0 ? rc : 0;
     }
-    for (;;) {
-        if (dm_sink_stopping(sink)) {
-            rc = 1;
-            break;
-        }
-        rc = dm_etl_next(r->etl, &rec, src->errmsg, sizeof src->errmsg);
-        if (rc <= 0)
-            break;
-        progress(r, sink, 1, &buffers, &last_buffer, rec.buffer_file_offset);
+    /* The decoding pass. Stops are seen per buffer (on_buffer) and by
+     * dm_sink_emit, which waits for room and watches the stop flag. */
+    while ((rc = dm_etl_next(r->etl, &rec, src->errmsg, sizeof src->errmsg)) > 0) {
         dm_etl_krecord(&rec, &kr);
         if (kr.kclass == DM_K_OTHER)
             continue;
@@ -243,8 +292,12 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
             break;
         }
     }
+    if (rc == DM_ESTOPPED) {
+        src->errmsg[0] = '\0';
+        rc = 1;
+    }
     if (rc == 0) /* the end of the trace, not a stop */
-        dm_sink_progress(sink, 2 * r->file_size, 2 * r->file_size);
+        dm_sink_progress(sink, progress_total(r), progress_total(r));
     finish(src, r);
     return rc < 0 ? rc : 0;
 }
@@ -265,7 +318,6 @@ static void replay_close(struct dm_source *src)
     if (r->etl != NULL)
         dm_etl_close(r->etl);
     dm_kdecoder_destroy(r->kd);
-    free(r->path);
     free(r);
     src->impl = NULL;
 }

@@ -107,6 +107,12 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size);
  * (the stream is left at its end). Both return 0 or -1. */
 int dm_file_seek(FILE *f, uint64_t off);
 int dm_file_size(FILE *f, uint64_t *size);
+/* Read len bytes at offset off of f's file straight into dst, past the
+ * stream's buffer and position (pread; ReadFile at an OVERLAPPED offset):
+ * one system call per read, with no copy through stdio, for the .etl
+ * reader's 64 KB buffers. Do not mix with stdio reads of f. Returns 0, or
+ * -1 when the file has fewer bytes there or the read fails. */
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
 /*
  * Live options this OS's live source has no meaning for (--force on Linux,
