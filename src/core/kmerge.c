@@ -63,14 +63,13 @@ void dm_kmerge_push(struct dm_kmerge *m, unsigned stream)
     h[i] = stream;
 }
 
-unsigned dm_kmerge_count(const struct dm_kmerge *m)
+unsigned dm_kmerge_second(const struct dm_kmerge *m)
 {
-    return m->n;
-}
+    const unsigned *h = m->heap;
 
-unsigned dm_kmerge_top(const struct dm_kmerge *m)
-{
-    return m->heap[0];
+    if (m->n > 2 && m->before(m->ctx, h[2], h[1]))
+        return h[2];
+    return h[1];
 }
 
 void dm_kmerge_top_changed(struct dm_kmerge *m)

@@ -35,10 +35,26 @@ void dm_kmerge_free(struct dm_kmerge *m);
 void dm_kmerge_clear(struct dm_kmerge *m);
 /* Add a stream that has a current item. */
 void dm_kmerge_push(struct dm_kmerge *m, unsigned stream);
-/* How many streams are in; the first of them (only when n > 0). */
-unsigned dm_kmerge_count(const struct dm_kmerge *m);
-unsigned dm_kmerge_top(const struct dm_kmerge *m);
-/* The top stream advanced to its next item: restore the order. */
+/* How many streams are in; the first of them (only when n > 0). Inline:
+ * a merge asks for them once per item. */
+static inline unsigned dm_kmerge_count(const struct dm_kmerge *m)
+{
+    return m->n;
+}
+
+static inline unsigned dm_kmerge_top(const struct dm_kmerge *m)
+{
+    return m->heap[0];
+}
+
+/* The stream that comes first after the top one (only when n > 1): the
+ * earlier of the top's two children. It stays the same until the heap
+ * changes (a push, a pop, a top_changed). */
+unsigned dm_kmerge_second(const struct dm_kmerge *m);
+/* The top stream advanced to its next item: restore the order. A caller
+ * may skip this while the top's new item still comes before
+ * dm_kmerge_second()'s (or it is the only stream): the order holds as it
+ * is. The .etl reader does, as a CPU's records often come in runs. */
 void dm_kmerge_top_changed(struct dm_kmerge *m);
 /* The top stream has no more items: remove it. */
 void dm_kmerge_pop(struct dm_kmerge *m);
