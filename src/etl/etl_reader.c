@@ -105,6 +105,25 @@ static const unsigned kind_header_size[] = {
     [K_EVENT] = 0x50,   /* EVENT_HEADER */
 };
 
+/* Per header type, what the hot loop needs in one load: the kind, the
+ * pointer size, the header size, where the timestamp is (0x08 in PERFINFO,
+ * 0x10 in the others) and whether the size is Packet.Size (SYSTEM, COMPACT,
+ * PERFINFO) or the marker's low word. Indexed by the whole type byte, so
+ * any marker may look it up; zero entries are K_OTHER. Same sources as
+ * header_types and kind_header_size, which the checking path uses. */
+struct type_info {
+    unsigned char kind, pointer_size, hdr, ts_off, size_in_packet;
+};
+
+static const struct type_info type_info[256] = {
+    [0x01] = {K_SYSTEM, 4, 0x20, 0x10, 1},    [0x02] = {K_SYSTEM, 8, 0x20, 0x10, 1},
+    [0x03] = {K_COMPACT, 4, 0x18, 0x10, 1},   [0x04] = {K_COMPACT, 8, 0x18, 0x10, 1},
+    [0x0A] = {K_FULL, 4, 0x30, 0x10, 0},      [0x14] = {K_FULL, 8, 0x30, 0x10, 0},
+    [0x0B] = {K_INSTANCE, 4, 0x48, 0x10, 0},  [0x15] = {K_INSTANCE, 8, 0x48, 0x10, 0},
+    [0x10] = {K_PERFINFO, 4, 0x10, 0x08, 1},  [0x11] = {K_PERFINFO, 8, 0x10, 0x08, 1},
+    [0x12] = {K_EVENT, 4, 0x50, 0x10, 0},     [0x13] = {K_EVENT, 8, 0x50, 0x10, 0},
+};
+
 /* Field offsets inside record headers [phnt][GC-sth][MS-evh]. */
 #define SYS_OFF_SIZE 0x04     /* Packet.Size, bytes including the header */
 #define SYS_OFF_HOOK 0x06     /* Packet.HookId = Group << 8 | Type */
@@ -151,6 +170,7 @@ static const unsigned kind_header_size[] = {
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
+#define NO_STREAM UINT32_MAX
 /* Distinct GUIDs whose selection answer is kept: a kernel trace names a
  * dozen classes by GUID (the samples: 7); a miss only costs a call. */
 #define GUID_CACHE 16u
@@ -163,6 +183,17 @@ struct buf_entry {
     uint32_t next;       /* next buffer of the same CPU, NO_BUF if none */
     uint16_t flags;
     uint16_t cpu;
+};
+
+/* One record's frame inside a buffer: where it is and what kind of header
+ * it has, after every size was checked against the buffer. */
+struct frame {
+    const uint8_t *r;        /* the record's first byte */
+    size_t pos, left;        /* its offset in the buffer, bytes from there on */
+    uint32_t marker, size;
+    unsigned type, kind, hdr;
+    size_t at;               /* where the payload starts (after EVENT items) */
+    uint64_t ts;
 };
 
 /* One CPU's buffers in file order, with the one loaded now. */
@@ -182,7 +213,8 @@ struct stream {
     int has_key;         /* a decodable record was met */
     int err;             /* a failure met after has_key: reported in turn */
     char *err_msg;
-    struct dm_etl_record rec; /* the stream's next record (merge head) */
+    struct frame head;   /* the stream's next record (merge head), framed;
+                          * dm_etl_next decodes it into the caller's record */
 };
 
 /* Where next() is: the header record, the rest of buffer 0, the merge, done. */
@@ -201,10 +233,12 @@ struct dm_etl {
     char index_msg[384];
 
     struct stream prologue;  /* buffer 0 */
+    struct dm_etl_record header_rec; /* its first record, read at open */
     struct stream *streams;
     unsigned nstreams;
     struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
+    unsigned second;         /* dm_kmerge_second while the heap is unchanged */
     enum phase phase;
 
     uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
@@ -416,15 +450,6 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
     return DM_ECORRUPT;
 }
 
-/* One record's frame inside a buffer: where it is and what kind of header
- * it has, after every size was checked against the buffer. */
-struct frame {
-    const uint8_t *r;        /* the record's first byte */
-    size_t pos, left;        /* its offset in the buffer, bytes from there on */
-    uint32_t marker, size;
-    unsigned type, kind, hdr;
-};
-
 /*
  * Read the marker at s->pos and check the record's size against its header
  * and the buffer: 1 with f filled, 0 when only padding or the end marker is
@@ -595,93 +620,188 @@ static int picked(struct dm_etl *etl, const struct frame *f)
     return ok;
 }
 
-/*
- * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
- * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
- * here are skipped by their size and counted. Every decodable record moves
- * the stream's merge key, also one the selection skips: the merge must
- * place the picked ones where the unselected merge would (see before()).
- * A skipped record costs its header only: its frame, timestamp and the
- * selection test (and an EVENT_HEADER's extended items, checked so that a
- * damaged one fails here as it would unselected).
- */
-static int next_in_buffer(struct dm_etl *etl, struct stream *s,
-                          struct dm_etl_record *rec, char *err, size_t errlen)
+/* The checking path for the record at s->pos: 1 with f filled and s past
+ * it, 2 when it is a kind not decoded here (skipped by its size and
+ * counted), 0 at the end of the buffer, or a record error. */
+static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
+                      char *err, size_t errlen)
 {
-    for (;;) {
-        struct frame f;
-        size_t stride, at = 0;
-        uint64_t ts;
-        int rc = frame_record(etl, s, &f, err, errlen);
+    size_t stride;
+    int rc = frame_record(etl, s, f, err, errlen);
 
-        if (rc <= 0)
+    if (rc <= 0)
+        return rc;
+    stride = ((size_t)f->size + 7u) & ~(size_t)7u;
+    s->pos = stride > f->left ? s->len : f->pos + stride;
+    if (f->kind == K_OTHER) {
+        etl->skipped++;
+        return 2;
+    }
+    f->at = f->hdr;
+    if (f->kind == K_EVENT) {
+        rc = event_payload(etl, s, f, &f->at, err, errlen);
+        if (rc < 0)
             return rc;
+    }
+    f->ts = dm_le64(f->r + type_info[f->type].ts_off);
+    return 1;
+}
+
+/*
+ * Frame s's next decodable record of its loaded buffer into s->head: 1 when
+ * found, 0 at the end of the buffer, or DM_ECORRUPT. Records of kinds not
+ * decoded here are skipped by their size and counted. Every decodable
+ * record moves the stream's merge key, also one the selection skips: the
+ * merge must place the picked ones where the unselected merge would (see
+ * before()). A skipped record costs its header only: its frame, timestamp
+ * and the selection test (and an EVENT_HEADER's extended items, checked so
+ * that a damaged one fails here as it would unselected).
+ *
+ * The loop takes the common well-formed records itself, in locals (the
+ * record bytes are read through uint8_t pointers, which may alias anything,
+ * so fields of s would be reloaded after every store); anything else
+ * (padding, the end marker, skipped kinds, EVENT_HEADER extended items,
+ * damage) goes through frame_slow, whose checks are the same, so a record
+ * either path takes is taken the same way.
+ */
+static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    const uint8_t *recs = s->recs;
+    const size_t len = s->len;
+    const uint32_t cur = s->cur;
+    const int selecting = etl->selecting;
+    size_t pos = s->pos;
+    uint64_t key_ts = s->key_ts;
+    uint32_t key_buf = s->key_buf;
+    int has_key = s->has_key, rc;
+
+    for (;;) {
+        const uint8_t *r = recs + pos;
+        size_t left = len - pos, stride;
+        const struct type_info *ti;
+        uint32_t marker, size;
+        uint64_t ts;
+
+        if (left < 8) /* the marker and Packet.Size */
+            goto slow;
+        marker = dm_le32(r);
+        ti = &type_info[marker >> 16 & 0xFFu];
+        if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || ti->kind == K_OTHER)
+            goto slow;
+        size = ti->size_in_packet ? dm_le16(r + SYS_OFF_SIZE) : marker & 0xFFFFu;
+        if (size < ti->hdr || size > left)
+            goto slow;
+        if (ti->kind == K_EVENT && (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
+            goto slow;
+        ts = dm_le64(r + ti->ts_off);
         /* Records start 8-byte aligned [dissect etl.py]; the filled end may
          * cut the last record's padding. */
-        stride = ((size_t)f.size + 7u) & ~(size_t)7u;
-        s->pos = stride > f.left ? s->len : f.pos + stride;
-        if (f.kind == K_OTHER) {
-            etl->skipped++;
-            continue;
-        }
-        if (f.kind == K_EVENT) {
-            rc = event_payload(etl, s, &f, &at, err, errlen);
-            if (rc < 0)
-                return rc;
-        }
-        ts = dm_le64(f.r + (f.kind == K_PERFINFO ? PERF_OFF_TIME : TIME_OFF));
+        stride = ((size_t)size + 7u) & ~(size_t)7u;
+        pos = stride > left ? len : pos + stride;
         /* Buffer indexes only grow along a stream, so the largest (time,
          * buffer) pair is the newest record's whenever its time is not
          * smaller. */
-        if (ts >= s->key_ts) {
-            s->key_ts = ts;
-            s->key_buf = s->cur;
+        if (ts >= key_ts) {
+            key_ts = ts;
+            key_buf = cur;
         }
-        s->has_key = 1;
-        if (etl->selecting && !picked(etl, &f))
-            continue;
+        has_key = 1;
+        if (selecting && ti->kind <= K_PERFINFO) { /* system headers: the group's bit */
+            unsigned group = r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
 
-        rec->header_type = f.type;
-        rec->pointer_size = header_types[f.type].pointer_size;
-        rec->group = 0;
-        rec->version = 0;
-        rec->has_guid = 0;
-        rec->tid = UINT32_MAX;
-        rec->pid = UINT32_MAX;
-        rec->timestamp = ts;
-        rec->cpu = s->cpu;
-        rec->buffer_file_offset = etl->bufs[s->cur].offset;
-        switch (f.kind) {
-        case K_SYSTEM:
-        case K_COMPACT:
-        case K_PERFINFO:
-            read_system_header(&f, rec);
-            at = f.hdr;
-            break;
-        case K_FULL:
-        case K_INSTANCE:
-            read_full_header(&f, rec);
-            at = f.hdr;
-            break;
-        default: /* K_EVENT: at is past its extended items */
-            read_event_header(&f, rec);
-            break;
+            if (!(etl->sel.groups[group >> 3] >> (group & 7u) & 1u))
+                continue;
         }
-        rec->payload = f.r + at;
-        rec->payload_len = f.size - at;
-        return 1;
+        /* pos, left and hdr of the frame are for frame_slow's messages. */
+        s->head.r = r;
+        s->head.marker = marker;
+        s->head.size = size;
+        s->head.type = marker >> 16 & 0xFFu;
+        s->head.kind = ti->kind;
+        s->head.at = ti->hdr;
+        s->head.ts = ts;
+        if (selecting && ti->kind > K_PERFINFO && !picked(etl, &s->head))
+            continue;
+        rc = 1;
+        break;
+
+    slow:
+        s->pos = pos;
+        rc = frame_slow(etl, s, &s->head, err, errlen);
+        pos = s->pos;
+        if (rc == 2)
+            continue;
+        if (rc <= 0)
+            break;
+        if (s->head.ts >= key_ts) {
+            key_ts = s->head.ts;
+            key_buf = cur;
+        }
+        has_key = 1;
+        if (!selecting || picked(etl, &s->head))
+            break;
     }
+    s->pos = pos;
+    s->key_ts = key_ts;
+    s->key_buf = key_buf;
+    s->has_key = has_key;
+    return rc;
+}
+
+/* Decode s->head's header fields into *rec. */
+static void fill_record(const struct dm_etl *etl, const struct stream *s,
+                        struct dm_etl_record *rec)
+{
+    const struct frame *f = &s->head;
+
+    rec->header_type = f->type;
+    rec->pointer_size = type_info[f->type].pointer_size;
+    rec->group = 0;
+    rec->version = 0;
+    rec->has_guid = 0;
+    rec->tid = UINT32_MAX;
+    rec->pid = UINT32_MAX;
+    rec->timestamp = f->ts;
+    rec->cpu = s->cpu;
+    rec->buffer_file_offset = etl->bufs[s->cur].offset;
+    switch (f->kind) {
+    case K_SYSTEM:
+    case K_COMPACT:
+    case K_PERFINFO:
+        read_system_header(f, rec);
+        break;
+    case K_FULL:
+    case K_INSTANCE:
+        read_full_header(f, rec);
+        break;
+    default: /* K_EVENT */
+        read_event_header(f, rec);
+        break;
+    }
+    rec->payload = f->r + f->at;
+    rec->payload_len = f->size - f->at;
+}
+
+/* next_head, then its record into *rec (buffer 0, read without a merge). */
+static int next_in_buffer(struct dm_etl *etl, struct stream *s,
+                          struct dm_etl_record *rec, char *err, size_t errlen)
+{
+    int rc = next_head(etl, s, err, errlen);
+
+    if (rc == 1)
+        fill_record(etl, s, rec);
+    return rc;
 }
 
 /* Move s to its next record, loading its next buffer when the current one
- * is used up: 1 with s->rec filled, 0 when the stream has ended, <0 error. */
+ * is used up: 1 with s->head framed, 0 when the stream has ended, <0 error. */
 static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
 {
     for (;;) {
         int rc;
 
         if (s->cur != NO_BUF) {
-            rc = next_in_buffer(etl, s, &s->rec, err, errlen);
+            rc = next_head(etl, s, err, errlen);
             if (rc != 0)
                 return rc;
         }
@@ -712,7 +832,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
  * merge the picked records alone and still return them in the order of
  * the full merge, the records it skips having moved the key.
  */
-static int before(const void *ctx, unsigned a, unsigned b)
+static inline int before(const void *ctx, unsigned a, unsigned b)
 {
     const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
@@ -720,6 +840,12 @@ static int before(const void *ctx, unsigned a, unsigned b)
     if (sa->key_ts != sb->key_ts)
         return sa->key_ts < sb->key_ts;
     return sa->key_buf < sb->key_buf;
+}
+
+/* The stream after the merge's top, NO_STREAM when there is none. */
+static unsigned runner_up(const struct dm_etl *etl)
+{
+    return dm_kmerge_count(&etl->merge) > 1 ? dm_kmerge_second(&etl->merge) : NO_STREAM;
 }
 
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
@@ -765,7 +891,7 @@ static void read_time_zone(const uint8_t *p, struct dm_time_zone *tz)
 static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
 {
     struct stream *s = &etl->prologue;
-    struct dm_etl_record *rec = &s->rec;
+    struct dm_etl_record *rec = &etl->header_rec;
     const uint8_t *p;
     unsigned wide;
     uint32_t marker, cpu_mhz;
@@ -1129,7 +1255,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     case PH_HEADER:
         etl->phase = PH_PROLOGUE;
         if (!etl->selecting || etl->header_picked) {
-            *rec = etl->prologue.rec;
+            *rec = etl->header_rec;
             return 1;
         }
         /* fall through */
@@ -1151,21 +1277,29 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
+        etl->second = runner_up(etl);
         etl->phase = PH_MERGE;
         /* fall through */
     case PH_MERGE:
         if (etl->top_consumed) {
+            unsigned top = dm_kmerge_top(&etl->merge);
+
             etl->top_consumed = 0;
-            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            s = &etl->streams[top];
             rc = advance(etl, s, err, errlen);
             if (rc == DM_ESTOPPED)
                 return fail(etl, rc, err);
             if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
-            if (rc == 0)
+            /* A CPU's records often come in a run before the next CPU's:
+             * while the top stays before the runner-up, the heap holds. */
+            if (rc == 0) {
                 dm_kmerge_pop(&etl->merge);
-            else
+                etl->second = runner_up(etl);
+            } else if (etl->second != NO_STREAM && !before(etl, top, etl->second)) {
                 dm_kmerge_top_changed(&etl->merge);
+                etl->second = runner_up(etl);
+            }
         }
         if (dm_kmerge_count(&etl->merge) > 0) {
             s = &etl->streams[dm_kmerge_top(&etl->merge)];
@@ -1173,7 +1307,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 snprintf(err, errlen, "%s", s->err_msg);
                 return fail(etl, s->err, err);
             }
-            *rec = s->rec;
+            fill_record(etl, s, rec);
             etl->top_consumed = 1;
             return 1;
         }
@@ -1198,7 +1332,7 @@ static void pick_header(struct dm_etl *etl)
     if (!etl->selecting)
         return;
     f.r = etl->prologue.recs; /* the header is buffer 0's first record */
-    f.kind = header_types[etl->prologue.rec.header_type].kind;
+    f.kind = type_info[etl->header_rec.header_type].kind;
     etl->header_picked = picked(etl, &f);
 }
 
@@ -1253,7 +1387,7 @@ int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)
         int selecting = etl->selecting;
 
         etl->selecting = 0; /* the header record, picked or not */
-        rc = next_in_buffer(etl, &etl->prologue, &etl->prologue.rec, err, errlen);
+        rc = next_in_buffer(etl, &etl->prologue, &etl->header_rec, err, errlen);
         etl->selecting = selecting;
     }
     if (rc <= 0) { /* it was read at open: the file changed since */
