@@ -6,7 +6,9 @@
  * by stream number, so it is total), dm_kmerge_second() as the smallest
  * head of the other streams, and the shortcut its contract allows
  * (skipping dm_kmerge_top_changed while the top stays before the second)
- * giving the same order as always calling it.
+ * giving the same order as always calling it; with keys (dm_kmerge_use_keys)
+ * too, whose before() then only breaks ties, so a heap that ignored the
+ * keys would merge in stream order.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 struct streams {
     unsigned k;
+    uint64_t key[MAX_STREAMS]; /* the head items, for the keyed rounds */
     unsigned len[MAX_STREAMS], pos[MAX_STREAMS];
     unsigned item[MAX_STREAMS][MAX_ITEMS];
 };
@@ -30,6 +33,13 @@ static int head_before(const void *ctx, unsigned a, unsigned b)
     unsigned x = s->item[a][s->pos[a]], y = s->item[b][s->pos[b]];
 
     return x != y ? x < y : a < b;
+}
+
+/* Keyed rounds: equal keys only, so the stream number decides. */
+static int tie_before(const void *ctx, unsigned a, unsigned b)
+{
+    (void)ctx;
+    return a < b;
 }
 
 /* The stream with the smallest head other than skip (UINT32_MAX: none),
@@ -58,13 +68,16 @@ static uint32_t next_rand(uint64_t *x)
 DM_TEST(merge_order_and_second)
 {
     static struct streams s;
-    struct dm_kmerge m;
+    struct dm_kmerge plain, keyed;
     uint64_t seed = 0x2545F4914F6CDD1Du;
     unsigned skipped = 0;
 
-    DM_ASSERT_EQ_INT(dm_kmerge_init(&m, MAX_STREAMS, head_before, &s), 0);
-    for (unsigned round = 0; round < 2000; round++) {
+    DM_ASSERT_EQ_INT(dm_kmerge_init(&plain, MAX_STREAMS, head_before, &s), 0);
+    DM_ASSERT_EQ_INT(dm_kmerge_init(&keyed, MAX_STREAMS, tie_before, &s), 0);
+    dm_kmerge_use_keys(&keyed, s.key);
+    for (unsigned round = 0; round < 4000; round++) {
         int shortcut = round & 1;
+        struct dm_kmerge *mp = round & 2 ? &keyed : &plain;
 
         s.k = 1 + next_rand(&seed) % MAX_STREAMS;
         for (unsigned i = 0; i < s.k; i++) {
@@ -77,23 +90,29 @@ DM_TEST(merge_order_and_second)
                 s.item[i][j] = v;
             }
         }
-        dm_kmerge_clear(&m);
-        for (unsigned i = 0; i < s.k; i++)
-            if (s.len[i] > 0)
-                dm_kmerge_push(&m, i);
-        while (dm_kmerge_count(&m) > 0) {
-            unsigned top = dm_kmerge_top(&m);
+        dm_kmerge_clear(mp);
+        for (unsigned i = 0; i < s.k; i++) {
+            if (s.len[i] > 0) {
+                s.key[i] = s.item[i][0];
+                dm_kmerge_push(mp, i);
+            }
+        }
+        while (dm_kmerge_count(mp) > 0) {
+            unsigned top = dm_kmerge_top(mp);
 
             DM_ASSERT_EQ_INT(top, scan_min(&s, UINT32_MAX));
-            if (dm_kmerge_count(&m) > 1)
-                DM_ASSERT_EQ_INT(dm_kmerge_second(&m), scan_min(&s, top));
+            if (dm_kmerge_count(mp) > 1)
+                DM_ASSERT_EQ_INT(dm_kmerge_second(mp), scan_min(&s, top));
             if (++s.pos[top] == s.len[top]) {
-                dm_kmerge_pop(&m);
-            } else if (shortcut && (dm_kmerge_count(&m) == 1 ||
-                                    head_before(&s, top, dm_kmerge_second(&m)))) {
+                dm_kmerge_pop(mp);
+                continue;
+            }
+            s.key[top] = s.item[top][s.pos[top]];
+            if (shortcut && (dm_kmerge_count(mp) == 1 ||
+                             head_before(&s, top, dm_kmerge_second(mp)))) {
                 skipped++;
             } else {
-                dm_kmerge_top_changed(&m);
+                dm_kmerge_top_changed(mp);
             }
             if (dmt_status != DMT_PASS)
                 break;
@@ -102,7 +121,8 @@ DM_TEST(merge_order_and_second)
             break;
     }
     DM_ASSERT(skipped > 1000); /* the shortcut was taken */
-    dm_kmerge_free(&m);
+    dm_kmerge_free(&plain);
+    dm_kmerge_free(&keyed);
 }
 
 const struct dmt_case dm_suite_kmerge[] = {
