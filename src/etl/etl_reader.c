@@ -207,8 +207,10 @@ struct stream {
     uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
     /* The merge key: the largest (timestamp, buffer index) of the stream's
-     * decodable records so far, picked or not (see before()). */
-    uint64_t key_ts;
+     * decodable records so far, picked or not (see before()). The
+     * timestamp lives in the reader's keys array, which the heap compares
+     * inline (dm_kmerge_use_keys). */
+    uint64_t *key_ts;
     uint32_t key_buf;
     int has_key;         /* a decodable record was met */
     int err;             /* a failure met after has_key: reported in turn */
@@ -237,6 +239,8 @@ struct dm_etl {
     struct stream *streams;
     unsigned nstreams;
     struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
+    uint64_t *keys;          /* per stream, its key's timestamp */
+    uint64_t prologue_key;   /* buffer 0's, which is not merged */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
     unsigned second;         /* dm_kmerge_second while the heap is unchanged */
     enum phase phase;
@@ -671,7 +675,7 @@ static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t err
     const uint32_t cur = s->cur;
     const int selecting = etl->selecting;
     size_t pos = s->pos;
-    uint64_t key_ts = s->key_ts;
+    uint64_t key_ts = *s->key_ts;
     uint32_t key_buf = s->key_buf;
     int has_key = s->has_key, rc;
 
@@ -742,7 +746,7 @@ static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t err
             break;
     }
     s->pos = pos;
-    s->key_ts = key_ts;
+    *s->key_ts = key_ts;
     s->key_buf = key_buf;
     s->has_key = has_key;
     return rc;
@@ -837,8 +841,8 @@ static inline int before(const void *ctx, unsigned a, unsigned b)
     const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
 
-    if (sa->key_ts != sb->key_ts)
-        return sa->key_ts < sb->key_ts;
+    if (*sa->key_ts != *sb->key_ts)
+        return *sa->key_ts < *sb->key_ts;
     return sa->key_buf < sb->key_buf;
 }
 
@@ -1033,11 +1037,15 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     }
 
     etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
-    if (etl->streams == NULL ||
+    etl->keys = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->keys);
+    if (etl->streams == NULL || etl->keys == NULL ||
         dm_kmerge_init(&etl->merge, etl->nstreams, before, etl) != 0) {
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
+    dm_kmerge_use_keys(&etl->merge, etl->keys);
+    for (unsigned i = 0; i < etl->nstreams; i++)
+        etl->streams[i].key_ts = &etl->keys[i];
     for (uint32_t i = etl->nbufs; i-- > 1;) {
         struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
 
@@ -1098,6 +1106,7 @@ static struct dm_etl *new_etl(const char *name)
     memcpy(etl->name, name, n);
     etl->prologue.cur = NO_BUF;
     etl->prologue.next = NO_BUF;
+    etl->prologue.key_ts = &etl->prologue_key;
     return etl;
 }
 
@@ -1236,8 +1245,63 @@ static int defer_failure(struct dm_etl *etl, struct stream *s, int rc, const cha
     return 0;
 }
 
+/* The top stream (top) has moved on to its next record, or ended (rc 0),
+ * or failed (rc < 0, kept in the stream): restore the merge order. A CPU's
+ * records often come in a run before the next CPU's: while the top stays
+ * before the runner-up, the heap holds as it is. */
+static void reorder_top(struct dm_etl *etl, unsigned top, int rc)
+{
+    if (rc == 0) {
+        dm_kmerge_pop(&etl->merge);
+        etl->second = runner_up(etl);
+    } else if (etl->second != NO_STREAM && !before(etl, top, etl->second)) {
+        dm_kmerge_top_changed(&etl->merge);
+        etl->second = runner_up(etl);
+    }
+}
+
+static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                       size_t errlen);
+
+/*
+ * Most calls take the merge's common step: the top stream's next record in
+ * its loaded buffer, still before the runner-up. That path is kept short;
+ * the rest (a new buffer, a new top, the phases before the merge, the end,
+ * failures) is next_record's.
+ */
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen)
+{
+    if (etl->phase == PH_MERGE && etl->top_consumed && err != NULL && errlen > 0) {
+        unsigned top = dm_kmerge_top(&etl->merge);
+        struct stream *s = &etl->streams[top];
+        int rc = next_head(etl, s, err, errlen);
+
+        if (rc == 1 && (etl->second == NO_STREAM || before(etl, top, etl->second))) {
+            fill_record(etl, s, rec);
+            return 1;
+        }
+        if (rc == 1) { /* another stream comes first now */
+            reorder_top(etl, top, rc);
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            if (s->err == 0) {
+                fill_record(etl, s, rec);
+                return 1;
+            }
+            etl->top_consumed = 0; /* next_record reports the failure */
+        } else if (rc < 0) { /* kept in the stream, reported in turn */
+            etl->top_consumed = 0;
+            if (defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
+            reorder_top(etl, top, rc);
+        }
+        /* rc == 0: the buffer is used up; next_record loads the next. */
+    }
+    return next_record(etl, rec, err, errlen);
+}
+
+static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                       size_t errlen)
 {
     char local[sizeof etl->err_msg];
     struct stream *s;
@@ -1291,15 +1355,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 return fail(etl, rc, err);
             if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
-            /* A CPU's records often come in a run before the next CPU's:
-             * while the top stays before the runner-up, the heap holds. */
-            if (rc == 0) {
-                dm_kmerge_pop(&etl->merge);
-                etl->second = runner_up(etl);
-            } else if (etl->second != NO_STREAM && !before(etl, top, etl->second)) {
-                dm_kmerge_top_changed(&etl->merge);
-                etl->second = runner_up(etl);
-            }
+            reorder_top(etl, top, rc);
         }
         if (dm_kmerge_count(&etl->merge) > 0) {
             s = &etl->streams[dm_kmerge_top(&etl->merge)];
@@ -1367,7 +1423,7 @@ int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)
 
         s->cur = NO_BUF;
         s->next = s->first;
-        s->key_ts = 0;
+        *s->key_ts = 0;
         s->key_buf = 0;
         s->has_key = 0;
         s->err = 0;
@@ -1422,6 +1478,7 @@ void dm_etl_close(struct dm_etl *etl)
         free(etl->streams[i].err_msg);
     }
     free(etl->streams);
+    free(etl->keys);
     dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
     free(etl->bufs);
