@@ -45,10 +45,24 @@
  * second on a slow terminal (64 buffers of 64 KB = 4 MB of trace). */
 #define PROGRESS_EVERY_BUFFERS 64
 
+/* Distinct class GUIDs whose decoder class is kept (a kernel trace names
+ * a dozen; the samples: 7). A miss only costs asking the decoder. */
+#define GUID_CLASSES 16u
+
+/* The decoder's class of every HookId group and of the GUIDs met so far,
+ * asked once: the decoding pass classes every record. */
+struct class_cache {
+    uint8_t group_class[256];
+    uint8_t guid[GUID_CLASSES][16];
+    uint8_t guid_class[GUID_CLASSES];
+    unsigned guids, evict;
+};
+
 struct replay {
     struct dm_etl *etl;
     struct dm_kdecoder *kd;
     uint64_t file_size;
+    struct class_cache classes;
 };
 
 /*
@@ -142,10 +156,11 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
     return 0;
 }
 
-void dm_etl_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
+/* rec as a dm_krecord of class kclass. */
+static void to_krecord(const struct dm_etl_record *rec, enum dm_kclass kclass,
+                       struct dm_krecord *kr)
 {
-    kr->kclass = rec->has_guid ? dm_kclass_from_guid(rec->guid)
-                               : dm_kclass_from_group(rec->group);
+    kr->kclass = kclass;
     kr->opcode = rec->opcode;
     kr->version = rec->version;
     kr->pointer_size = rec->pointer_size;
@@ -154,6 +169,35 @@ void dm_etl_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
     kr->pid = rec->pid;
     kr->payload = rec->payload;
     kr->payload_len = rec->payload_len;
+}
+
+void dm_etl_krecord(const struct dm_etl_record *rec, struct dm_krecord *kr)
+{
+    to_krecord(rec, rec->has_guid ? dm_kclass_from_guid(rec->guid)
+                                  : dm_kclass_from_group(rec->group), kr);
+}
+
+static void classes_init(struct class_cache *c)
+{
+    memset(c, 0, sizeof *c);
+    for (unsigned group = 0; group < 256; group++)
+        c->group_class[group] = (uint8_t)dm_kclass_from_group(group);
+}
+
+/* dm_etl_krecord's class, from the cache. */
+static enum dm_kclass record_class(struct class_cache *c, const struct dm_etl_record *rec)
+{
+    unsigned i;
+
+    if (!rec->has_guid)
+        return (enum dm_kclass)c->group_class[rec->group & 0xFFu];
+    for (i = 0; i < c->guids; i++)
+        if (memcmp(c->guid[i], rec->guid, sizeof c->guid[i]) == 0)
+            return (enum dm_kclass)c->guid_class[i];
+    i = c->guids < GUID_CLASSES ? c->guids++ : c->evict++ % GUID_CLASSES;
+    memcpy(c->guid[i], rec->guid, sizeof c->guid[i]);
+    c->guid_class[i] = (uint8_t)dm_kclass_from_guid(rec->guid);
+    return (enum dm_kclass)c->guid_class[i];
 }
 
 static void finish(struct dm_source *src, const struct replay *r)
@@ -282,10 +326,13 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
     }
     /* The decoding pass. Stops are seen per buffer (on_buffer) and by
      * dm_sink_emit, which waits for room and watches the stop flag. */
+    classes_init(&r->classes);
     while ((rc = dm_etl_next(r->etl, &rec, src->errmsg, sizeof src->errmsg)) > 0) {
-        dm_etl_krecord(&rec, &kr);
-        if (kr.kclass == DM_K_OTHER)
+        enum dm_kclass kclass = record_class(&r->classes, &rec);
+
+        if (kclass == DM_K_OTHER)
             continue;
+        to_krecord(&rec, kclass, &kr);
         if (dm_kdecode(r->kd, &kr, &ev) == 1 &&
             dm_sink_emit(sink, &ev) == DM_ESTOPPED) {
             rc = 1;
