@@ -42,6 +42,8 @@ static size_t tb_put(struct tb *b, const void *src, size_t n)
 {
     size_t at = b->len;
 
+    if (n == 0) /* an empty buffer may have no storage yet */
+        return at;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n)
