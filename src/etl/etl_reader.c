@@ -170,7 +170,6 @@ static const struct type_info type_info[256] = {
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
-#define NO_STREAM UINT32_MAX
 /* Distinct GUIDs whose selection answer is kept: a kernel trace names a
  * dozen classes by GUID (the samples: 7); a miss only costs a call. */
 #define GUID_CACHE 16u
@@ -242,7 +241,6 @@ struct dm_etl {
     uint64_t *keys;          /* per stream, its key's timestamp */
     uint64_t prologue_key;   /* buffer 0's, which is not merged */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
-    unsigned second;         /* dm_kmerge_second while the heap is unchanged */
     enum phase phase;
 
     uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
@@ -846,12 +844,6 @@ static inline int before(const void *ctx, unsigned a, unsigned b)
     return sa->key_buf < sb->key_buf;
 }
 
-/* The stream after the merge's top, NO_STREAM when there is none. */
-static unsigned runner_up(const struct dm_etl *etl)
-{
-    return dm_kmerge_count(&etl->merge) > 1 ? dm_kmerge_second(&etl->merge) : NO_STREAM;
-}
-
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
  * headers): LONG Bias @0; WCHAR StandardName[32] @4; SYSTEMTIME StandardDate
  * @0x44; LONG StandardBias @0x54; WCHAR DaylightName[32] @0x58; SYSTEMTIME
@@ -1245,19 +1237,18 @@ static int defer_failure(struct dm_etl *etl, struct stream *s, int rc, const cha
     return 0;
 }
 
-/* The top stream (top) has moved on to its next record, or ended (rc 0),
- * or failed (rc < 0, kept in the stream): restore the merge order. A CPU's
- * records often come in a run before the next CPU's: while the top stays
- * before the runner-up, the heap holds as it is. */
-static void reorder_top(struct dm_etl *etl, unsigned top, int rc)
+/* The top stream has moved on to its next record, or ended (rc 0), or
+ * failed (rc < 0, kept in the stream): restore the merge order. (Checking
+ * first whether the top still comes before the runner-up, to skip the
+ * sift, cost more than it saved: with the keys compared inline a sift that
+ * changes nothing is two comparisons, and on the generated traces, whose
+ * CPUs interleave record by record, the top changes 3 times in 4.) */
+static void reorder_top(struct dm_etl *etl, int rc)
 {
-    if (rc == 0) {
+    if (rc == 0)
         dm_kmerge_pop(&etl->merge);
-        etl->second = runner_up(etl);
-    } else if (etl->second != NO_STREAM && !before(etl, top, etl->second)) {
+    else
         dm_kmerge_top_changed(&etl->merge);
-        etl->second = runner_up(etl);
-    }
 }
 
 static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
@@ -1265,9 +1256,9 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
 
 /*
  * Most calls take the merge's common step: the top stream's next record in
- * its loaded buffer, still before the runner-up. That path is kept short;
- * the rest (a new buffer, a new top, the phases before the merge, the end,
- * failures) is next_record's.
+ * its loaded buffer, then the heap's order restored and the new top's head
+ * decoded. That path is kept short; the rest (a new buffer, the phases
+ * before the merge, the end, failures) is next_record's.
  */
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen)
@@ -1277,12 +1268,8 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         struct stream *s = &etl->streams[top];
         int rc = next_head(etl, s, err, errlen);
 
-        if (rc == 1 && (etl->second == NO_STREAM || before(etl, top, etl->second))) {
-            fill_record(etl, s, rec);
-            return 1;
-        }
-        if (rc == 1) { /* another stream comes first now */
-            reorder_top(etl, top, rc);
+        if (rc == 1) { /* another stream may come first now */
+            dm_kmerge_top_changed(&etl->merge);
             s = &etl->streams[dm_kmerge_top(&etl->merge)];
             if (s->err == 0) {
                 fill_record(etl, s, rec);
@@ -1293,7 +1280,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
             etl->top_consumed = 0;
             if (defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
-            reorder_top(etl, top, rc);
+            reorder_top(etl, rc);
         }
         /* rc == 0: the buffer is used up; next_record loads the next. */
     }
@@ -1341,21 +1328,18 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
-        etl->second = runner_up(etl);
         etl->phase = PH_MERGE;
         /* fall through */
     case PH_MERGE:
         if (etl->top_consumed) {
-            unsigned top = dm_kmerge_top(&etl->merge);
-
             etl->top_consumed = 0;
-            s = &etl->streams[top];
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
             rc = advance(etl, s, err, errlen);
             if (rc == DM_ESTOPPED)
                 return fail(etl, rc, err);
             if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
                 return etl->err;
-            reorder_top(etl, top, rc);
+            reorder_top(etl, rc);
         }
         if (dm_kmerge_count(&etl->merge) > 0) {
             s = &etl->streams[dm_kmerge_top(&etl->merge)];
