@@ -77,15 +77,6 @@ void dm_kmerge_push(struct dm_kmerge *m, unsigned stream)
     h[i] = stream;
 }
 
-unsigned dm_kmerge_second(const struct dm_kmerge *m)
-{
-    const unsigned *h = m->heap;
-
-    if (m->n > 2 && first(m, h[2], h[1]))
-        return h[2];
-    return h[1];
-}
-
 void dm_kmerge_top_changed(struct dm_kmerge *m)
 {
     if (m->n > 1)

@@ -61,14 +61,7 @@ static inline unsigned dm_kmerge_top(const struct dm_kmerge *m)
     return m->heap[0];
 }
 
-/* The stream that comes first after the top one (only when n > 1): the
- * earlier of the top's two children. It stays the same until the heap
- * changes (a push, a pop, a top_changed). */
-unsigned dm_kmerge_second(const struct dm_kmerge *m);
-/* The top stream advanced to its next item: restore the order. A caller
- * may skip this while the top's new item still comes before
- * dm_kmerge_second()'s (or it is the only stream): the order holds as it
- * is. The .etl reader does, as a CPU's records often come in runs. */
+/* The top stream advanced to its next item: restore the order. */
 void dm_kmerge_top_changed(struct dm_kmerge *m);
 /* The top stream has no more items: remove it. */
 void dm_kmerge_pop(struct dm_kmerge *m);
