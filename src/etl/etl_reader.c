@@ -622,19 +622,26 @@ static int picked(struct dm_etl *etl, const struct frame *f)
     return ok;
 }
 
+/* The position after a record of size bytes at pos: records start 8-byte
+ * aligned [dissect etl.py]; the filled end may cut the last one's padding. */
+static inline size_t next_pos(size_t pos, uint32_t size, size_t len)
+{
+    size_t stride = ((size_t)size + 7u) & ~(size_t)7u;
+
+    return stride > len - pos ? len : pos + stride;
+}
+
 /* The checking path for the record at s->pos: 1 with f filled and s past
  * it, 2 when it is a kind not decoded here (skipped by its size and
  * counted), 0 at the end of the buffer, or a record error. */
 static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
                       char *err, size_t errlen)
 {
-    size_t stride;
     int rc = frame_record(etl, s, f, err, errlen);
 
     if (rc <= 0)
         return rc;
-    stride = ((size_t)f->size + 7u) & ~(size_t)7u;
-    s->pos = stride > f->left ? s->len : f->pos + stride;
+    s->pos = next_pos(f->pos, f->size, s->len);
     if (f->kind == K_OTHER) {
         etl->skipped++;
         return 2;
@@ -650,6 +657,41 @@ static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
 }
 
 /*
+ * Frame the record at r (left bytes to the buffer's filled end) when it is
+ * one of the common well-formed kinds: 1 with f's r, marker, size, type,
+ * kind, at and ts set (its pos, left and hdr are for frame_slow's
+ * messages only), 0 to leave it to frame_slow (padding, the end marker,
+ * skipped kinds, EVENT_HEADER extended items, damage). The checks are
+ * frame_record's, so a record either takes, it takes the same way. Inline,
+ * into loops that keep f in registers.
+ */
+static inline int frame_quick(const uint8_t *r, size_t left, struct frame *f)
+{
+    const struct type_info *ti;
+    uint32_t marker, size;
+
+    if (left < 8) /* the marker and Packet.Size */
+        return 0;
+    marker = dm_le32(r);
+    ti = &type_info[marker >> 16 & 0xFFu];
+    if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || ti->kind == K_OTHER)
+        return 0;
+    size = ti->size_in_packet ? dm_le16(r + SYS_OFF_SIZE) : marker & 0xFFFFu;
+    if (size < ti->hdr || size > left)
+        return 0;
+    if (ti->kind == K_EVENT && (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
+        return 0;
+    f->r = r;
+    f->marker = marker;
+    f->size = size;
+    f->type = marker >> 16 & 0xFFu;
+    f->kind = ti->kind;
+    f->at = ti->hdr;
+    f->ts = dm_le64(r + ti->ts_off);
+    return 1;
+}
+
+/*
  * Frame s's next decodable record of its loaded buffer into s->head: 1 when
  * found, 0 at the end of the buffer, or DM_ECORRUPT. Records of kinds not
  * decoded here are skipped by their size and counted. Every decodable
@@ -659,12 +701,9 @@ static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
  * and the selection test (and an EVENT_HEADER's extended items, checked so
  * that a damaged one fails here as it would unselected).
  *
- * The loop takes the common well-formed records itself, in locals (the
- * record bytes are read through uint8_t pointers, which may alias anything,
- * so fields of s would be reloaded after every store); anything else
- * (padding, the end marker, skipped kinds, EVENT_HEADER extended items,
- * damage) goes through frame_slow, whose checks are the same, so a record
- * either path takes is taken the same way.
+ * The loop works in locals (the record bytes are read through uint8_t
+ * pointers, which may alias anything, so fields of s would be reloaded
+ * after every store) and writes the stream back once.
  */
 static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
 {
@@ -678,76 +717,66 @@ static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t err
     int has_key = s->has_key, rc;
 
     for (;;) {
-        const uint8_t *r = recs + pos;
-        size_t left = len - pos, stride;
-        const struct type_info *ti;
-        uint32_t marker, size;
-        uint64_t ts;
+        struct frame f;
 
-        if (left < 8) /* the marker and Packet.Size */
-            goto slow;
-        marker = dm_le32(r);
-        ti = &type_info[marker >> 16 & 0xFFu];
-        if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || ti->kind == K_OTHER)
-            goto slow;
-        size = ti->size_in_packet ? dm_le16(r + SYS_OFF_SIZE) : marker & 0xFFFFu;
-        if (size < ti->hdr || size > left)
-            goto slow;
-        if (ti->kind == K_EVENT && (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
-            goto slow;
-        ts = dm_le64(r + ti->ts_off);
-        /* Records start 8-byte aligned [dissect etl.py]; the filled end may
-         * cut the last record's padding. */
-        stride = ((size_t)size + 7u) & ~(size_t)7u;
-        pos = stride > left ? len : pos + stride;
+        if (frame_quick(recs + pos, len - pos, &f)) {
+            pos = next_pos(pos, f.size, len);
+        } else {
+            /* Through s->head, so that f's address does not escape and
+             * the common path keeps it in registers. */
+            s->pos = pos;
+            rc = frame_slow(etl, s, &s->head, err, errlen);
+            pos = s->pos;
+            if (rc == 2)
+                continue;
+            if (rc <= 0)
+                break;
+            f = s->head;
+        }
         /* Buffer indexes only grow along a stream, so the largest (time,
          * buffer) pair is the newest record's whenever its time is not
          * smaller. */
-        if (ts >= key_ts) {
-            key_ts = ts;
+        if (f.ts >= key_ts) {
+            key_ts = f.ts;
             key_buf = cur;
         }
         has_key = 1;
-        if (selecting && ti->kind <= K_PERFINFO) { /* system headers: the group's bit */
-            unsigned group = r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+        if (selecting && f.kind <= K_PERFINFO) { /* system headers: the group's bit */
+            unsigned group = f.r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
 
             if (!(etl->sel.groups[group >> 3] >> (group & 7u) & 1u))
                 continue;
         }
-        /* pos, left and hdr of the frame are for frame_slow's messages. */
-        s->head.r = r;
-        s->head.marker = marker;
-        s->head.size = size;
-        s->head.type = marker >> 16 & 0xFFu;
-        s->head.kind = ti->kind;
-        s->head.at = ti->hdr;
-        s->head.ts = ts;
-        if (selecting && ti->kind > K_PERFINFO && !picked(etl, &s->head))
+        s->head = f;
+        if (selecting && f.kind > K_PERFINFO && !picked(etl, &s->head))
             continue;
         rc = 1;
         break;
-
-    slow:
-        s->pos = pos;
-        rc = frame_slow(etl, s, &s->head, err, errlen);
-        pos = s->pos;
-        if (rc == 2)
-            continue;
-        if (rc <= 0)
-            break;
-        if (s->head.ts >= key_ts) {
-            key_ts = s->head.ts;
-            key_buf = cur;
-        }
-        has_key = 1;
-        if (!selecting || picked(etl, &s->head))
-            break;
     }
     s->pos = pos;
     *s->key_ts = key_ts;
     s->key_buf = key_buf;
     s->has_key = has_key;
     return rc;
+}
+
+/* next_head's common case without a selection, small enough to inline in
+ * dm_etl_next's merge step: 1 when the record at s->pos was framed into
+ * s->head (and the key moved), 0 to leave everything to next_head. */
+static inline int next_head_quick(const struct dm_etl *etl, struct stream *s)
+{
+    struct frame f;
+
+    if (etl->selecting || !frame_quick(s->recs + s->pos, s->len - s->pos, &f))
+        return 0;
+    s->pos = next_pos(s->pos, f.size, s->len);
+    if (f.ts >= *s->key_ts) {
+        *s->key_ts = f.ts;
+        s->key_buf = s->cur;
+    }
+    s->has_key = 1;
+    s->head = f;
+    return 1;
 }
 
 /* Decode s->head's header fields into *rec. */
@@ -1264,9 +1293,8 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen)
 {
     if (etl->phase == PH_MERGE && etl->top_consumed && err != NULL && errlen > 0) {
-        unsigned top = dm_kmerge_top(&etl->merge);
-        struct stream *s = &etl->streams[top];
-        int rc = next_head(etl, s, err, errlen);
+        struct stream *s = &etl->streams[dm_kmerge_top(&etl->merge)];
+        int rc = next_head_quick(etl, s) ? 1 : next_head(etl, s, err, errlen);
 
         if (rc == 1) { /* another stream may come first now */
             dm_kmerge_top_changed(&etl->merge);
