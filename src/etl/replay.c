@@ -15,13 +15,16 @@
  * dm_kdecode_rundown); FileDelete and Thread End in mid-trace count as well.
  * It asks the reader for the Process, Thread, FileIo and SysConfig records
  * only (dm_etl_select): the reader walks every buffer but skips the other
- * records (DiskIo, the bulk of a trace) at the cost of their headers, with
- * no merge and no copy, and returns the picked ones in the order the full
- * merge gives them, which is the order dm_kdecode_rundown must see them in.
- * Then the reader is rewound and the decoding pass takes every record,
- * decodes and emits. A plain file is read twice (the page cache serves the
- * second), a compressed one inflated twice. Memory stays one buffer per CPU;
- * the names learned go into the decoder's rundown tables, nothing per event.
+ * records (DiskIo, the bulk of a trace) at the cost of their headers: they
+ * are neither merged nor decoded nor handed out. It returns the picked ones
+ * in the order the full merge gives them, which is the order
+ * dm_kdecode_rundown must see them in. Then the reader is rewound and the
+ * decoding pass takes every record, decodes and emits. A plain file is read
+ * twice (the page cache serves the second), a compressed one inflated
+ * twice: on generated traces the naming pass costs about a tenth of the
+ * decoding pass's instructions plain, a third compressed. Memory stays one
+ * buffer per CPU; the names learned go into the decoder's rundown tables,
+ * nothing per event.
  *
  * Time 0 is the trace header record, as PerfView counts (etw-facts.md s.3),
  * and the header's StartTime is the wall clock at that instant.
