@@ -528,13 +528,6 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     return NULL;
 }
 
-int dm_file_seek(FILE *f, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-    return _fseeki64(f, (__int64)off, SEEK_SET);
-}
-
 int dm_file_size(FILE *f, uint64_t *size)
 {
     __int64 end;
