@@ -692,6 +692,54 @@ static inline int frame_quick(const uint8_t *r, size_t left, struct frame *f)
 }
 
 /*
+ * The selecting pass's inner loop over the bulk of a trace: from pos, step
+ * over well-formed system-header records (SYSTEM, COMPACT, PERFINFO) whose
+ * HookId group the selection does not take, moving the key (*key_ts,
+ * *key_buf; *has_key) as next_head would. Stops at the first record that
+ * is anything else (picked, another kind, padding, the end marker or one
+ * for the checking path) and returns its position, for next_head to take
+ * from there. The checks are frame_quick's for these kinds.
+ */
+static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t pos,
+                            size_t len, uint32_t cur, uint64_t *key_ts,
+                            uint32_t *key_buf, int *has_key)
+{
+    uint64_t kts = *key_ts;
+    uint32_t kbuf = *key_buf;
+    int any = 0;
+
+    while (len - pos >= 8) { /* the marker and Packet.Size */
+        const uint8_t *r = recs + pos;
+        uint32_t marker = dm_le32(r), size;
+        const struct type_info *ti = &type_info[marker >> 16 & 0xFFu];
+        unsigned group;
+        uint64_t ts;
+
+        /* size_in_packet marks exactly the three system-header kinds. */
+        if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || !ti->size_in_packet)
+            break;
+        size = dm_le16(r + SYS_OFF_SIZE);
+        if (size < ti->hdr || size > len - pos)
+            break;
+        group = r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+        if (groups[group >> 3] >> (group & 7u) & 1u)
+            break;
+        ts = dm_le64(r + ti->ts_off);
+        if (ts >= kts) {
+            kts = ts;
+            kbuf = cur;
+        }
+        any = 1;
+        pos = next_pos(pos, size, len);
+    }
+    *key_ts = kts;
+    *key_buf = kbuf;
+    if (any)
+        *has_key = 1;
+    return pos;
+}
+
+/*
  * Frame s's next decodable record of its loaded buffer into s->head: 1 when
  * found, 0 at the end of the buffer, or DM_ECORRUPT. Records of kinds not
  * decoded here are skipped by their size and counted. Every decodable
@@ -719,6 +767,9 @@ static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t err
     for (;;) {
         struct frame f;
 
+        if (selecting)
+            pos = skip_unpicked(etl->sel.groups, recs, pos, len, cur, &key_ts,
+                                &key_buf, &has_key);
         if (frame_quick(recs + pos, len - pos, &f)) {
             pos = next_pos(pos, f.size, len);
         } else {
