@@ -110,12 +110,17 @@ enum dm_file_kind {
 /* What path is; *size is set for a regular file. */
 enum dm_file_kind dm_file_kind(const char *path, uint64_t *size);
 
-/* 64-bit positions in a stream, whatever the size of long or off_t (MSVCRT's
+/* 64-bit positions in a file, whatever the size of long or off_t (MSVCRT's
  * fseek takes a 32-bit long even on 64-bit Windows; 32-bit POSIX builds
- * need a 64-bit off_t). Seek to off from the start; the size of the file
- * (the stream is left at its end). Both return 0 or -1. */
-int dm_file_seek(FILE *f, uint64_t off);
+ * need a 64-bit off_t). The size of the file (the stream is left at its
+ * end); 0 or -1. */
 int dm_file_size(FILE *f, uint64_t *size);
+/* Read len bytes at offset off of f's file straight into dst, past the
+ * stream's buffer and position (pread; ReadFile at an OVERLAPPED offset):
+ * one system call per read, with no copy through stdio, for the .etl
+ * reader's 64 KB buffers. Do not mix with stdio reads of f. Returns 0, or
+ * -1 when the file has fewer bytes there or the read fails. */
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
 /*
  * Live options this OS's live source has no meaning for (--force on Linux,

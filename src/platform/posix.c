@@ -318,13 +318,6 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     return NULL;
 }
 
-int dm_file_seek(FILE *f, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-    return fseeko(f, (off_t)off, SEEK_SET);
-}
-
 int dm_file_size(FILE *f, uint64_t *size)
 {
     off_t end;
@@ -332,5 +325,27 @@ int dm_file_size(FILE *f, uint64_t *size)
     if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0)
         return -1;
     *size = (uint64_t)end;
+    return 0;
+}
+
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len)
+{
+    uint8_t *p = dst;
+    int fd = fileno(f);
+
+    while (len > 0) {
+        ssize_t got;
+
+        if (off > (uint64_t)INT64_MAX - len)
+            return -1;
+        got = pread(fd, p, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1; /* an error, or the end of the file */
+        p += got;
+        off += (uint64_t)got;
+        len -= (size_t)got;
+    }
     return 0;
 }

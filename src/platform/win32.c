@@ -14,6 +14,7 @@
 #include <process.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diskmon.h"
 #include "platform/platform.h"
@@ -497,13 +498,6 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     return NULL;
 }
 
-int dm_file_seek(FILE *f, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-    return _fseeki64(f, (__int64)off, SEEK_SET);
-}
-
 int dm_file_size(FILE *f, uint64_t *size)
 {
     __int64 end;
@@ -511,5 +505,29 @@ int dm_file_size(FILE *f, uint64_t *size)
     if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0)
         return -1;
     *size = (uint64_t)end;
+    return 0;
+}
+
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len)
+{
+    HANDLE h = (HANDLE)_get_osfhandle(_fileno(f));
+    unsigned char *p = dst;
+
+    if (h == INVALID_HANDLE_VALUE)
+        return -1;
+    while (len > 0) {
+        /* ReadFile takes a DWORD count; 1 GB at a time stays well inside. */
+        DWORD want = len > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)len, got = 0;
+        OVERLAPPED at;
+
+        memset(&at, 0, sizeof at);
+        at.Offset = (DWORD)(off & 0xFFFFFFFFu);
+        at.OffsetHigh = (DWORD)(off >> 32);
+        if (!ReadFile(h, p, want, &got, &at) || got == 0)
+            return -1; /* an error, or the end of the file */
+        p += got;
+        off += got;
+        len -= got;
+    }
     return 0;
 }
