@@ -19,10 +19,6 @@
 #define DM_BUILD_TARGET "unknown target"
 #endif
 
-/* 1 MiB of stdio buffer: output goes out in large writes; the printer
- * flushes it at least every 100 ms. */
-#define OUTPUT_BUFFER (1u << 20)
-
 int main(int argc, char **argv)
 {
     struct dm_options opt;
@@ -63,7 +59,7 @@ int main(int argc, char **argv)
 
     /* -o FILE is opened by dm_run_ex only after the source opened. */
     if (opt.output_path == NULL)
-        setvbuf(stdout, NULL, _IOFBF, OUTPUT_BUFFER);
+        dm_output_buffered(stdout);
     dm_interrupt_install();
     rc = dm_run_ex(&opt, ops, opt.output_path != NULL ? NULL : stdout, stderr, &info);
     if (info.printer_left) {

@@ -14,7 +14,21 @@ int dm_kmerge_init(struct dm_kmerge *m, unsigned max, dm_kmerge_before_fn before
     m->n = 0;
     m->before = before;
     m->ctx = ctx;
+    m->keys = NULL;
     return m->heap != NULL ? 0 : DM_ENOMEM;
+}
+
+void dm_kmerge_use_keys(struct dm_kmerge *m, const uint64_t *keys)
+{
+    m->keys = keys;
+}
+
+/* The merge order: the keys when there are, before() for ties. */
+static inline int first(const struct dm_kmerge *m, unsigned a, unsigned b)
+{
+    if (m->keys != NULL && m->keys[a] != m->keys[b])
+        return m->keys[a] < m->keys[b];
+    return m->before(m->ctx, a, b);
 }
 
 void dm_kmerge_free(struct dm_kmerge *m)
@@ -38,9 +52,9 @@ static void sift_down(struct dm_kmerge *m, unsigned i)
 
         if (c >= n)
             break;
-        if (c + 1 < n && m->before(m->ctx, h[c + 1], h[c]))
+        if (c + 1 < n && first(m, h[c + 1], h[c]))
             c++;
-        if (!m->before(m->ctx, h[c], v))
+        if (!first(m, h[c], v))
             break;
         h[i] = h[c];
         i = c;
@@ -55,22 +69,12 @@ void dm_kmerge_push(struct dm_kmerge *m, unsigned stream)
     while (i > 0) {
         unsigned p = (i - 1) / 2;
 
-        if (!m->before(m->ctx, stream, h[p]))
+        if (!first(m, stream, h[p]))
             break;
         h[i] = h[p];
         i = p;
     }
     h[i] = stream;
-}
-
-unsigned dm_kmerge_count(const struct dm_kmerge *m)
-{
-    return m->n;
-}
-
-unsigned dm_kmerge_top(const struct dm_kmerge *m)
-{
-    return m->heap[0];
 }
 
 void dm_kmerge_top_changed(struct dm_kmerge *m)

@@ -103,9 +103,15 @@ static int output_is_input(const struct dm_options *opt, FILE *out, const char *
     return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
 }
 
-/* 1 MiB of stdio buffer: output goes out in large writes; the printer
- * flushes it at least every 100 ms. */
-#define OUTPUT_BUFFER (1u << 20)
+/* An output stream's stdio buffer serves only the header and --top's
+ * drawing: event lines go out from the printer's own buffer in one write
+ * each (printer.h). */
+#define OUTPUT_BUFFER (64u << 10)
+
+void dm_output_buffered(FILE *out)
+{
+    setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
+}
 
 static FILE *open_output(const char *path, FILE *errf)
 {
@@ -115,7 +121,7 @@ static FILE *open_output(const char *path, FILE *errf)
         fprintf(errf, "diskmon: cannot open output file %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
+    dm_output_buffered(out);
     return out;
 }
 

@@ -43,6 +43,9 @@ struct dm_run_info {
  * errf. dm_run calls it after open(), after run() and after close(). */
 void dm_notes_flush(struct dm_notes *n, FILE *errf);
 
+/* Give an output stream the buffer diskmon uses (before any output on it). */
+void dm_output_buffered(FILE *out);
+
 /* dm_run, also saying how the run ended. */
 int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
               FILE *out, FILE *errf, struct dm_run_info *info);

@@ -2,6 +2,7 @@
  * printer.c - the printer thread. See printer.h for what it promises.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/printer.h"
@@ -30,58 +31,114 @@ static void note_write_error(struct dm_printer *p)
     dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
 }
 
-static int write_out(struct dm_printer *p, const char *buf, size_t len)
-{
-    errno = 0;
-    if (len > 0 && fwrite(buf, 1, len, p->out) != len) {
-        note_write_error(p);
-        return -1;
-    }
-    return 0;
-}
-
+/* Write out what the buffer holds, then flush the stream (--top draws
+ * through it). Returns -1 after a write error (noted). */
 static int flush_out(struct dm_printer *p)
 {
+    size_t len = p->out_len;
+
     errno = 0;
-    if (fflush(p->out) != 0) {
+    p->out_len = 0;
+    if (len > 0 ? dm_write_all(p->out, p->out_buf, len) != 0 : fflush(p->out) != 0) {
         note_write_error(p);
         return -1;
     }
     return 0;
 }
 
-/* One event: limits, statistics, then the line. Returns -1 to stop. */
-static int print_one(struct dm_printer *p, const struct dm_event *ev)
+/* One line into the buffer; the buffer goes out first when the line might
+ * not fit (dm_format_event_fit's bound), and a line longer than the whole
+ * buffer (names of tens of kilobytes) goes out from one of its own. */
+static int print_line(struct dm_printer *p, uint64_t seq, const struct dm_event *ev)
 {
-    char line[DM_LINE_MAX];
-    size_t len;
+    size_t need, len;
+    char *big;
+    int rc;
 
-    if (p->time_limit_ns != 0 && ev->time_ns > p->time_limit_ns) {
-        dm_atomic_store_int(p->stop_flag, 1);
-        return -1;
-    }
-    p->printed++;
-    /* Uncontended exchange: the main thread takes the lock only to leave a
-     * stuck printer behind, and then keeps it (printer.h). */
-    if (dm_atomic_exchange_int(&p->results_lock, 1) == 0) {
-        if (ev->time_ns > p->max_time_ns)
-            p->max_time_ns = ev->time_ns;
-        if (p->stats != NULL)
-            dm_stats_add(p->stats, ev);
-        dm_atomic_store_int(&p->results_lock, 0);
-    }
-    if (p->top != NULL) {
-        dm_top_add(p->top, ev, p->top_live);
+    len = dm_format_event_fit(p->out_buf + p->out_len, sizeof p->out_buf - p->out_len,
+                              &p->fo, seq, ev, &need);
+    if (len > 0) {
+        p->out_len += len;
         return 0;
     }
-    len = dm_format_event(line, sizeof line, &p->fo, p->printed, ev);
-    if (write_out(p, line, len) != 0)
+    if (flush_out(p) != 0)
         return -1;
-    if (p->count_limit != 0 && p->printed >= p->count_limit) {
-        dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
+    len = dm_format_event_fit(p->out_buf, sizeof p->out_buf, &p->fo, seq, ev, &need);
+    if (len > 0) {
+        p->out_len = len;
+        return 0;
+    }
+    big = malloc(need);
+    if (big == NULL) {
+        errno = ENOMEM;
+        note_write_error(p);
         return -1;
     }
-    return 0;
+    len = dm_format_event_fit(big, need, &p->fo, seq, ev, &need);
+    errno = 0;
+    rc = dm_write_all(p->out, big, len);
+    if (rc != 0)
+        note_write_error(p);
+    free(big);
+    return rc;
+}
+
+/*
+ * The first part of a batch: limits and statistics. Returns how many of the
+ * n events are to be printed (or summed by --top); sets *stop when -n or -t
+ * ends the run inside the batch. The results lock is taken once for the
+ * batch, and never held across a write (which may block for good on a pipe
+ * nobody reads, while the main thread waits for the lock).
+ */
+static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t n,
+                      int *stop)
+{
+    /* Uncontended exchange: the main thread takes the lock only to leave a
+     * stuck printer behind, and then keeps it (printer.h). */
+    int locked = dm_atomic_exchange_int(&p->results_lock, 1) == 0;
+    size_t k;
+
+    for (k = 0; k < n; k++) {
+        const struct dm_event *ev = &batch[k];
+
+        if (p->time_limit_ns != 0 && ev->time_ns > p->time_limit_ns) {
+            dm_atomic_store_int(p->stop_flag, 1);
+            *stop = 1;
+            break;
+        }
+        if (locked) {
+            if (ev->time_ns > p->max_time_ns)
+                p->max_time_ns = ev->time_ns;
+            if (p->stats != NULL)
+                dm_stats_add(p->stats, ev);
+        }
+        if (p->count_limit != 0 && p->printed + k + 1 >= p->count_limit) {
+            dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
+            *stop = 1;
+            k++;
+            break;
+        }
+    }
+    if (locked)
+        dm_atomic_store_int(&p->results_lock, 0);
+    return k;
+}
+
+/* A batch from the ring: statistics, then the lines. Returns -1 to stop. */
+static int print_batch(struct dm_printer *p, const struct dm_event *batch, size_t n)
+{
+    int stop = 0;
+    uint64_t seq = p->printed;
+    size_t k = account(p, batch, n, &stop);
+
+    p->printed += k;
+    for (size_t i = 0; i < k; i++) {
+        if (p->top != NULL)
+            dm_top_add(p->top, &batch[i], p->top_live);
+        else if (print_line(p, ++seq, &batch[i]) != 0)
+            return -1;
+    }
+    return stop ? -1 : 0;
 }
 
 /* dm_top's emit: draw one interval and send it out at once. */
@@ -117,16 +174,15 @@ void dm_printer_main(void *arg)
     uint64_t last_flush = dm_monotonic_ns(), started = last_flush;
     int dirty = 0, done = 0;
 
+    p->fo.clock_cache = &p->clock_cache;
     if (p->top != NULL) {
         dm_top_set_emit(p->top, top_emit, p);
         dm_top_render_begin(&p->top_view);
         if (flush_out(p) != 0)
             return;
     } else if (!p->no_header) {
-        char line[DM_LINE_MAX];
-        size_t len = dm_format_header(line, sizeof line, &p->fo);
-
-        if (write_out(p, line, len) != 0 || flush_out(p) != 0)
+        p->out_len = dm_format_header(p->out_buf, sizeof p->out_buf, &p->fo);
+        if (flush_out(p) != 0)
             return;
     }
     while (!done || !dm_ring_drained(p->ring)) {
@@ -136,9 +192,8 @@ void dm_printer_main(void *arg)
         if (n > 0) {
             /* After -n or -t, keep draining so the producer never waits on
              * us, but print nothing more. */
-            for (size_t i = 0; i < n && !done; i++)
-                if (print_one(p, &batch[i]) != 0)
-                    done = 1;
+            if (!done && print_batch(p, batch, n) != 0)
+                done = 1;
             dm_ring_release(p->ring);
             if (!done)
                 top_tick(p, started);

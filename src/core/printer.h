@@ -1,11 +1,13 @@
 /*
  * printer.h - the consumer thread: ring -> formatted lines -> output.
  *
- * Formats events in batches into a large stdio buffer and writes it out in
- * big writes, but flushes at least every 100 ms (and as soon as it has caught
- * up, at most every 10 ms) so `diskmon | grep Write` shows lines promptly.
- * Also feeds the summary statistics and enforces -n and replay's -t. With
- * --top it feeds the interval sums (core/top.h) instead of printing lines.
+ * Formats events in batches straight into its own large buffer and writes
+ * it out with one write per buffer (dm_write_all, not stdio), but flushes at
+ * least every 100 ms (and as soon as it has caught up, at most every 10 ms)
+ * so `diskmon | grep Write` shows lines promptly. Also feeds the summary
+ * statistics and enforces -n and replay's -t. With --top it feeds the
+ * interval sums (core/top.h) instead of printing lines; --top's drawing goes
+ * through the stdio stream, which line output never uses.
  */
 #ifndef DM_PRINTER_H
 #define DM_PRINTER_H
@@ -18,6 +20,11 @@
 #include "core/stats.h"
 #include "core/top.h"
 #include "core/top_render.h"
+
+/* The printer's output buffer: 128 KiB, about 1300 text lines per write.
+ * Big enough that the system call is a small part of a line's cost, small
+ * enough to stay in the CPU's L2 cache while it fills. */
+#define DM_PRINTER_BUFFER (128u << 10)
 
 struct dm_printer {
     /* set before the thread starts */
@@ -36,14 +43,19 @@ struct dm_printer {
     struct dm_top_view top_view;
     int top_live;
     uint64_t top_lost_base;      /* events the source had lost at open */
-    /* Held (1) by the printer while it updates stats and max_time_ns; taken
-     * for good by dm_printer_take_results(). Starts at 0. */
+    /* Held (1) by the printer while it updates stats and max_time_ns for a
+     * batch of events (never while it writes); taken for good by
+     * dm_printer_take_results(). Starts at 0. */
     volatile int results_lock;
     /* results, read after the thread ended */
     uint64_t printed;
     uint64_t max_time_ns;
     int output_closed;           /* the reader went away (EPIPE): a quiet end */
     int write_errno;             /* any other write failure */
+    /* the printer thread's own (zeroed with the rest before it starts) */
+    struct dm_clock_cache clock_cache;
+    size_t out_len;              /* bytes of out_buf not written yet */
+    char out_buf[DM_PRINTER_BUFFER];
 };
 
 /* Thread entry point: arg is a struct dm_printer. Returns when the ring is

@@ -22,6 +22,7 @@
 #define LAT_BUCKETS (SUB_COUNT + (64 - SUB_BITS) * SUB_COUNT)
 #define LOG2_SLOTS 64
 #define MAX_DISKS 256
+#define DISK_SLOTS 64                /* by_number: a power of two */
 #define STARS 40                     /* bar width, as biolatency */
 #define EXACT_MAX 65536              /* durations kept per disk and request (512 KiB) */
 
@@ -44,6 +45,9 @@ struct disk_stats {
 
 struct dm_stats {
     struct disk_stats *disks[MAX_DISKS];
+    /* A disk by its number's low bits, to find an event's disk with one
+     * compare most of the time (a cache: the disks array is the truth). */
+    struct disk_stats *by_number[DISK_SLOTS];
     int n_disks;
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
@@ -56,13 +60,18 @@ static uint64_t round_us(uint64_t ns)
     return ns / 1000u + (ns % 1000u >= 500u);
 }
 
+/* Index of the highest set bit of v > 0 (0 for 0). */
 static unsigned log2_floor(uint64_t v)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    return v == 0 ? 0 : 63u - (unsigned)__builtin_clzll(v);
+#else
     unsigned e = 0;
 
     while (v >>= 1)
         e++;
     return e;
+#endif
 }
 
 static size_t lat_bucket(uint64_t ns)
@@ -109,14 +118,6 @@ void dm_stats_destroy(struct dm_stats *st)
     free(st);
 }
 
-static void disk_key(const struct dm_event *ev, char *buf, size_t cap)
-{
-    if (ev->disk_name[0] != '\0')
-        snprintf(buf, cap, "%s", ev->disk_name);
-    else
-        snprintf(buf, cap, "%" PRIu32, ev->disk);
-}
-
 static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
 {
     for (int i = 0; i < st->n_disks; i++)
@@ -125,13 +126,57 @@ static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
     return NULL;
 }
 
+/*
+ * Whether ev is of disk d: a row per Disk column text, which is the name
+ * when the event has one (Linux), else the number (Windows). A number is an
+ * integer compare; a name a compare of a few bytes.
+ */
+static int is_disk(const struct disk_stats *d, const struct dm_event *ev)
+{
+    if (ev->disk_name[0] == '\0')
+        return d->numeric && d->number == ev->disk;
+    /* d->name holds the name cut to its size: compare what it holds. */
+    return !d->numeric && strncmp(d->name, ev->disk_name, sizeof d->name - 1) == 0;
+}
+
+/* The disk of ev: the one in its number's slot (almost always), else a
+ * walk, else a new one. NULL when out of memory or past MAX_DISKS. */
+static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev)
+{
+    struct disk_stats **slot = &st->by_number[ev->disk & (DISK_SLOTS - 1)];
+    struct disk_stats *d = *slot;
+
+    if (d != NULL && d->number == ev->disk && is_disk(d, ev))
+        return d;
+    for (int i = 0; i < st->n_disks; i++) {
+        if (is_disk(st->disks[i], ev)) {
+            *slot = st->disks[i];
+            return *slot;
+        }
+    }
+    if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL)
+        return NULL;
+    /* The Disk column's text, once per disk. */
+    if (ev->disk_name[0] != '\0')
+        snprintf(d->name, sizeof d->name, "%s", ev->disk_name);
+    else
+        snprintf(d->name, sizeof d->name, "%" PRIu32, ev->disk);
+    d->numeric = ev->disk_name[0] == '\0';
+    d->number = ev->disk;
+    st->disks[st->n_disks++] = d;
+    *slot = d;
+    return d;
+}
+
 /* Keep the duration for exact percentiles, until there are too many; then
  * the histogram alone answers. Called before count is incremented. */
 static void keep_exact(struct req_stats *r, uint64_t ns)
 {
     if (r->count >= EXACT_MAX) {
-        free(r->exact);
-        r->exact = NULL;
+        if (r->exact != NULL) {
+            free(r->exact);
+            r->exact = NULL;
+        }
         return;
     }
     if (r->count == r->exact_cap) {
@@ -155,7 +200,6 @@ static void keep_exact(struct req_stats *r, uint64_t ns)
 
 void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
 {
-    char name[DM_DISK_NAME_MAX + 16];
     struct disk_stats *d;
     struct req_stats *r;
     uint64_t us;
@@ -163,17 +207,10 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
     if (ev->request >= DM_REQ_COUNT)
         return;
     st->count++;
-    disk_key(ev, name, sizeof name);
-    d = find_disk(st, name);
+    d = disk_of(st, ev);
     if (d == NULL) {
-        if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL) {
-            st->overflow++;
-            return;
-        }
-        memcpy(d->name, name, sizeof d->name);
-        d->numeric = ev->disk_name[0] == '\0';
-        d->number = ev->disk;
-        st->disks[st->n_disks++] = d;
+        st->overflow++;
+        return;
     }
     r = &d->req[ev->request];
     if (r->lat == NULL && (r->lat = calloc(LAT_BUCKETS, sizeof *r->lat)) == NULL) {

@@ -3,7 +3,9 @@
  *
  * Walks the file's buffers (WMI_BUFFER_HEADER), inflates compressed ones
  * (MS-XCA Plain LZ77), and returns every record in timestamp order by
- * merging the per-CPU buffer streams. Layouts: ../shared/docs/etw-facts.md
+ * merging the per-CPU buffer streams; or only the records a selection
+ * picks, in the same order, at little more than the cost of walking the
+ * record headers (dm_etl_select). Layouts: ../shared/docs/etw-facts.md
  * section 4. Memory stays bounded: one inflated buffer per CPU stream.
  */
 #ifndef DM_ETL_H
@@ -79,8 +81,9 @@ const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl);
 
 /*
  * Next record in time order. Returns 1 with *rec filled, 0 at the end of the
- * trace, or a negative dm_err (DM_ECORRUPT, DM_ETRUNCATED, DM_EIO) with a
- * message naming the file offset; records returned before stay valid output.
+ * trace, or a negative dm_err (DM_ECORRUPT, DM_ETRUNCATED, DM_EIO, or
+ * DM_ESTOPPED from dm_etl_on_buffer) with a message naming the file offset;
+ * records returned before stay valid output.
  * Records of unknown header kinds are skipped by their size and counted.
  * The records of the first buffer (the trace header event first) come before
  * all others; ties in time keep file order. A bad record ends the trace
@@ -89,6 +92,47 @@ const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl);
  */
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen);
+
+/*
+ * Which records dm_etl_next() returns: those of a system header whose HookId
+ * group has its bit set in groups (bit g & 7 of byte g >> 3), and those
+ * named by a GUID (FULL, INSTANCE and EVENT headers) for which guid_wanted
+ * answers nonzero (asked once per distinct GUID; NULL takes none).
+ */
+struct dm_etl_select {
+    uint8_t groups[32];
+    int (*guid_wanted)(const uint8_t guid[16]);
+};
+
+/*
+ * From now on return only the records sel picks (NULL: every record again),
+ * in the same order and with the same fields as without a selection: the
+ * picked records are merged alone, each stream keyed by every decodable
+ * record it passed, so they come out where the full merge puts them. A
+ * record the selection skips costs its header only (no merge, no copy).
+ * Failures are the same too, reported where the full merge would meet them:
+ * after the picked records that come before that place. Call it right
+ * after dm_etl_open or dm_etl_rewind, before the first dm_etl_next.
+ */
+void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel);
+
+/*
+ * Start again from the trace header record, keeping the buffer index and
+ * the selection (set a new one with dm_etl_select). Clears a failure: the
+ * next pass meets it again at the same place. Returns 0, or a negative
+ * dm_err when buffer 0 cannot be read again (the file changed); then
+ * dm_etl_next keeps failing with that message.
+ */
+int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen);
+
+/*
+ * Call fn(ctx, dm_etl_bytes_done()) each time a buffer has been read (for a
+ * progress line, and to stop a pass that returns few records: a selecting
+ * one). When fn answers nonzero, that dm_etl_next returns DM_ESTOPPED,
+ * and every later one too (until dm_etl_rewind). NULL: no calls.
+ */
+void dm_etl_on_buffer(struct dm_etl *etl, int (*fn)(void *ctx, uint64_t bytes_done),
+                      void *ctx);
 
 /* Bytes of the file consumed so far (for the progress line). */
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl);

@@ -13,13 +13,20 @@
  *     reported once every record before it has been returned.
  *   - next() returns the records of buffer 0 first (the trace header event
  *     and whatever the logger put beside it), then merges the per-CPU
- *     streams by record timestamp with a binary heap keyed on (timestamp,
- *     buffer index), so equal timestamps keep file order. Each stream holds
- *     one loaded (inflated) buffer; the next one is read and inflated only
- *     when the current one is used up, so memory is one buffer per CPU plus
- *     the index whatever the size of the file.
+ *     streams with a binary heap (core/kmerge.h) keyed on (timestamp,
+ *     buffer index), so equal timestamps keep file order; the key of a
+ *     stream is the largest of its records so far (before() says why).
+ *     Each stream holds one loaded (inflated) buffer; the next one is read
+ *     and inflated only when the current one is used up, so memory is one
+ *     buffer per CPU plus the index whatever the size of the file.
+ *   - With a selection (dm_etl_select), a stream skips the records not
+ *     picked inside next_in_buffer, after reading only their size, kind,
+ *     timestamp and group or GUID; only picked records enter the merge.
  *   - A bad record ends the trace where it is found: next() returns the
  *     error, after every record it returned before, and keeps returning it.
+ *     A stream that fails after its first record keeps its failure in the
+ *     merge under its key, so a selecting reader reports it where the full
+ *     merge would.
  *
  * Every length read from the file is checked against the bytes that hold it
  * before anything is read through it; fields are assembled byte by byte into
@@ -98,6 +105,25 @@ static const unsigned kind_header_size[] = {
     [K_EVENT] = 0x50,   /* EVENT_HEADER */
 };
 
+/* Per header type, what the hot loop needs in one load: the kind, the
+ * pointer size, the header size, where the timestamp is (0x08 in PERFINFO,
+ * 0x10 in the others) and whether the size is Packet.Size (SYSTEM, COMPACT,
+ * PERFINFO) or the marker's low word. Indexed by the whole type byte, so
+ * any marker may look it up; zero entries are K_OTHER. Same sources as
+ * header_types and kind_header_size, which the checking path uses. */
+struct type_info {
+    unsigned char kind, pointer_size, hdr, ts_off, size_in_packet;
+};
+
+static const struct type_info type_info[256] = {
+    [0x01] = {K_SYSTEM, 4, 0x20, 0x10, 1},    [0x02] = {K_SYSTEM, 8, 0x20, 0x10, 1},
+    [0x03] = {K_COMPACT, 4, 0x18, 0x10, 1},   [0x04] = {K_COMPACT, 8, 0x18, 0x10, 1},
+    [0x0A] = {K_FULL, 4, 0x30, 0x10, 0},      [0x14] = {K_FULL, 8, 0x30, 0x10, 0},
+    [0x0B] = {K_INSTANCE, 4, 0x48, 0x10, 0},  [0x15] = {K_INSTANCE, 8, 0x48, 0x10, 0},
+    [0x10] = {K_PERFINFO, 4, 0x10, 0x08, 1},  [0x11] = {K_PERFINFO, 8, 0x10, 0x08, 1},
+    [0x12] = {K_EVENT, 4, 0x50, 0x10, 0},     [0x13] = {K_EVENT, 8, 0x50, 0x10, 0},
+};
+
 /* Field offsets inside record headers [phnt][GC-sth][MS-evh]. */
 #define SYS_OFF_SIZE 0x04     /* Packet.Size, bytes including the header */
 #define SYS_OFF_HOOK 0x06     /* Packet.HookId = Group << 8 | Type */
@@ -144,6 +170,9 @@ static const unsigned kind_header_size[] = {
 #define FILETIME_PER_SECOND 10000000u
 
 #define NO_BUF UINT32_MAX
+/* Distinct GUIDs whose selection answer is kept: a kernel trace names a
+ * dozen classes by GUID (the samples: 7); a miss only costs a call. */
+#define GUID_CACHE 16u
 
 /* One buffer of the file, from its header. */
 struct buf_entry {
@@ -155,14 +184,38 @@ struct buf_entry {
     uint16_t cpu;
 };
 
+/* One record's frame inside a buffer: where it is and what kind of header
+ * it has, after every size was checked against the buffer. */
+struct frame {
+    const uint8_t *r;        /* the record's first byte */
+    size_t pos, left;        /* its offset in the buffer, bytes from there on */
+    uint32_t marker, size;
+    unsigned type, kind, hdr;
+    size_t at;               /* where the payload starts (after EVENT items) */
+    uint64_t ts;
+};
+
 /* One CPU's buffers in file order, with the one loaded now. */
 struct stream {
     uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
     uint32_t next;       /* buffer to load after cur */
+    uint32_t first;      /* the CPU's first buffer (dm_etl_rewind starts there) */
     unsigned cpu;
-    uint8_t *data;       /* records of cur: its bytes from 0x48 to Offset */
+    const uint8_t *recs; /* records of cur: its bytes from 0x48 to Offset, in
+                          * data, or in the caller's memory (dm_etl_open_mem) */
+    uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
-    struct dm_etl_record rec; /* the stream's next record (merge head) */
+    /* The merge key: the largest (timestamp, buffer index) of the stream's
+     * decodable records so far, picked or not (see before()). The
+     * timestamp lives in the reader's keys array, which the heap compares
+     * inline (dm_kmerge_use_keys). */
+    uint64_t *key_ts;
+    uint32_t key_buf;
+    int has_key;         /* a decodable record was met */
+    int err;             /* a failure met after has_key: reported in turn */
+    char *err_msg;
+    struct frame head;   /* the stream's next record (merge head), framed;
+                          * dm_etl_next decodes it into the caller's record */
 };
 
 /* Where next() is: the header record, the rest of buffer 0, the merge, done. */
@@ -181,9 +234,12 @@ struct dm_etl {
     char index_msg[384];
 
     struct stream prologue;  /* buffer 0 */
+    struct dm_etl_record header_rec; /* its first record, read at open */
     struct stream *streams;
     unsigned nstreams;
     struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
+    uint64_t *keys;          /* per stream, its key's timestamp */
+    uint64_t prologue_key;   /* buffer 0's, which is not merged */
     int top_consumed;        /* heap[0]'s record was returned: advance it first */
     enum phase phase;
 
@@ -191,6 +247,18 @@ struct dm_etl {
     size_t scratch_cap;
     uint64_t bytes_done;
     uint64_t skipped;
+
+    /* dm_etl_select: which records next() returns; the answers for GUIDs
+     * are cached, as a trace names few classes but many records. */
+    int selecting;
+    int header_picked;       /* the selection takes the trace header record */
+    struct dm_etl_select sel;
+    uint8_t guid_seen[GUID_CACHE][16];
+    uint8_t guid_ok[GUID_CACHE];
+    unsigned guids, guid_evict;
+
+    int (*on_buffer)(void *ctx, uint64_t bytes_done); /* dm_etl_on_buffer */
+    void *on_buffer_ctx;
 
     int err;                 /* sticky: once next() failed it keeps failing */
     char err_msg[384];
@@ -211,7 +279,7 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
         memcpy(dst, etl->mem + off, len);
         return 0;
     }
-    if (dm_file_seek(etl->fp, off) != 0 || fread(dst, 1, len, etl->fp) != len) {
+    if (dm_file_read_at(etl->fp, off, dst, len) != 0) {
         snprintf(err, errlen,
                  "%s: cannot read %zu bytes at offset %" PRIu64
                  " (was the file changed or truncated while being read?)",
@@ -297,7 +365,7 @@ static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
 }
 
 /* Read (and inflate) buffer index bi into s, ready to walk from its first
- * record. */
+ * record. A plain buffer of a trace in memory is walked where it lies. */
 static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                        char *err, size_t errlen)
 {
@@ -305,12 +373,14 @@ static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
     size_t len = e->filled - BUF_HDR_SIZE;
     int rc;
 
-    if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL) {
+        /* The index checked filled <= disk_size <= the bytes left. */
+        s->recs = etl->mem + e->offset + BUF_HDR_SIZE;
+    } else if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
         snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
                  etl->name, e->offset);
         return DM_ENOMEM;
-    }
-    if (e->flags & BUF_FLAG_COMPRESSED) {
+    } else if (e->flags & BUF_FLAG_COMPRESSED) {
         size_t zlen = e->disk_size - BUF_HDR_SIZE;
         const uint8_t *z;
         long got;
@@ -343,16 +413,22 @@ static int load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                          etl->name, e->offset, got, len);
             return DM_ECORRUPT;
         }
+        s->recs = s->data;
     } else {
         rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
         if (rc < 0)
             return rc;
+        s->recs = s->data;
     }
     s->cur = bi;
     s->next = e->next;
     s->len = len;
     s->pos = 0;
     etl->bytes_done += e->disk_size;
+    if (etl->on_buffer != NULL && etl->on_buffer(etl->on_buffer_ctx, etl->bytes_done)) {
+        snprintf(err, errlen, "%s: stopped", etl->name);
+        return DM_ESTOPPED;
+    }
     return 0;
 }
 
@@ -376,15 +452,6 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
     return DM_ECORRUPT;
 }
 
-/* One record's frame inside a buffer: where it is and what kind of header
- * it has, after every size was checked against the buffer. */
-struct frame {
-    const uint8_t *r;        /* the record's first byte */
-    size_t pos, left;        /* its offset in the buffer, bytes from there on */
-    uint32_t marker, size;
-    unsigned type, kind, hdr;
-};
-
 /*
  * Read the marker at s->pos and check the record's size against its header
  * and the buffer: 1 with f filled, 0 when only padding or the end marker is
@@ -395,10 +462,12 @@ static int frame_record(struct dm_etl *etl, const struct stream *s, struct frame
 {
     char what[160];
 
-    f->r = s->data + s->pos;
+    f->r = s->recs + s->pos;
     f->pos = s->pos;
     f->left = s->len - s->pos;
-    f->size = 0; /* set on every path that returns 1 */
+    f->size = 0; /* these three are set on every path that returns 1 */
+    f->kind = K_OTHER;
+    f->hdr = 0;
     /* Fewer than 4 bytes cannot hold a marker: only padding is left. */
     if (f->left < 4)
         return 0;
@@ -452,12 +521,9 @@ static void read_system_header(const struct frame *f, struct dm_etl_record *rec)
     rec->group = hook >> 8;
     rec->opcode = hook & 0xFFu;
     rec->version = f->marker & 0xFFFFu;
-    if (f->kind == K_PERFINFO) {
-        rec->timestamp = dm_le64(f->r + PERF_OFF_TIME);
-    } else {
+    if (f->kind != K_PERFINFO) {
         rec->tid = dm_le32(f->r + SYS_OFF_TID);
         rec->pid = dm_le32(f->r + SYS_OFF_PID);
-        rec->timestamp = dm_le64(f->r + SYS_OFF_TIME);
     }
 }
 
@@ -468,123 +534,362 @@ static void read_full_header(const struct frame *f, struct dm_etl_record *rec)
     rec->version = dm_le16(f->r + FULL_OFF_VERSION);
     rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
     rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
-    rec->timestamp = dm_le64(f->r + TIME_OFF);
     rec->has_guid = 1;
     memcpy(rec->guid, f->r + FULL_OFF_GUID, sizeof rec->guid);
 }
 
-/* EVENT_HEADER: a provider GUID, and maybe extended data items before the
- * payload, each checked against the event before the next is read. Returns
- * 1, or a record error. */
-static int read_event_header(struct dm_etl *etl, const struct stream *s,
-                             const struct frame *f, struct dm_etl_record *rec,
-                             char *err, size_t errlen)
+/* EVENT_HEADER: a provider GUID. */
+static void read_event_header(const struct frame *f, struct dm_etl_record *rec)
 {
-    size_t at = f->hdr;
-    char what[160];
-    unsigned more;
-
     rec->opcode = f->r[EVH_OFF_OPCODE];
     rec->version = f->r[EVH_OFF_VERSION];
     rec->tid = dm_le32(f->r + TIDPID_OFF_TID);
     rec->pid = dm_le32(f->r + TIDPID_OFF_PID);
-    rec->timestamp = dm_le64(f->r + TIME_OFF);
     rec->has_guid = 1;
     memcpy(rec->guid, f->r + EVH_OFF_PROVIDER, sizeof rec->guid);
+}
+
+/* Where an EVENT_HEADER record's payload starts: after the header and the
+ * extended data items it may carry, each checked against the event before
+ * the next is read. Returns 0 with *at set, or a record error. */
+static int event_payload(const struct dm_etl *etl, const struct stream *s,
+                         const struct frame *f, size_t *at, char *err,
+                         size_t errlen)
+{
+    char what[160];
+    unsigned more;
+
+    *at = f->hdr;
     if (!(dm_le16(f->r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
-        return 1;
+        return 0;
     do {
         unsigned item, data;
 
-        if (f->size - at < EXT_HDR_SIZE) {
+        if (f->size - *at < EXT_HDR_SIZE) {
             snprintf(what, sizeof what,
                      "extended data item at byte %zu of a %" PRIu32
-                     "-byte event runs past it", at, f->size);
+                     "-byte event runs past it", *at, f->size);
             return record_error(etl, s, f->pos, err, errlen, what);
         }
-        item = dm_le16(f->r + at);
-        data = dm_le16(f->r + at + EXT_OFF_DATA_SIZE);
-        more = dm_le16(f->r + at + EXT_OFF_LINKAGE) & 1u;
-        if (item < EXT_HDR_SIZE || item > f->size - at ||
+        item = dm_le16(f->r + *at);
+        data = dm_le16(f->r + *at + EXT_OFF_DATA_SIZE);
+        more = dm_le16(f->r + *at + EXT_OFF_LINKAGE) & 1u;
+        if (item < EXT_HDR_SIZE || item > f->size - *at ||
             data > item - EXT_HDR_SIZE) {
             snprintf(what, sizeof what,
                      "extended data item at byte %zu has size %u "
                      "(data %u) in a %" PRIu32 "-byte event",
-                     at, item, data, f->size);
+                     *at, item, data, f->size);
             return record_error(etl, s, f->pos, err, errlen, what);
         }
-        at += item;
+        *at += item;
     } while (more);
-    rec->payload = f->r + at;
-    rec->payload_len = f->size - at;
+    return 0;
+}
+
+/* Whether the selection (dm_etl_select) takes the record framed in f: by
+ * HookId group for system headers, else by its GUID, whose answer is asked
+ * once and cached. Every header kind checked here holds the bytes read
+ * (kind_header_size). */
+static int picked(struct dm_etl *etl, const struct frame *f)
+{
+    const uint8_t *guid;
+    unsigned i;
+    int ok;
+
+    switch (f->kind) {
+    case K_SYSTEM:
+    case K_COMPACT:
+    case K_PERFINFO: {
+        unsigned group = f->r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+
+        return etl->sel.groups[group >> 3] >> (group & 7u) & 1u;
+    }
+    case K_EVENT:
+        guid = f->r + EVH_OFF_PROVIDER;
+        break;
+    default: /* K_FULL, K_INSTANCE */
+        guid = f->r + FULL_OFF_GUID;
+        break;
+    }
+    for (i = 0; i < etl->guids; i++)
+        if (memcmp(etl->guid_seen[i], guid, sizeof etl->guid_seen[i]) == 0)
+            return etl->guid_ok[i];
+    ok = etl->sel.guid_wanted != NULL && etl->sel.guid_wanted(guid) != 0;
+    i = etl->guids < GUID_CACHE ? etl->guids++ : etl->guid_evict++ % GUID_CACHE;
+    memcpy(etl->guid_seen[i], guid, sizeof etl->guid_seen[i]);
+    etl->guid_ok[i] = (uint8_t)ok;
+    return ok;
+}
+
+/* The position after a record of size bytes at pos: records start 8-byte
+ * aligned [dissect etl.py]; the filled end may cut the last one's padding. */
+static inline size_t next_pos(size_t pos, uint32_t size, size_t len)
+{
+    size_t stride = ((size_t)size + 7u) & ~(size_t)7u;
+
+    return stride > len - pos ? len : pos + stride;
+}
+
+/* The checking path for the record at s->pos: 1 with f filled and s past
+ * it, 2 when it is a kind not decoded here (skipped by its size and
+ * counted), 0 at the end of the buffer, or a record error. */
+static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
+                      char *err, size_t errlen)
+{
+    int rc = frame_record(etl, s, f, err, errlen);
+
+    if (rc <= 0)
+        return rc;
+    s->pos = next_pos(f->pos, f->size, s->len);
+    if (f->kind == K_OTHER) {
+        etl->skipped++;
+        return 2;
+    }
+    f->at = f->hdr;
+    if (f->kind == K_EVENT) {
+        rc = event_payload(etl, s, f, &f->at, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    f->ts = dm_le64(f->r + type_info[f->type].ts_off);
     return 1;
 }
 
 /*
- * The next decodable record of s's loaded buffer into *rec: 1 when found, 0
- * at the end of the buffer, or DM_ECORRUPT. Records of kinds not decoded
- * here are skipped by their size and counted.
+ * Frame the record at r (left bytes to the buffer's filled end) when it is
+ * one of the common well-formed kinds: 1 with f's r, marker, size, type,
+ * kind, at and ts set (its pos, left and hdr are for frame_slow's
+ * messages only), 0 to leave it to frame_slow (padding, the end marker,
+ * skipped kinds, EVENT_HEADER extended items, damage). The checks are
+ * frame_record's, so a record either takes, it takes the same way. Inline,
+ * into loops that keep f in registers.
  */
+static inline int frame_quick(const uint8_t *r, size_t left, struct frame *f)
+{
+    const struct type_info *ti;
+    uint32_t marker, size;
+
+    if (left < 8) /* the marker and Packet.Size */
+        return 0;
+    marker = dm_le32(r);
+    ti = &type_info[marker >> 16 & 0xFFu];
+    if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || ti->kind == K_OTHER)
+        return 0;
+    size = ti->size_in_packet ? dm_le16(r + SYS_OFF_SIZE) : marker & 0xFFFFu;
+    if (size < ti->hdr || size > left)
+        return 0;
+    if (ti->kind == K_EVENT && (dm_le16(r + EVH_OFF_FLAGS) & EVH_FLAG_EXTENDED_INFO))
+        return 0;
+    f->r = r;
+    f->marker = marker;
+    f->size = size;
+    f->type = marker >> 16 & 0xFFu;
+    f->kind = ti->kind;
+    f->at = ti->hdr;
+    f->ts = dm_le64(r + ti->ts_off);
+    return 1;
+}
+
+/*
+ * The selecting pass's inner loop over the bulk of a trace: from pos, step
+ * over well-formed system-header records (SYSTEM, COMPACT, PERFINFO) whose
+ * HookId group the selection does not take, moving the key (*key_ts,
+ * *key_buf; *has_key) as next_head would. Stops at the first record that
+ * is anything else (picked, another kind, padding, the end marker or one
+ * for the checking path) and returns its position, for next_head to take
+ * from there. The checks are frame_quick's for these kinds.
+ */
+static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t pos,
+                            size_t len, uint32_t cur, uint64_t *key_ts,
+                            uint32_t *key_buf, int *has_key)
+{
+    uint64_t kts = *key_ts;
+    uint32_t kbuf = *key_buf;
+    int any = 0;
+
+    while (len - pos >= 8) { /* the marker and Packet.Size */
+        const uint8_t *r = recs + pos;
+        uint32_t marker = dm_le32(r), size;
+        const struct type_info *ti = &type_info[marker >> 16 & 0xFFu];
+        unsigned group;
+        uint64_t ts;
+
+        /* size_in_packet marks exactly the three system-header kinds. */
+        if ((marker >> 24 & MARKER_FLAGS_TRACE) != MARKER_FLAGS_TRACE || !ti->size_in_packet)
+            break;
+        size = dm_le16(r + SYS_OFF_SIZE);
+        if (size < ti->hdr || size > len - pos)
+            break;
+        group = r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+        if (groups[group >> 3] >> (group & 7u) & 1u)
+            break;
+        ts = dm_le64(r + ti->ts_off);
+        if (ts >= kts) {
+            kts = ts;
+            kbuf = cur;
+        }
+        any = 1;
+        pos = next_pos(pos, size, len);
+    }
+    *key_ts = kts;
+    *key_buf = kbuf;
+    if (any)
+        *has_key = 1;
+    return pos;
+}
+
+/*
+ * Frame s's next decodable record of its loaded buffer into s->head: 1 when
+ * found, 0 at the end of the buffer, or DM_ECORRUPT. Records of kinds not
+ * decoded here are skipped by their size and counted. Every decodable
+ * record moves the stream's merge key, also one the selection skips: the
+ * merge must place the picked ones where the unselected merge would (see
+ * before()). A skipped record costs its header only: its frame, timestamp
+ * and the selection test (and an EVENT_HEADER's extended items, checked so
+ * that a damaged one fails here as it would unselected).
+ *
+ * The loop works in locals (the record bytes are read through uint8_t
+ * pointers, which may alias anything, so fields of s would be reloaded
+ * after every store) and writes the stream back once.
+ */
+static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    const uint8_t *recs = s->recs;
+    const size_t len = s->len;
+    const uint32_t cur = s->cur;
+    const int selecting = etl->selecting;
+    size_t pos = s->pos;
+    uint64_t key_ts = *s->key_ts;
+    uint32_t key_buf = s->key_buf;
+    int has_key = s->has_key, rc;
+
+    for (;;) {
+        struct frame f;
+
+        if (selecting)
+            pos = skip_unpicked(etl->sel.groups, recs, pos, len, cur, &key_ts,
+                                &key_buf, &has_key);
+        if (frame_quick(recs + pos, len - pos, &f)) {
+            pos = next_pos(pos, f.size, len);
+        } else {
+            /* Through s->head, so that f's address does not escape and
+             * the common path keeps it in registers. */
+            s->pos = pos;
+            rc = frame_slow(etl, s, &s->head, err, errlen);
+            pos = s->pos;
+            if (rc == 2)
+                continue;
+            if (rc <= 0)
+                break;
+            f = s->head;
+        }
+        /* Buffer indexes only grow along a stream, so the largest (time,
+         * buffer) pair is the newest record's whenever its time is not
+         * smaller. */
+        if (f.ts >= key_ts) {
+            key_ts = f.ts;
+            key_buf = cur;
+        }
+        has_key = 1;
+        if (selecting && f.kind <= K_PERFINFO) { /* system headers: the group's bit */
+            unsigned group = f.r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+
+            if (!(etl->sel.groups[group >> 3] >> (group & 7u) & 1u))
+                continue;
+        }
+        s->head = f;
+        if (selecting && f.kind > K_PERFINFO && !picked(etl, &s->head))
+            continue;
+        rc = 1;
+        break;
+    }
+    s->pos = pos;
+    *s->key_ts = key_ts;
+    s->key_buf = key_buf;
+    s->has_key = has_key;
+    return rc;
+}
+
+/* next_head's common case without a selection, small enough to inline in
+ * dm_etl_next's merge step: 1 when the record at s->pos was framed into
+ * s->head (and the key moved), 0 to leave everything to next_head. */
+static inline int next_head_quick(const struct dm_etl *etl, struct stream *s)
+{
+    struct frame f;
+
+    if (etl->selecting || !frame_quick(s->recs + s->pos, s->len - s->pos, &f))
+        return 0;
+    s->pos = next_pos(s->pos, f.size, s->len);
+    if (f.ts >= *s->key_ts) {
+        *s->key_ts = f.ts;
+        s->key_buf = s->cur;
+    }
+    s->has_key = 1;
+    s->head = f;
+    return 1;
+}
+
+/* Decode s->head's header fields into *rec. */
+static void fill_record(const struct dm_etl *etl, const struct stream *s,
+                        struct dm_etl_record *rec)
+{
+    const struct frame *f = &s->head;
+
+    rec->header_type = f->type;
+    rec->pointer_size = type_info[f->type].pointer_size;
+    rec->group = 0;
+    rec->version = 0;
+    rec->has_guid = 0;
+    rec->tid = UINT32_MAX;
+    rec->pid = UINT32_MAX;
+    rec->timestamp = f->ts;
+    rec->cpu = s->cpu;
+    rec->buffer_file_offset = etl->bufs[s->cur].offset;
+    switch (f->kind) {
+    case K_SYSTEM:
+    case K_COMPACT:
+    case K_PERFINFO:
+        read_system_header(f, rec);
+        break;
+    case K_FULL:
+    case K_INSTANCE:
+        read_full_header(f, rec);
+        break;
+    default: /* K_EVENT */
+        read_event_header(f, rec);
+        break;
+    }
+    rec->payload = f->r + f->at;
+    rec->payload_len = f->size - f->at;
+}
+
+/* next_head, then its record into *rec (buffer 0, read without a merge). */
 static int next_in_buffer(struct dm_etl *etl, struct stream *s,
                           struct dm_etl_record *rec, char *err, size_t errlen)
 {
-    for (;;) {
-        struct frame f;
-        size_t stride;
-        int rc = frame_record(etl, s, &f, err, errlen);
+    int rc = next_head(etl, s, err, errlen);
 
-        if (rc <= 0)
-            return rc;
-        /* Records start 8-byte aligned [dissect etl.py]; the filled end may
-         * cut the last record's padding. */
-        stride = ((size_t)f.size + 7u) & ~(size_t)7u;
-        s->pos = stride > f.left ? s->len : f.pos + stride;
-        if (f.kind == K_OTHER) {
-            etl->skipped++;
-            continue;
-        }
-
-        rec->header_type = f.type;
-        rec->pointer_size = header_types[f.type].pointer_size;
-        rec->group = 0;
-        rec->version = 0;
-        rec->has_guid = 0;
-        rec->tid = UINT32_MAX;
-        rec->pid = UINT32_MAX;
-        rec->cpu = s->cpu;
-        rec->buffer_file_offset = etl->bufs[s->cur].offset;
-        rec->payload = f.r + f.hdr;
-        rec->payload_len = f.size - f.hdr;
-        switch (f.kind) {
-        case K_SYSTEM:
-        case K_COMPACT:
-        case K_PERFINFO:
-            read_system_header(&f, rec);
-            return 1;
-        case K_FULL:
-        case K_INSTANCE:
-            read_full_header(&f, rec);
-            return 1;
-        default: /* K_EVENT */
-            return read_event_header(etl, s, &f, rec, err, errlen);
-        }
-    }
+    if (rc == 1)
+        fill_record(etl, s, rec);
+    return rc;
 }
 
 /* Move s to its next record, loading its next buffer when the current one
- * is used up: 1 with s->rec filled, 0 when the stream has ended, <0 error. */
+ * is used up: 1 with s->head framed, 0 when the stream has ended, <0 error. */
 static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
 {
     for (;;) {
         int rc;
 
         if (s->cur != NO_BUF) {
-            rc = next_in_buffer(etl, s, &s->rec, err, errlen);
+            rc = next_head(etl, s, err, errlen);
             if (rc != 0)
                 return rc;
         }
         if (s->next == NO_BUF) {
             s->cur = NO_BUF;
+            s->recs = NULL;
             free(s->data);
             s->data = NULL;
             s->cap = 0;
@@ -596,15 +901,27 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
     }
 }
 
-/* Merge order: earlier timestamp first; equal timestamps in file order. */
-static int before(const void *ctx, unsigned a, unsigned b)
+/*
+ * Merge order: earlier timestamp first; equal timestamps in file order
+ * (buffer index; inside a buffer, stream order). Streams are compared by
+ * their keys, the largest (timestamp, buffer) of each stream's records so
+ * far, not by the head record's own. For streams in time order, as ETW
+ * writes them (etw-facts.md s.4), the two are the same. For a stream that
+ * goes back in time they are still the same: taking the stream with the
+ * smallest head each time gives the order of sorting every record by its
+ * stream's running maximum (then stream order), checked by brute force over
+ * random streams. The running maximum is what lets a selecting reader
+ * merge the picked records alone and still return them in the order of
+ * the full merge, the records it skips having moved the key.
+ */
+static inline int before(const void *ctx, unsigned a, unsigned b)
 {
     const struct dm_etl *etl = ctx;
     const struct stream *sa = &etl->streams[a], *sb = &etl->streams[b];
 
-    if (sa->rec.timestamp != sb->rec.timestamp)
-        return sa->rec.timestamp < sb->rec.timestamp;
-    return sa->cur < sb->cur;
+    if (*sa->key_ts != *sb->key_ts)
+        return *sa->key_ts < *sb->key_ts;
+    return sa->key_buf < sb->key_buf;
 }
 
 /* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
@@ -650,13 +967,13 @@ static void read_time_zone(const uint8_t *p, struct dm_time_zone *tz)
 static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
 {
     struct stream *s = &etl->prologue;
-    struct dm_etl_record *rec = &s->rec;
+    struct dm_etl_record *rec = &etl->header_rec;
     const uint8_t *p;
     unsigned wide;
     uint32_t marker, cpu_mhz;
     int rc;
 
-    marker = s->len >= 4 ? dm_le32(s->data) : 0;
+    marker = s->len >= 4 ? dm_le32(s->recs) : 0;
     if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
         snprintf(err, errlen,
                  "%s: not an .etl trace (no trace header record at offset %u)",
@@ -792,17 +1109,22 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     }
 
     etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
-    if (etl->streams == NULL ||
+    etl->keys = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->keys);
+    if (etl->streams == NULL || etl->keys == NULL ||
         dm_kmerge_init(&etl->merge, etl->nstreams, before, etl) != 0) {
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
+    dm_kmerge_use_keys(&etl->merge, etl->keys);
+    for (unsigned i = 0; i < etl->nstreams; i++)
+        etl->streams[i].key_ts = &etl->keys[i];
     for (uint32_t i = etl->nbufs; i-- > 1;) {
         struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
 
         s->cpu = etl->bufs[i].cpu;
         s->cur = NO_BUF;
         s->next = i; /* ends at the CPU's first buffer */
+        s->first = i;
     }
     return 0;
 }
@@ -856,6 +1178,7 @@ static struct dm_etl *new_etl(const char *name)
     memcpy(etl->name, name, n);
     etl->prologue.cur = NO_BUF;
     etl->prologue.next = NO_BUF;
+    etl->prologue.key_ts = &etl->prologue_key;
     return etl;
 }
 
@@ -974,10 +1297,80 @@ static int fail(struct dm_etl *etl, int rc, const char *err)
     return rc;
 }
 
+/*
+ * A stream failed after it had met a decodable record (s->has_key): keep
+ * the failure in the stream, which stays in the merge under its key, so it
+ * is reported where the unselected merge would meet it, right after the
+ * last record before the damage. Without a selection that is at once; with
+ * one, the stream may have skipped records (which moved its key), and the
+ * other streams' records that come before them are returned first.
+ */
+static int defer_failure(struct dm_etl *etl, struct stream *s, int rc, const char *err)
+{
+    size_t n = strlen(err) + 1;
+
+    s->err_msg = malloc(n);
+    if (s->err_msg == NULL)
+        return fail(etl, rc, err); /* out of memory: report it at once */
+    memcpy(s->err_msg, err, n);
+    s->err = rc;
+    return 0;
+}
+
+/* The top stream has moved on to its next record, or ended (rc 0), or
+ * failed (rc < 0, kept in the stream): restore the merge order. (Checking
+ * first whether the top still comes before the runner-up, to skip the
+ * sift, cost more than it saved: with the keys compared inline a sift that
+ * changes nothing is two comparisons, and on the generated traces, whose
+ * CPUs interleave record by record, the top changes 3 times in 4.) */
+static void reorder_top(struct dm_etl *etl, int rc)
+{
+    if (rc == 0)
+        dm_kmerge_pop(&etl->merge);
+    else
+        dm_kmerge_top_changed(&etl->merge);
+}
+
+static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                       size_t errlen);
+
+/*
+ * Most calls take the merge's common step: the top stream's next record in
+ * its loaded buffer, then the heap's order restored and the new top's head
+ * decoded. That path is kept short; the rest (a new buffer, the phases
+ * before the merge, the end, failures) is next_record's.
+ */
 int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
                 size_t errlen)
 {
+    if (etl->phase == PH_MERGE && etl->top_consumed && err != NULL && errlen > 0) {
+        struct stream *s = &etl->streams[dm_kmerge_top(&etl->merge)];
+        int rc = next_head_quick(etl, s) ? 1 : next_head(etl, s, err, errlen);
+
+        if (rc == 1) { /* another stream may come first now */
+            dm_kmerge_top_changed(&etl->merge);
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            if (s->err == 0) {
+                fill_record(etl, s, rec);
+                return 1;
+            }
+            etl->top_consumed = 0; /* next_record reports the failure */
+        } else if (rc < 0) { /* kept in the stream, reported in turn */
+            etl->top_consumed = 0;
+            if (defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
+            reorder_top(etl, rc);
+        }
+        /* rc == 0: the buffer is used up; next_record loads the next. */
+    }
+    return next_record(etl, rec, err, errlen);
+}
+
+static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
+                       size_t errlen)
+{
     char local[sizeof etl->err_msg];
+    struct stream *s;
     int rc;
 
     if (err == NULL || errlen == 0) {
@@ -990,22 +1383,27 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     }
     switch (etl->phase) {
     case PH_HEADER:
-        *rec = etl->prologue.rec;
         etl->phase = PH_PROLOGUE;
-        return 1;
+        if (!etl->selecting || etl->header_picked) {
+            *rec = etl->header_rec;
+            return 1;
+        }
+        /* fall through */
     case PH_PROLOGUE:
         rc = next_in_buffer(etl, &etl->prologue, rec, err, errlen);
         if (rc != 0)
             return rc < 0 ? fail(etl, rc, err) : 1;
-        free(etl->prologue.data);
-        etl->prologue.data = NULL;
-        etl->prologue.cap = 0;
-        /* Load the first record of every CPU stream and build the heap. */
+        /* Load the first record of every CPU stream and build the heap. A
+         * stream that fails before its first decodable record fails the
+         * trace here, as the merge cannot start without it. */
         for (unsigned i = 0; i < etl->nstreams; i++) {
-            rc = advance(etl, &etl->streams[i], err, errlen);
-            if (rc < 0)
+            s = &etl->streams[i];
+            rc = advance(etl, s, err, errlen);
+            if (rc < 0 && (!s->has_key || rc == DM_ESTOPPED))
                 return fail(etl, rc, err);
-            if (rc == 1)
+            if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
+            if (rc != 0)
                 dm_kmerge_push(&etl->merge, i);
         }
         etl->top_consumed = 0;
@@ -1014,16 +1412,21 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
     case PH_MERGE:
         if (etl->top_consumed) {
             etl->top_consumed = 0;
-            rc = advance(etl, &etl->streams[dm_kmerge_top(&etl->merge)], err, errlen);
-            if (rc < 0)
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            rc = advance(etl, s, err, errlen);
+            if (rc == DM_ESTOPPED)
                 return fail(etl, rc, err);
-            if (rc == 0)
-                dm_kmerge_pop(&etl->merge);
-            else
-                dm_kmerge_top_changed(&etl->merge);
+            if (rc < 0 && defer_failure(etl, s, rc, err) < 0)
+                return etl->err;
+            reorder_top(etl, rc);
         }
         if (dm_kmerge_count(&etl->merge) > 0) {
-            *rec = etl->streams[dm_kmerge_top(&etl->merge)].rec;
+            s = &etl->streams[dm_kmerge_top(&etl->merge)];
+            if (s->err != 0) {
+                snprintf(err, errlen, "%s", s->err_msg);
+                return fail(etl, s->err, err);
+            }
+            fill_record(etl, s, rec);
             etl->top_consumed = 1;
             return 1;
         }
@@ -1036,6 +1439,85 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         }
         return 0;
     }
+}
+
+/* Whether the selection takes the trace header record, which open() and
+ * rewind() read ahead of the first dm_etl_next. */
+static void pick_header(struct dm_etl *etl)
+{
+    struct frame f;
+
+    etl->header_picked = 0;
+    if (!etl->selecting)
+        return;
+    f.r = etl->prologue.recs; /* the header is buffer 0's first record */
+    f.kind = type_info[etl->header_rec.header_type].kind;
+    etl->header_picked = picked(etl, &f);
+}
+
+void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel)
+{
+    etl->selecting = sel != NULL;
+    if (sel != NULL)
+        etl->sel = *sel;
+    etl->guids = 0;
+    etl->guid_evict = 0;
+    pick_header(etl);
+}
+
+void dm_etl_on_buffer(struct dm_etl *etl, int (*fn)(void *ctx, uint64_t bytes_done),
+                      void *ctx)
+{
+    etl->on_buffer = fn;
+    etl->on_buffer_ctx = ctx;
+}
+
+int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)
+{
+    char local[1];
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    for (unsigned i = 0; i < etl->nstreams; i++) {
+        struct stream *s = &etl->streams[i];
+
+        s->cur = NO_BUF;
+        s->next = s->first;
+        *s->key_ts = 0;
+        s->key_buf = 0;
+        s->has_key = 0;
+        s->err = 0;
+        free(s->err_msg);
+        s->err_msg = NULL;
+    }
+    dm_kmerge_clear(&etl->merge);
+    etl->top_consumed = 0;
+    etl->err = 0;
+    etl->err_msg[0] = '\0';
+    etl->bytes_done = 0;
+    etl->skipped = 0;
+    etl->prologue.cur = NO_BUF;
+    etl->prologue.next = NO_BUF;
+    rc = load_buffer(etl, &etl->prologue, 0, err, errlen);
+    if (rc == 0) {
+        int selecting = etl->selecting;
+
+        etl->selecting = 0; /* the header record, picked or not */
+        rc = next_in_buffer(etl, &etl->prologue, &etl->header_rec, err, errlen);
+        etl->selecting = selecting;
+    }
+    if (rc <= 0) { /* it was read at open: the file changed since */
+        if (rc == 0)
+            snprintf(err, errlen, "%s: the trace header record is gone "
+                     "(was the file changed while being read?)", etl->name);
+        return fail(etl, rc < 0 ? rc : DM_ECORRUPT, err);
+    }
+    pick_header(etl);
+    etl->phase = PH_HEADER;
+    return 0;
 }
 
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl)
@@ -1054,9 +1536,12 @@ void dm_etl_close(struct dm_etl *etl)
         return;
     if (etl->fp != NULL)
         fclose(etl->fp);
-    for (unsigned i = 0; i < etl->nstreams; i++)
+    for (unsigned i = 0; i < etl->nstreams; i++) {
         free(etl->streams[i].data);
+        free(etl->streams[i].err_msg);
+    }
     free(etl->streams);
+    free(etl->keys);
     dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
     free(etl->bufs);

@@ -56,6 +56,20 @@ void dm_interrupt_done(void);
 void dm_interrupt_raise(void);
 void dm_interrupt_clear(void);
 
+/*
+ * Write all len bytes of buf to f's file in as few system calls as the OS
+ * takes (POSIX: one write(), repeated only for a partial write or EINTR),
+ * bypassing f's stdio buffer, which is flushed first so that the order of
+ * f's bytes holds. This is the printer's large write: its lines are already
+ * in one big buffer, and copying them through stdio would only add a copy
+ * and many small writes. A stream without a file (a memory stream) gets a
+ * plain fwrite. Returns 0, or -1 with errno set (EPIPE: the reader went
+ * away). Windows: _write in the binary mode dm_stdio_init set, so a console
+ * gets the UTF-8 bytes as fwrite would have sent them, in pieces small
+ * enough for old consoles.
+ */
+int dm_write_all(FILE *f, const void *buf, size_t len);
+
 /* Prepare stdout/stderr: binary mode on Windows so lines end in "\n" as on
  * every other OS (byte-identical output), UTF-8 console. */
 void dm_stdio_init(void);
@@ -96,12 +110,17 @@ enum dm_file_kind {
 /* What path is; *size is set for a regular file. */
 enum dm_file_kind dm_file_kind(const char *path, uint64_t *size);
 
-/* 64-bit positions in a stream, whatever the size of long or off_t (MSVCRT's
+/* 64-bit positions in a file, whatever the size of long or off_t (MSVCRT's
  * fseek takes a 32-bit long even on 64-bit Windows; 32-bit POSIX builds
- * need a 64-bit off_t). Seek to off from the start; the size of the file
- * (the stream is left at its end). Both return 0 or -1. */
-int dm_file_seek(FILE *f, uint64_t off);
+ * need a 64-bit off_t). The size of the file (the stream is left at its
+ * end); 0 or -1. */
 int dm_file_size(FILE *f, uint64_t *size);
+/* Read len bytes at offset off of f's file straight into dst, past the
+ * stream's buffer and position (pread; ReadFile at an OVERLAPPED offset):
+ * one system call per read, with no copy through stdio, for the .etl
+ * reader's 64 KB buffers. Do not mix with stdio reads of f. Returns 0, or
+ * -1 when the file has fewer bytes there or the read fails. */
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
 /*
  * Live options this OS's live source has no meaning for (--force on Linux,

@@ -135,6 +135,34 @@ int dm_is_terminal(FILE *f)
     return isatty(fileno(f));
 }
 
+int dm_write_all(FILE *f, const void *buf, size_t len)
+{
+    const char *p = buf;
+    int fd;
+
+    if (fflush(f) != 0)
+        return -1;
+    fd = fileno(f);
+    if (fd < 0)
+        return fwrite(buf, 1, len, f) == len ? 0 : -1;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) { /* no progress and no error: would loop forever */
+            errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int dm_terminal_size(FILE *f, int *rows, int *cols)
 {
     struct winsize ws;
@@ -290,13 +318,6 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     return NULL;
 }
 
-int dm_file_seek(FILE *f, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-    return fseeko(f, (off_t)off, SEEK_SET);
-}
-
 int dm_file_size(FILE *f, uint64_t *size)
 {
     off_t end;
@@ -304,5 +325,27 @@ int dm_file_size(FILE *f, uint64_t *size)
     if (fseeko(f, 0, SEEK_END) != 0 || (end = ftello(f)) < 0)
         return -1;
     *size = (uint64_t)end;
+    return 0;
+}
+
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len)
+{
+    uint8_t *p = dst;
+    int fd = fileno(f);
+
+    while (len > 0) {
+        ssize_t got;
+
+        if (off > (uint64_t)INT64_MAX - len)
+            return -1;
+        got = pread(fd, p, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1; /* an error, or the end of the file */
+        p += got;
+        off += (uint64_t)got;
+        len -= (size_t)got;
+    }
     return 0;
 }

@@ -8,11 +8,13 @@
  * difference is explained where it is handled.
  */
 #include <windows.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <io.h>
 #include <process.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diskmon.h"
 #include "platform/platform.h"
@@ -181,6 +183,40 @@ static HANDLE console_of(FILE *f)
     if (osf == -1 || GetConsoleMode((HANDLE)osf, &mode) == 0)
         return NULL;
     return (HANDLE)osf;
+}
+
+/* The most one write to a console takes: consoles before Windows 8 fail
+ * larger writes (their buffer came from a 64 KiB shared heap). Files and
+ * pipes take the whole buffer at once. */
+#define CONSOLE_WRITE_MAX (16u << 10)
+#define FILE_WRITE_MAX (1u << 30)
+
+int dm_write_all(FILE *f, const void *buf, size_t len)
+{
+    const char *p = buf;
+    size_t most;
+    int fd;
+
+    if (fflush(f) != 0)
+        return -1;
+    fd = _fileno(f);
+    if (fd < 0)
+        return fwrite(buf, 1, len, f) == len ? 0 : -1;
+    most = console_of(f) != NULL ? CONSOLE_WRITE_MAX : FILE_WRITE_MAX;
+    while (len > 0) {
+        unsigned chunk = (unsigned)(len < most ? len : most);
+        int n = _write(fd, p, chunk);
+
+        if (n < 0)
+            return -1; /* errno set by the CRT (EPIPE for a closed pipe) */
+        if (n == 0) {
+            errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 int dm_terminal_size(FILE *f, int *rows, int *cols)
@@ -462,13 +498,6 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     return NULL;
 }
 
-int dm_file_seek(FILE *f, uint64_t off)
-{
-    if (off > (uint64_t)INT64_MAX)
-        return -1;
-    return _fseeki64(f, (__int64)off, SEEK_SET);
-}
-
 int dm_file_size(FILE *f, uint64_t *size)
 {
     __int64 end;
@@ -476,5 +505,29 @@ int dm_file_size(FILE *f, uint64_t *size)
     if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0)
         return -1;
     *size = (uint64_t)end;
+    return 0;
+}
+
+int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len)
+{
+    HANDLE h = (HANDLE)_get_osfhandle(_fileno(f));
+    unsigned char *p = dst;
+
+    if (h == INVALID_HANDLE_VALUE)
+        return -1;
+    while (len > 0) {
+        /* ReadFile takes a DWORD count; 1 GB at a time stays well inside. */
+        DWORD want = len > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)len, got = 0;
+        OVERLAPPED at;
+
+        memset(&at, 0, sizeof at);
+        at.Offset = (DWORD)(off & 0xFFFFFFFFu);
+        at.OffsetHigh = (DWORD)(off >> 32);
+        if (!ReadFile(h, p, want, &got, &at) || got == 0)
+            return -1; /* an error, or the end of the file */
+        p += got;
+        off += got;
+        len -= got;
+    }
     return 0;
 }

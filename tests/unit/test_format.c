@@ -3,6 +3,10 @@
  * expected strings are written from the column specification in README.md
  * (widths, units, rounding), not captured from the program.
  */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+
 #include "core/format.h"
 #include "core/tz.h"
 #include "dmtest.h"
@@ -307,7 +311,551 @@ DM_TEST(clock_zone_and_utc)
                            "\"time_utc\":\"2020-07-29T00:07:01.902400000Z\",") == line);
 }
 
+/* --- the fast writers against a slow reference ------------------------------
+ * ref_line is an independent second writer of the three formats, built on
+ * snprintf and byte loops the way the README describes the columns (widths,
+ * rounding, quoting, escapes), sharing no code with format.c apart from the
+ * calendar (core/tz.h, tested above). Random events with edge values go
+ * through both; every byte must agree. */
+
+struct ref {
+    char *buf;
+    size_t cap, len;
+};
+
+static void rput(struct ref *r, const char *s, size_t n)
+{
+    if (r->len + n < r->cap) {
+        memcpy(r->buf + r->len, s, n);
+        r->len += n;
+        r->buf[r->len] = '\0';
+    }
+}
+
+static void rputs(struct ref *r, const char *s)
+{
+    rput(r, s, strlen(s));
+}
+
+static void rprintf(struct ref *r, const char *fmt, ...) DM_PRINTF(2, 3);
+
+static void rprintf(struct ref *r, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        rput(r, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* "s.ffffff": seconds rounded to the microsecond (the sum wraps near
+ * UINT64_MAX as the README's rounding is done in 64 bits). */
+static void ref_sec6(char *out, size_t cap, uint64_t ns)
+{
+    uint64_t us = (ns + 500) / 1000;
+
+    snprintf(out, cap, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+}
+
+static void ref_csv(struct ref *r, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        rputs(r, s);
+        return;
+    }
+    rputs(r, "\"");
+    for (; *s != '\0'; s++)
+        rputs(r, *s == '"' ? "\"\"" : (char[2]){*s, '\0'});
+    rputs(r, "\"");
+}
+
+/* RFC 8259 string; the UTF-8 rule of the README: lead bytes C2-DF, E0-EF,
+ * F0-F4 with 1, 2, 3 continuation bytes pass, any other non-ASCII byte is
+ * U+FFFD on its own. */
+static void ref_json(struct ref *r, const char *prefix, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+
+    rputs(r, "\"");
+    rputs(r, prefix);
+    while (*s != '\0') {
+        int need = *s >= 0xC2 && *s <= 0xDF ? 1 : *s >= 0xE0 && *s <= 0xEF ? 2
+                 : *s >= 0xF0 && *s <= 0xF4 ? 3 : -1;
+        int ok = 1;
+
+        if (*s == '"' || *s == '\\') {
+            rprintf(r, "\\%c", *s);
+            s++;
+            continue;
+        }
+        if (*s < 0x20) {
+            rprintf(r, "\\u%04x", *s);
+            s++;
+            continue;
+        }
+        if (*s < 0x80) {
+            rput(r, (const char *)s, 1);
+            s++;
+            continue;
+        }
+        for (int i = 1; i <= need && ok; i++)
+            ok = (s[i] & 0xC0) == 0x80;
+        if (need < 0 || !ok) {
+            rputs(r, "\\ufffd");
+            s++;
+        } else {
+            rput(r, (const char *)s, (size_t)need + 1);
+            s += need + 1;
+        }
+    }
+    rputs(r, "\"");
+}
+
+/* The wall clock of the event in the --clock/--utc zone, to the
+ * microsecond: date_sep 0 for the text's time of day only. */
+static void ref_clock(char *out, size_t cap, const struct dm_format_opts *fo,
+                      const struct dm_event *ev, char date_sep)
+{
+    uint64_t wall = fo->start_wall_ns + ev->time_ns;
+    int64_t secs = (int64_t)(wall / 1000000000u);
+    uint64_t us = (wall % 1000000000u + 500) / 1000;
+    struct dm_civil c;
+
+    if (us == 1000000) {
+        secs++;
+        us = 0;
+    }
+    if (fo->utc || fo->tz.valid) {
+        dm_civil_from_seconds(secs - (fo->utc ? 0 : (int64_t)dm_tz_bias_minutes(&fo->tz, secs) * 60), &c);
+    } else {
+        time_t t = (time_t)secs;
+        struct tm *tm = localtime(&t);
+
+        if (tm == NULL) {
+            snprintf(out, cap, "?");
+            return;
+        }
+        c.year = tm->tm_year + 1900;
+        c.month = tm->tm_mon + 1;
+        c.day = tm->tm_mday;
+        c.hour = tm->tm_hour;
+        c.minute = tm->tm_min;
+        c.second = tm->tm_sec;
+    }
+    if (date_sep == 0)
+        snprintf(out, cap, "%02d:%02d:%02d.%06u", c.hour, c.minute, c.second, (unsigned)us);
+    else
+        snprintf(out, cap, "%04d-%02d-%02d%c%02d:%02d:%02d.%06u", c.year, c.month, c.day,
+                 date_sep, c.hour, c.minute, c.second, (unsigned)us);
+}
+
+static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
+                       uint64_t seq, const struct dm_event *ev)
+{
+    static const char *const req[] = {"Read", "Write", "Flush", "Discard"};
+    struct ref r = {buf, cap, 0};
+    const char *rq = ev->request < 4 ? req[ev->request] : "?";
+    const char *process = (ev->flags & DM_EV_HAS_PROCESS) ? ev->process : "-";
+    uint64_t sector = ev->byte_offset / 512;
+    uint64_t length = ((uint64_t)ev->transfer_size + 511) / 512;
+    char a[128], disk[64];
+    const char *cut = (ev->flags & DM_EV_FILE_CUT) ? "..." : "";
+
+    buf[0] = '\0';
+    if (ev->disk_name[0] != '\0')
+        snprintf(disk, sizeof disk, "%s", ev->disk_name);
+    else
+        snprintf(disk, sizeof disk, "%" PRIu32, ev->disk);
+    if (fo->format == DM_FMT_TEXT) {
+        rprintf(&r, "%7" PRIu64 " ", seq);
+        if (fo->clock)
+            ref_clock(a, sizeof a, fo, ev, 0);
+        else
+            ref_sec6(a, sizeof a, ev->time_ns);
+        rprintf(&r, "%*s ", fo->clock ? 15 : 12, a);
+        ref_sec6(a, sizeof a, ev->duration_ns);
+        rprintf(&r, "%10s", a);
+        if (fo->queue) {
+            if (ev->flags & DM_EV_HAS_QUEUE)
+                ref_sec6(a, sizeof a, ev->queue_ns);
+            else
+                snprintf(a, sizeof a, "-");
+            rprintf(&r, " %10s", a);
+        }
+        rprintf(&r, " %-8s %-7s %12" PRIu64 " %6" PRIu64 " ", disk, rq, sector, length);
+        if (ev->flags & DM_EV_HAS_PID)
+            rprintf(&r, "%7" PRIu32 " ", ev->pid);
+        else
+            rprintf(&r, "%7s ", "-");
+        if (fo->show_file && (ev->flags & DM_EV_HAS_FILE)) {
+            rprintf(&r, "%-16s %s", process, cut);
+            rputs(&r, ev->file);
+        } else {
+            rputs(&r, process);
+        }
+        rputs(&r, "\n");
+    } else if (fo->format == DM_FMT_CSV) {
+        rprintf(&r, "%" PRIu64 ",", seq);
+        if (fo->clock)
+            ref_clock(a, sizeof a, fo, ev, ' ');
+        else
+            snprintf(a, sizeof a, "%" PRIu64 ".%09" PRIu64, ev->time_ns / 1000000000u,
+                     ev->time_ns % 1000000000u);
+        rprintf(&r, "%s,%" PRIu64 ".%09" PRIu64, a, ev->duration_ns / 1000000000u,
+                ev->duration_ns % 1000000000u);
+        if (fo->queue) {
+            rputs(&r, ",");
+            if (ev->flags & DM_EV_HAS_QUEUE)
+                rprintf(&r, "%" PRIu64 ".%09" PRIu64, ev->queue_ns / 1000000000u,
+                        ev->queue_ns % 1000000000u);
+        }
+        rputs(&r, ",");
+        ref_csv(&r, disk);
+        rprintf(&r, ",%s,%" PRIu64 ",%" PRIu64 ",", rq, sector, length);
+        if (ev->flags & DM_EV_HAS_PID)
+            rprintf(&r, "%" PRIu32, ev->pid);
+        rputs(&r, ",");
+        if (ev->flags & DM_EV_HAS_TID)
+            rprintf(&r, "%" PRIu32, ev->tid);
+        rputs(&r, ",");
+        if (ev->flags & DM_EV_HAS_PROCESS)
+            ref_csv(&r, ev->process);
+        rputs(&r, ",");
+        if (ev->flags & DM_EV_HAS_FILE) {
+            static char file[DM_FILE_MAX + 8];
+
+            snprintf(file, sizeof file, "%s%s", cut, ev->file);
+            ref_csv(&r, file);
+        }
+        rprintf(&r, ",%" PRIu64 ",%" PRIu32 "\r\n", ev->byte_offset, ev->transfer_size);
+    } else {
+        rprintf(&r, "{\"seq\":%" PRIu64 ",\"time\":%" PRIu64 ".%09" PRIu64, seq,
+                ev->time_ns / 1000000000u, ev->time_ns % 1000000000u);
+        if (fo->utc) {
+            uint64_t wall = fo->start_wall_ns + ev->time_ns;
+            struct dm_civil c;
+
+            dm_civil_from_seconds((int64_t)(wall / 1000000000u), &c);
+            rprintf(&r, ",\"time_utc\":\"%04d-%02d-%02dT%02d:%02d:%02d.%09" PRIu64 "Z\"",
+                    c.year, c.month, c.day, c.hour, c.minute, c.second,
+                    wall % 1000000000u);
+        }
+        rprintf(&r, ",\"duration_ms\":%" PRIu64 ".%06" PRIu64, ev->duration_ns / 1000000u,
+                ev->duration_ns % 1000000u);
+        if (fo->queue && (ev->flags & DM_EV_HAS_QUEUE))
+            rprintf(&r, ",\"queue_ms\":%" PRIu64 ".%06" PRIu64, ev->queue_ns / 1000000u,
+                    ev->queue_ns % 1000000u);
+        rputs(&r, ",\"disk\":");
+        if (ev->disk_name[0] != '\0')
+            ref_json(&r, "", ev->disk_name);
+        else
+            rprintf(&r, "%" PRIu32, ev->disk);
+        rprintf(&r, ",\"request\":\"%s\",\"offset\":%" PRIu64 ",\"bytes\":%" PRIu32
+                    ",\"sector\":%" PRIu64 ",\"length\":%" PRIu64,
+                rq, ev->byte_offset, ev->transfer_size, sector, length);
+        if (ev->flags & DM_EV_HAS_PID)
+            rprintf(&r, ",\"pid\":%" PRIu32, ev->pid);
+        if (ev->flags & DM_EV_HAS_TID)
+            rprintf(&r, ",\"tid\":%" PRIu32, ev->tid);
+        if (ev->flags & DM_EV_HAS_PROCESS) {
+            rputs(&r, ",\"process\":");
+            ref_json(&r, "", ev->process);
+        }
+        if (ev->flags & DM_EV_HAS_FILE) {
+            rputs(&r, ",\"file\":");
+            ref_json(&r, cut, ev->file);
+        }
+        if (ev->flags & DM_EV_HAS_IRP_FLAGS)
+            rprintf(&r, ",\"irp_flags\":%" PRIu32, ev->irp_flags);
+        rputs(&r, "}\n");
+    }
+    return r.len;
+}
+
+/* xorshift64*: the same events on every run and OS. */
+static uint64_t rng_state = UINT64_C(0x9E3779B97F4A7C15);
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* A value near a unit boundary of the columns, or anything at all. */
+static uint64_t edge_u64(void)
+{
+    static const uint64_t edges[] = {
+        0, 1, 9, 10, 99, 100, 499, 500, 501, 999, 1000, 999499, 999500, 999999,
+        1000000, 999999499, 999999500, 999999999, 1000000000, 1000000001,
+        UINT64_C(4294967295), UINT64_C(4294967296), UINT64_C(99999999),
+        UINT64_C(100000000), UINT64_C(9999999999999999), UINT64_C(10000000000000000),
+        UINT64_C(99999999999999999), UINT64_C(9999999999999999999),
+        UINT64_C(10000000000000000000), UINT64_MAX - 500, UINT64_MAX - 499, UINT64_MAX,
+    };
+    uint64_t pick = rnd() % 4;
+
+    if (pick == 0)
+        return edges[rnd() % (sizeof edges / sizeof edges[0])];
+    if (pick == 1)
+        return rnd() % 10000000000u; /* plausible times and durations */
+    if (pick == 2)
+        return rnd() >> (rnd() % 64);
+    return rnd();
+}
+
+static uint32_t edge_u32(void)
+{
+    static const uint32_t edges[] = {0, 1, 511, 512, 513, 9999, 10000, 99999999,
+                                     100000000, UINT32_MAX - 511, UINT32_MAX};
+
+    if (rnd() % 2)
+        return edges[rnd() % (sizeof edges / sizeof edges[0])];
+    return (uint32_t)(rnd() >> (rnd() % 33));
+}
+
+/* A name of up to max bytes (no NUL inside) from pieces that matter to one
+ * format or another: CSV's specials, JSON's escapes, valid and invalid
+ * UTF-8, path separators, and long plain runs. */
+static void random_name(char *out, size_t max)
+{
+    static const char *const pieces[] = {
+        "a", "Bench", "\\", "\\Device\\HarddiskVolume2", ",", "\"", "\r", "\n", "\t",
+        "\x01", "\x1f", " ", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+        "\x80", "\xc0\xaf", "\xff", "\xed\xa0\x80", "\xc3", "\xe2\x82", "0123456789abcdef",
+        "f0000221.dat", "/", "\xf5\x80\x80\x80",
+    };
+    size_t want = (size_t)(rnd() % 4 == 0 ? max : rnd() % (max + 1)), len = 0;
+
+    while (len < want) {
+        const char *p = pieces[rnd() % (sizeof pieces / sizeof pieces[0])];
+        size_t n = strlen(p);
+
+        if (len + n > want)
+            n = want - len;
+        memcpy(out + len, p, n);
+        len += n;
+    }
+    out[len] = '\0';
+}
+
+/* The names of the events below live in the test's own storage, and only
+ * this function hands them to an event (the event's fixed arrays take a
+ * copy; were the names pointers, it would point them there). */
+static void name_event(struct dm_event *ev, const char *disk, const char *process,
+                       const char *file)
+{
+    /* Borrowed, as a source's are (diskmon.h): the callers' storage. */
+    ev->disk_name = disk;
+    ev->process = process;
+    ev->file = file;
+}
+
+/* Random names, each up to the longest an event carries. */
+static void set_names(struct dm_event *ev, int with_disk_name)
+{
+    static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+
+    disk[0] = '\0';
+    if (with_disk_name)
+        random_name(disk, sizeof disk - 1);
+    random_name(process, sizeof process - 1);
+    random_name(file, sizeof file - 1);
+    name_event(ev, disk, process, file);
+}
+
+static struct dm_event random_event(uint64_t *time_ns)
+{
+    struct dm_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    /* Mostly rising times (as a capture has them) so the clock cache hits
+     * and misses; now and then any time at all. */
+    *time_ns += rnd() % 3 == 0 ? rnd() % 2000000000u : rnd() % 1000;
+    ev.time_ns = rnd() % 16 == 0 ? edge_u64() : *time_ns;
+    ev.duration_ns = edge_u64();
+    ev.queue_ns = edge_u64();
+    ev.byte_offset = edge_u64();
+    ev.irp = rnd();
+    ev.transfer_size = edge_u32();
+    ev.disk = edge_u32();
+    ev.irp_flags = edge_u32();
+    ev.pid = edge_u32();
+    ev.tid = edge_u32();
+    ev.flags = (uint16_t)(rnd() & 0x7f);
+    ev.request = (uint8_t)(rnd() % 6);
+    set_names(&ev, rnd() % 2 == 0);
+    return ev;
+}
+
+/* Every option combination a format has, a few thousand events each:
+ * dm_format_event, and dm_format_event_fit with a buffer of exactly its
+ * bound, guarded, so a store past the bound shows. */
+DM_TEST(fast_writers_match_reference)
+{
+    static char want[16384], got[16384];
+    struct dm_clock_cache cache;
+    int combos = 0;
+
+    for (int format = DM_FMT_TEXT; format <= DM_FMT_JSON; format++) {
+        for (int opts = 0; opts < 32; opts++) {
+            struct dm_format_opts fo;
+            uint64_t t = 0;
+
+            memset(&fo, 0, sizeof fo);
+            memset(&cache, 0, sizeof cache);
+            fo.format = (enum dm_format)format;
+            fo.clock = opts & 1;
+            fo.utc = (opts >> 1) & 1;
+            fo.queue = (opts >> 2) & 1;
+            fo.show_file = (opts >> 3) & 1;
+            fo.clock_cache = (opts >> 4) & 1 ? &cache : NULL;
+            if (!fo.utc && rnd() % 2) {
+                fo.tz.valid = 1; /* Pacific time, as test clock_zone_and_utc */
+                fo.tz.bias = 480;
+                fo.tz.daylight_bias = -60;
+                fo.tz.daylight_date = rule(3, 0, 2, 2);
+                fo.tz.standard_date = rule(11, 0, 1, 2);
+            }
+            fo.start_wall_ns = (uint64_t)utc(2020, 3, 8, 9, 59, 50) * 1000000000u;
+            combos++;
+            for (int i = 0; i < 2000; i++) {
+                struct dm_event ev = random_event(&t);
+                uint64_t seq = i % 7 == 0 ? edge_u64() : (uint64_t)i + 1;
+                size_t wn = ref_line(want, sizeof want, &fo, seq, &ev), need = 0, n;
+                char *guarded;
+
+                n = dm_format_event(got, sizeof got, &fo, seq, &ev);
+                if (n != wn || memcmp(got, want, wn + 1) != 0) {
+                    dmt_fail_at(__FILE__, __LINE__,
+                                "format %d opts %d event %d:\n want %s\n got  %s", format,
+                                opts, i, want, got);
+                    return;
+                }
+                DM_ASSERT_EQ_U64(dm_format_event_fit(got, 10, &fo, seq, &ev, &need), 0);
+                DM_ASSERT(need > wn && need < sizeof got);
+                guarded = malloc(need + 64);
+                DM_ASSERT(guarded != NULL);
+                memset(guarded, 0x5a, need + 64);
+                n = dm_format_event_fit(guarded, need, &fo, seq, &ev, &need);
+                DM_ASSERT_EQ_U64(n, wn);
+                DM_ASSERT(memcmp(guarded, want, wn + 1) == 0);
+                for (size_t g = need; g < need + 64; g++)
+                    DM_ASSERT_EQ_INT(guarded[g], 0x5a);
+                free(guarded);
+            }
+        }
+    }
+    DM_ASSERT_EQ_INT(combos, 96);
+}
+
+/* A line cut by a small buffer is the reference's beginning, NUL-ended. */
+DM_TEST(cut_lines_are_prefixes)
+{
+    static char want[16384];
+    char got[300];
+    uint64_t t = 0;
+
+    for (int i = 0; i < 3000; i++) {
+        struct dm_format_opts fo = fmt((enum dm_format)(i % 3), 1);
+        struct dm_event ev = random_event(&t);
+        size_t cap = 1 + (size_t)(rnd() % sizeof got);
+        size_t wn = ref_line(want, sizeof want, &fo, 1, &ev);
+        size_t n = dm_format_event(got, cap, &fo, 1, &ev);
+
+        DM_ASSERT_EQ_U64(n, wn < cap - 1 ? wn : cap - 1);
+        DM_ASSERT(memcmp(got, want, n) == 0 && got[n] == '\0');
+    }
+}
+
+/* --top's fields: the same escapes as the lines, cut when they do not fit. */
+DM_TEST(string_fields_match_reference)
+{
+    static char want[4096], got[4096];
+
+    for (int i = 0; i < 3000; i++) {
+        char name[DM_FILE_MAX];
+        struct ref r = {want, sizeof want, 0};
+        size_t cap = i % 2 ? sizeof got : 1 + (size_t)(rnd() % 64), n;
+
+        random_name(name, sizeof name - 1);
+        want[0] = '\0';
+        if (i % 4 < 2)
+            ref_json(&r, "", name);
+        else
+            ref_csv(&r, name);
+        n = i % 4 < 2 ? dm_format_json_string(got, cap, name)
+                      : dm_format_csv_string(got, cap, name);
+        DM_ASSERT_EQ_U64(n, r.len < cap - 1 ? r.len : cap - 1);
+        DM_ASSERT(memcmp(got, want, n) == 0 && got[n] == '\0');
+    }
+}
+
+/* The widest line: every number at UINT64_MAX/UINT32_MAX, every flag, every
+ * name at its longest and all escapes (control bytes: 6 bytes each in
+ * json), the clock's widest fields. */
+DM_TEST(widest_line)
+{
+    static char want[16384], got[16384];
+
+    static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+
+    memset(disk, '\x01', sizeof disk - 1);
+    memset(process, '\x01', sizeof process - 1);
+    memset(file, '\x01', sizeof file - 1);
+    for (int format = DM_FMT_TEXT; format <= DM_FMT_JSON; format++) {
+        struct dm_format_opts fo = fmt((enum dm_format)format, 1);
+        struct dm_event ev;
+        size_t need = 0, wn, n;
+
+        memset(&ev, 0, sizeof ev);
+        ev.time_ns = ev.duration_ns = ev.queue_ns = ev.byte_offset = UINT64_MAX;
+        ev.transfer_size = ev.disk = ev.irp_flags = ev.pid = ev.tid = UINT32_MAX;
+        ev.flags = 0x7f;
+        ev.request = DM_REQ_DISCARD;
+        name_event(&ev, disk, process, file);
+        fo.queue = 1;
+        fo.utc = 1;
+        fo.clock = 1;
+        fo.start_wall_ns = UINT64_MAX;
+        wn = ref_line(want, sizeof want, &fo, UINT64_MAX, &ev);
+        n = dm_format_event_fit(got, sizeof got, &fo, UINT64_MAX, &ev, &need);
+        DM_ASSERT_EQ_U64(n, wn);
+        DM_ASSERT(memcmp(got, want, wn + 1) == 0);
+    }
+}
+
+/* format.c keeps its own padded copy of the request words: the same as
+ * dm_request_names (the summary's), in every format. */
+DM_TEST(request_words_are_dm_request_names)
+{
+    for (int r = 0; r < DM_REQ_COUNT; r++) {
+        struct dm_format_opts fo = fmt(DM_FMT_CSV, 0);
+        struct dm_event ev = sample_read();
+        char buf[DM_LINE_MAX], want[64];
+
+        ev.request = (uint8_t)r;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, ",0,%s,", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+        fo.format = DM_FMT_JSON;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, "\"request\":\"%s\"", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+        fo.format = DM_FMT_TEXT;
+        dm_format_event(buf, sizeof buf, &fo, 1, &ev);
+        snprintf(want, sizeof want, " 0        %-7s ", dm_request_names[r]);
+        DM_ASSERT(strstr(buf, want) != NULL);
+    }
+}
+
 const struct dmt_case dm_suite_format[] = {
+    {"request_words_are_dm_request_names", request_words_are_dm_request_names},
     {"text_header_and_row", text_header_and_row},
     {"text_unknowns_and_rounding", text_unknowns_and_rounding},
     {"text_queue_column", text_queue_column},
@@ -320,5 +868,9 @@ const struct dmt_case dm_suite_format[] = {
     {"tz_last_weekday_rule", tz_last_weekday_rule},
     {"tz_southern_and_none", tz_southern_and_none},
     {"clock_zone_and_utc", clock_zone_and_utc},
+    {"fast_writers_match_reference", fast_writers_match_reference},
+    {"cut_lines_are_prefixes", cut_lines_are_prefixes},
+    {"string_fields_match_reference", string_fields_match_reference},
+    {"widest_line", widest_line},
     {NULL, NULL},
 };

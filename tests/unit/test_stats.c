@@ -171,7 +171,62 @@ DM_TEST(summary_rounds_like_text)
     }
 }
 
+/* The disk names of the events below are the test's; only this function
+ * hands one to an event (the event's fixed array takes a copy; were the
+ * names pointers, it would point it there). */
+static void name_disk(struct dm_event *ev, const char *disk)
+{
+    ev->disk_name = disk; /* literals: borrowed for good */
+}
+
+/* Disks are found by number (a slot per number's low bits) and, when named,
+ * by name: one row per Disk column text whatever the order and however the
+ * numbers share slots. 0, 64 and 128 share a slot; "sdb" comes with two
+ * numbers (a device that went and came back) and is one row; two names with
+ * one number are two rows. Counts per row worked out by hand: the loop adds
+ * i % 5 == k events to row k. */
+DM_TEST(disks_by_number_and_name)
+{
+    static const uint32_t numbers[] = {0, 64, 128, 3, 64};
+    static const char *const names[] = {"", "", "", "sdb", "sdb"};
+    struct dm_stats *st = dm_stats_create();
+    struct dm_loss loss = {0, 0, 0};
+    char out[4096];
+    FILE *f = tmpfile();
+
+    DM_ASSERT(st != NULL && f != NULL);
+    for (int i = 0; i < 1000; i++) {
+        struct dm_event ev = ev_of(numbers[i % 5], DM_REQ_READ, 512, 1000);
+
+        name_disk(&ev, names[i % 5]);
+        dm_stats_add(st, &ev);
+    }
+    {
+        /* the same number as "sdb"'s first one, another name */
+        struct dm_event ev = ev_of(3, DM_REQ_WRITE, 512, 1000);
+
+        name_disk(&ev, "sdc");
+        dm_stats_add(st, &ev);
+    }
+    DM_ASSERT_EQ_U64(dm_stats_count(st), 1001);
+    dm_stats_summary(st, f, 1000000000u, &loss);
+    read_all(f, out, sizeof out);
+    fclose(f);
+    dm_stats_destroy(st);
+    /* Numbers first by value, then names; 200 reads each, "sdb" 400. */
+    DM_ASSERT(strstr(out, "\n0        Read           200") != NULL);
+    DM_ASSERT(strstr(out, "\n64       Read           200") != NULL);
+    DM_ASSERT(strstr(out, "\n128      Read           200") != NULL);
+    DM_ASSERT(strstr(out, "\nsdb      Read           400") != NULL);
+    DM_ASSERT(strstr(out, "\nsdc      Write            1") != NULL);
+    DM_ASSERT(strstr(out, "\n0 ") < strstr(out, "\n64 ") &&
+              strstr(out, "\n64 ") < strstr(out, "\n128 ") &&
+              strstr(out, "\n128 ") < strstr(out, "\nsdb ") &&
+              strstr(out, "\nsdb ") < strstr(out, "\nsdc "));
+}
+
 const struct dmt_case dm_suite_stats[] = {
+    {"disks_by_number_and_name", disks_by_number_and_name},
     {"percentiles_exact_nearest_rank", percentiles_exact_nearest_rank},
     {"percentiles_histogram_bounded_error", percentiles_histogram_bounded_error},
     {"summary_table", summary_table},
