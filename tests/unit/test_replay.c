@@ -611,10 +611,28 @@ DM_TEST(stop_before_run)
     dm_ring_destroy(ring);
 }
 
-static void stop_later(void *arg)
+struct stopper {
+    struct dm_ring *ring;
+    volatile int *stop;
+};
+
+/* Stop once the ring stopped filling for 100 ms (the source waits for room),
+ * not after a fixed delay: a slow build (TSan under load) may take longer
+ * than any delay to fill it. Gives up after 60 s so a hang still ends. */
+static void stop_when_full(void *arg)
 {
-    dm_sleep_ms(200);
-    dm_atomic_store_int((volatile int *)arg, 1);
+    const struct stopper *st = arg;
+    uint64_t last = 0;
+    unsigned still = 0;
+
+    for (unsigned ms = 0; ms < 60000 && still < 10; ms += 10) {
+        uint64_t now = dm_ring_pushed(st->ring);
+
+        still = now > 0 && now == last ? still + 1 : 0;
+        last = now;
+        dm_sleep_ms(10);
+    }
+    dm_atomic_store_int(st->stop, 1);
 }
 
 DM_TEST(sink_stop_ends_run)
@@ -626,6 +644,7 @@ DM_TEST(sink_stop_ends_run)
     struct dm_source src;
     struct dm_sink sink;
     struct dm_ring *ring;
+    struct stopper st;
     dm_thread *t;
     volatile int stop = 0;
     char path[1024];
@@ -643,7 +662,9 @@ DM_TEST(sink_stop_ends_run)
     sink.wait_when_full = 1;
     sink.stop_flag = &stop;
     DM_ASSERT_EQ_INT(src.ops->open(&src, &opt), 0);
-    DM_ASSERT_EQ_INT(dm_thread_start(&t, stop_later, (void *)&stop), 0);
+    st.ring = ring;
+    st.stop = &stop;
+    DM_ASSERT_EQ_INT(dm_thread_start(&t, stop_when_full, &st), 0);
     DM_ASSERT_EQ_INT(src.ops->run(&src, &sink), 0);
     dm_thread_join(t);
     /* Full: between a ring of the largest records (~400 bytes) and one of
