@@ -23,7 +23,10 @@
  * name), never the disk request itself.
  *
  * Slots are named by index; a slot's contents stay put until the next put
- * or remove on the same table (remove moves later slots back). Single-threaded, like the decoder.
+ * or remove on the same table (remove moves later slots back, and leaves
+ * the freed slot's value bytes behind, a copy of a moved entry's: a value
+ * is live only in a slot whose age is not 0). Single-threaded, like the
+ * decoder.
  * Header-only so that the decoder's hot path inlines it and the unit tests
  * (test_diskio.c) reach it.
  */
@@ -106,19 +109,26 @@ static inline size_t dm_kt_find(const struct dm_ktable *t, uint64_t key)
 /*
  * The slot for key, with its age set to clock: the key's own slot, else the
  * first free one, else the oldest of the probe window (whose entry is
- * dropped). The caller fills in the value. Never fails.
+ * dropped). The caller fills in the value. Never fails. *had_entry (when
+ * not NULL) says whether the slot held an entry, the key's own or the
+ * dropped one, whose value the caller may have to release.
  */
-static inline size_t dm_kt_put(struct dm_ktable *t, uint64_t key, uint64_t clock)
+static inline size_t dm_kt_claim(struct dm_ktable *t, uint64_t key, uint64_t clock,
+                                 int *had_entry)
 {
     size_t h = dm_kt_home(t, key), oldest = DM_KT_NONE;
     uint64_t oldest_age = UINT64_MAX;
     struct dm_kslot *k;
 
+    if (had_entry != NULL)
+        *had_entry = 1;
     for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
         size_t s = (h + i) & t->mask;
 
         k = dm_kt_slot(t, s);
         if (k->age == 0 || k->key == key) {
+            if (had_entry != NULL)
+                *had_entry = k->age != 0;
             k->key = key;
             k->age = clock;
             return s;
@@ -133,6 +143,12 @@ static inline size_t dm_kt_put(struct dm_ktable *t, uint64_t key, uint64_t clock
     k->key = key;
     k->age = clock;
     return oldest;
+}
+
+/* dm_kt_claim, for values that own nothing. */
+static inline size_t dm_kt_put(struct dm_ktable *t, uint64_t key, uint64_t clock)
+{
+    return dm_kt_claim(t, key, clock, NULL);
 }
 
 /* Free slot s (from find or put), moving later keys of its cluster back so

@@ -50,7 +50,7 @@
  * are replaced oldest-first once their table is full. */
 #define THREAD_SLOTS 16384u
 #define PROCESS_SLOTS 4096u
-#define FILE_SLOTS 8192u  /* 8192 * 296 bytes (x64) = 2.4 MB */
+#define FILE_SLOTS 8192u  /* 8192 * 40 bytes (x64) = 320 KB, and the names */
 #define IRP_SLOTS 8192u
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold
@@ -113,7 +113,12 @@ struct file_slot {
     uint8_t cut;        /* the start of the path was dropped */
     uint8_t mapped;     /* a volume mapping was applied */
     uint32_t volumes_generation; /* of kd->volumes when name was stored */
-    char name[DM_FILE_MAX];
+    uint16_t name_len;  /* bytes, without the NUL */
+    /* Allocated to the name's length (name_len + 1): a slot of
+     * DM_FILE_MAX bytes was 296, and a trace names thousands of files
+     * (issue 11: memory). Owned by the slot: freed when the entry is
+     * removed, replaced or the table freed. */
+    char *name;
 };
 
 struct irp_slot {
@@ -160,9 +165,10 @@ struct dm_kdecoder {
     struct dm_volumes volumes;
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
-    /* An event's file when a volume mapping is applied at lookup; the
-     * event's names are valid until the next dm_kdecode() (diskmon.h). */
-    char event_file[DM_FILE_MAX];
+    /* A path being stored (translated, before its copy), or an event's
+     * file when a volume mapping is applied at lookup: the event's names
+     * are valid until the next dm_kdecode() (diskmon.h). */
+    char path[DM_FILE_MAX];
 };
 
 /* ---- tables ---------------------------------------------------------------- */
@@ -198,6 +204,10 @@ static int names_init(struct names *n)
 
 static void names_free(struct names *n)
 {
+    if (n->files.mem != NULL)
+        for (size_t s = 0; s <= n->files.mask; s++)
+            if (dm_kt_slot(&n->files, s)->age != 0)
+                free(file_at(&n->files, s)->name);
     dm_kt_free(&n->threads);
     dm_kt_free(&n->processes);
     dm_kt_free(&n->files);
@@ -427,7 +437,9 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     const uint8_t *name;
     uint64_t file_object;
     struct file_slot *f;
-    int terminated, cut;
+    int terminated, cut, had_entry;
+    uint8_t mapped = 0;
+    char *copy;
 
     if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
         rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)
@@ -437,8 +449,10 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
     file_object = dm_le_ptr(b, (unsigned)ps);
     if (pass == PASS_FORWARD && rec->opcode == FILEIO_FILEDELETE) {
         s = dm_kt_find(&nm->files, file_object);
-        if (s != DM_KT_NONE)
+        if (s != DM_KT_NONE) {
+            free(file_at(&nm->files, s)->name);
             dm_kt_remove(&nm->files, s);
+        }
         return 0;
     }
     if (pass == PASS_RUNDOWN &&
@@ -456,11 +470,26 @@ static int on_fileio(struct dm_kdecoder *kd, struct names *nm,
         cut = 1;
     }
     n = dm_utf16_to_utf8(name, units, kd->scratch);
-    f = file_at(&nm->files, dm_kt_put(&nm->files, file_object, ++kd->clock));
+    cut |= dm_volumes_store_path(&kd->volumes, kd->path, DM_FILE_MAX, kd->scratch, n,
+                                 &mapped);
+    n = strlen(kd->path);
+    copy = malloc(n + 1);
+    s = dm_kt_claim(&nm->files, file_object, ++kd->clock, &had_entry);
+    f = file_at(&nm->files, s);
+    if (had_entry)
+        free(f->name);
+    if (copy == NULL) {
+        /* Out of memory: the object goes unnamed, as when its entry is
+         * replaced; its requests are still shown. */
+        dm_kt_remove(&nm->files, s);
+        return 0;
+    }
+    memcpy(copy, kd->path, n + 1);
+    f->name = copy;
+    f->name_len = (uint16_t)n;
     f->until = rec->timestamp;
-    f->cut = (uint8_t)(dm_volumes_store_path(&kd->volumes, f->name, DM_FILE_MAX,
-                                             kd->scratch, n, &f->mapped) |
-                       cut);
+    f->cut = (uint8_t)cut;
+    f->mapped = mapped;
     f->volumes_generation = kd->volumes.generation;
     return 0;
 }
@@ -670,9 +699,9 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
          * no change to the mappings since, the name is as it would be
          * translated now. */
         if (!mapped && !cut && f->volumes_generation != kd->volumes.generation) {
-            cut = dm_volumes_store_path(&kd->volumes, kd->event_file, DM_FILE_MAX,
-                                        f->name, strlen(f->name), &mapped);
-            ev->file = kd->event_file;
+            cut = dm_volumes_store_path(&kd->volumes, kd->path, DM_FILE_MAX,
+                                        f->name, f->name_len, &mapped);
+            ev->file = kd->path;
         } else {
             ev->file = f->name;
         }
