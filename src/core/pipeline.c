@@ -266,7 +266,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->printer.fo.show_file = src.has_files;
     run->printer.fo.start_wall_ns = src.start_wall_ns;
     run->printer.no_header = opt->no_header;
-    run->printer.stats = dm_stats_create();
+    run->printer.stats = dm_stats_create(opt->summary || opt->hist);
     run->printer.count_limit = opt->count;
     run->printer.time_limit_ns = src.is_live ? 0 : opt->duration_ns;
     run->printer.stop_flag = &run->stop;

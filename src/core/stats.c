@@ -49,6 +49,7 @@ struct dm_stats {
      * compare most of the time (a cache: the disks array is the truth). */
     struct disk_stats *by_number[DISK_SLOTS];
     int n_disks;
+    int per_disk;                    /* dm_stats_create */
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
 };
@@ -99,9 +100,13 @@ static uint64_t lat_bucket_high(size_t b)
     return ((((uint64_t)SUB_COUNT + sub + 1) << shift) - 1);
 }
 
-struct dm_stats *dm_stats_create(void)
+struct dm_stats *dm_stats_create(int per_disk)
 {
-    return calloc(1, sizeof(struct dm_stats));
+    struct dm_stats *st = calloc(1, sizeof *st);
+
+    if (st != NULL)
+        st->per_disk = per_disk;
+    return st;
 }
 
 void dm_stats_destroy(struct dm_stats *st)
@@ -207,6 +212,8 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
     if (ev->request >= DM_REQ_COUNT)
         return;
     st->count++;
+    if (!st->per_disk)
+        return;
     d = disk_of(st, ev);
     if (d == NULL) {
         st->overflow++;

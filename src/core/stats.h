@@ -20,7 +20,13 @@ struct dm_loss {
     uint64_t malformed;      /* records that failed size checks */
 };
 
-struct dm_stats *dm_stats_create(void);
+/*
+ * per_disk: keep the per-disk tables that dm_stats_summary and
+ * dm_stats_hist print (-s, --hist). 0: only count the events, so a run
+ * without them spends neither the time nor the memory (the exact durations
+ * alone take up to 512 KiB per disk and request). NULL when out of memory.
+ */
+struct dm_stats *dm_stats_create(int per_disk);
 void dm_stats_destroy(struct dm_stats *st);
 void dm_stats_add(struct dm_stats *st, const struct dm_event *ev);
 

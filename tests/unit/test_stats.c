@@ -30,7 +30,7 @@ static void read_all(FILE *f, char *buf, size_t cap)
 
 DM_TEST(percentiles_exact_nearest_rank)
 {
-    struct dm_stats *st = dm_stats_create();
+    struct dm_stats *st = dm_stats_create(1);
 
     /* 1..100 ms: p50 = 50 ms, p95 = 95 ms, p99 = 99 ms (nearest rank). */
     for (uint64_t i = 1; i <= 100; i++) {
@@ -48,7 +48,7 @@ DM_TEST(percentiles_exact_nearest_rank)
 
 DM_TEST(percentiles_histogram_bounded_error)
 {
-    struct dm_stats *st = dm_stats_create();
+    struct dm_stats *st = dm_stats_create(1);
     uint64_t p50, p99;
 
     /* 200,000 requests (past the exact limit): half at 1 ms, half at 3 ms.
@@ -67,7 +67,7 @@ DM_TEST(percentiles_histogram_bounded_error)
 
 DM_TEST(summary_table)
 {
-    struct dm_stats *st = dm_stats_create();
+    struct dm_stats *st = dm_stats_create(1);
     struct dm_loss loss = {2, 3, 1};
     char text[4096];
     FILE *f = tmpfile();
@@ -96,7 +96,7 @@ DM_TEST(summary_table)
 
 DM_TEST(histogram_bars)
 {
-    struct dm_stats *st = dm_stats_create();
+    struct dm_stats *st = dm_stats_create(1);
     char text[4096];
     FILE *f = tmpfile();
     /* Slots hold the microseconds the text line shows, which rounds to the
@@ -141,7 +141,7 @@ DM_TEST(summary_rounds_like_text)
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct dm_stats *st = dm_stats_create();
+        struct dm_stats *st = dm_stats_create(1);
         struct dm_loss loss = {0, 0, 0};
         struct dm_event ev = ev_of(0, DM_REQ_FLUSH, 0, cases[i].ns);
         struct dm_format_opts fo;
@@ -189,7 +189,7 @@ DM_TEST(disks_by_number_and_name)
 {
     static const uint32_t numbers[] = {0, 64, 128, 3, 64};
     static const char *const names[] = {"", "", "", "sdb", "sdb"};
-    struct dm_stats *st = dm_stats_create();
+    struct dm_stats *st = dm_stats_create(1);
     struct dm_loss loss = {0, 0, 0};
     char out[4096];
     FILE *f = tmpfile();
@@ -225,7 +225,23 @@ DM_TEST(disks_by_number_and_name)
               strstr(out, "\nsdb ") < strstr(out, "\nsdc "));
 }
 
+/* Without -s and --hist only the count is kept: no disk tables. */
+DM_TEST(count_only_keeps_no_disks)
+{
+    struct dm_stats *st = dm_stats_create(0);
+
+    DM_ASSERT(st != NULL);
+    for (uint64_t i = 1; i <= 100; i++) {
+        struct dm_event ev = ev_of(0, DM_REQ_READ, 4096, i * 1000000u);
+        dm_stats_add(st, &ev);
+    }
+    DM_ASSERT_EQ_U64(dm_stats_count(st), 100);
+    DM_ASSERT_EQ_U64(dm_stats_percentile(st, "0", DM_REQ_READ, 50), 0);
+    dm_stats_destroy(st);
+}
+
 const struct dmt_case dm_suite_stats[] = {
+    {"count_only_keeps_no_disks", count_only_keeps_no_disks},
     {"disks_by_number_and_name", disks_by_number_and_name},
     {"percentiles_exact_nearest_rank", percentiles_exact_nearest_rank},
     {"percentiles_histogram_bounded_error", percentiles_histogram_bounded_error},
