@@ -13,12 +13,21 @@
  * before holds its maximum. A match flag with no input left ends the stream
  * (the compressor pads the last flag word with 1 bits).
  *
- * This is the replay hot path, so the loop keeps raw pointers and checks
- * every bound with one comparison against an end pointer, copies a flag
- * word of 32 literals with one memcpy, and copies matches in 8-byte chunks
- * when the distance is at least 8 (each chunk then reads only bytes already
- * written), with memcpy when they do not overlap, with memset for runs of
- * one byte, and byte by byte otherwise.
+ * This is the replay hot path. ETW buffers compress into short items
+ * (on generated traces literal runs of 2-3 bytes and matches of about 6),
+ * so the cost is per item, not per byte, and the loop is built to spend
+ * few instructions on each:
+ *   - a run of literals is taken at once: the count of leading zero flags
+ *     gives its length, checked against both ends once, and it is copied
+ *     in one 16-byte move when both buffers have 16 bytes left;
+ *   - a match of up to 16 bytes from at least 16 back is one 16-byte move;
+ *     longer ones or nearer ones move 8 bytes at a time when the distance
+ *     is at least 8 (each chunk then reads only bytes written before it);
+ *     nearer ones use memset (distance 1) or a byte loop;
+ *   - every bound is one comparison against an end pointer.
+ * The fixed-size moves may write up to 15 bytes past the item; they run
+ * only when the output has room for them, and what follows overwrites
+ * them or lies past the returned length (lz77.h allows that).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -34,16 +43,36 @@
 #define XCA_TOKEN_LEN_MAX 7u
 #define XCA_NIBBLE_MAX 15u
 #define XCA_BYTE_MAX 255u
+#define XCA_FLAGS_PER_WORD 32u
+
+/* The fixed move: 16 bytes, which compilers make one or two vector or
+ * 8-byte loads and stores. */
+#define MOVE 16u
+
+/* Leading zero bits of a nonzero 32-bit word. */
+static inline unsigned clz32(uint32_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_clz(x);
+#else
+    unsigned n = 0;
+
+    while (!(x & 0x80000000u)) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
 
 /*
- * Copy a match of len bytes from dist bytes back. The caller has checked that
- * dist <= bytes written and len <= room left. With dist >= 8 each 8-byte
- * chunk reads only bytes written before it, so the chunked copy is exact for
- * overlapping matches too. It may write up to 7 bytes past the match, so it
- * runs only when room (bytes left in the output) has space for them; they
- * are overwritten by what follows or lie past the returned length.
+ * Copy a match of len bytes from dist bytes back, when it is not the common
+ * short far one (the caller's single move). The caller has checked that
+ * dist <= bytes written and len <= room (bytes left in the output). The
+ * chunked path may write up to 7 bytes past the match, so it runs only
+ * when room has space for them.
  */
-static void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
+static inline void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
 {
     const uint8_t *src = op - dist;
 
@@ -67,6 +96,8 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
 {
     const uint8_t *ip, *iend, *half = NULL;
     uint8_t *obase, *op, *oend;
+    /* flags: the current word shifted so the next item's bit is bit 31;
+     * nflags: how many of its items are left. */
     uint32_t flags = 0;
     unsigned nflags = 0;
 
@@ -85,8 +116,10 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
     /* half: the byte whose high nibble the next long match takes. */
 
     for (;;) {
+        unsigned run;
+
         if (nflags == 0) {
-            if (iend - ip < 4) {
+            if ((size_t)(iend - ip) < 4) {
                 /* Input that ends exactly where a flag word would start is
                  * a complete stream: nothing was promised after it. */
                 if (ip == iend)
@@ -95,33 +128,43 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
             }
             flags = dm_le32(ip);
             ip += 4;
-            nflags = 32;
-            /* Fast path: a whole flag word of literals. */
-            if (flags == 0 && iend - ip >= 32 && oend - op >= 32) {
-                memcpy(op, ip, 32);
-                op += 32;
-                ip += 32;
-                nflags = 0;
-                continue;
-            }
+            nflags = XCA_FLAGS_PER_WORD;
         }
-        nflags--;
-        if ((flags >> nflags & 1u) == 0) {
-            if (ip == iend || op == oend)
+        /* The literals before the next match flag (or the word's end):
+         * every one needs a byte of input and a byte of room. */
+        run = flags != 0 ? clz32(flags) : nflags;
+        if (run != 0) {
+            if (run > (size_t)(iend - ip) || run > (size_t)(oend - op))
                 return DM_ECORRUPT;
-            *op++ = *ip++;
-            continue;
+            if ((size_t)(iend - ip) >= 2 * MOVE && (size_t)(oend - op) >= 2 * MOVE) {
+                memcpy(op, ip, MOVE);
+                if (run > MOVE)
+                    memcpy(op + MOVE, ip + MOVE, MOVE);
+            } else {
+                memcpy(op, ip, run);
+            }
+            ip += run;
+            op += run;
+            nflags -= run;
+            if (nflags == 0)
+                continue;
+            flags <<= run; /* run < 32 here: a match flag is left */
         }
+        /* A match flag. */
+        flags <<= 1;
+        nflags--;
 
-        /* A match flag with no input left is the end of the stream. */
-        if (ip == iend)
-            break;
-        if (iend - ip < 2)
+        if ((size_t)(iend - ip) < 2) {
+            /* A match flag with no input left is the end of the stream. */
+            if (ip == iend)
+                break;
             return DM_ECORRUPT;
+        }
         {
             unsigned token = dm_le16(ip);
             size_t dist = (size_t)(token >> 3) + 1;
             uint64_t len = token & 7u;
+            size_t room;
 
             ip += 2;
             if (len == XCA_TOKEN_LEN_MAX) {
@@ -162,9 +205,19 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
             }
             len += XCA_MIN_MATCH;
 
-            if (dist > (size_t)(op - obase) || len > (uint64_t)(oend - op))
+            room = (size_t)(oend - op);
+            if (dist > (size_t)(op - obase))
                 return DM_ECORRUPT;
-            copy_match(op, dist, (size_t)len, (size_t)(oend - op));
+            /* The common match: short and far enough back for one move
+             * (len <= MOVE <= room, so it fits). */
+            if (len <= MOVE && room >= MOVE && dist >= MOVE) {
+                memcpy(op, op - dist, MOVE);
+                op += (size_t)len;
+                continue;
+            }
+            if (len > room)
+                return DM_ECORRUPT;
+            copy_match(op, dist, (size_t)len, room);
             op += (size_t)len;
         }
     }
