@@ -60,7 +60,7 @@ void dm_kmerge_clear(struct dm_kmerge *m)
 
 /* Whether stream a comes before stream b, either of them perhaps NONE
  * (which comes after every stream), their keys being equal or unused. */
-int dm_kmerge__tie_first(const struct dm_kmerge *m, uint32_t a, uint32_t b)
+static int tie_first(const struct dm_kmerge *m, uint32_t a, uint32_t b)
 {
     if (a == DM_KMERGE_NONE)
         return 0;
@@ -86,7 +86,7 @@ void dm_kmerge__replay(struct dm_kmerge *m, unsigned s, uint32_t w)
             uint32_t o = node[i ^ 1];
             uint64_t ok = key[i ^ 1];
 
-            if (ok < wk || (ok == wk && dm_kmerge__tie_first(m, o, w))) {
+            if (ok < wk || (ok == wk && tie_first(m, o, w))) {
                 w = o;
                 wk = ok;
             }
@@ -100,7 +100,7 @@ void dm_kmerge__replay(struct dm_kmerge *m, unsigned s, uint32_t w)
     while (i > 1) {
         uint32_t o = node[i ^ 1];
 
-        if (dm_kmerge__tie_first(m, o, w))
+        if (tie_first(m, o, w))
             w = o;
         i >>= 1;
         node[i] = w;

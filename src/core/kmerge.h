@@ -77,14 +77,15 @@ static inline unsigned dm_kmerge_top(const struct dm_kmerge *m)
     return m->node[1];
 }
 
-/* Not for callers: the out-of-line halves of dm_kmerge_top_changed. */
+/* Not for callers: the out-of-line half of dm_kmerge_top_changed. */
 void dm_kmerge__replay(struct dm_kmerge *m, unsigned stream, uint32_t w);
-int dm_kmerge__tie_first(const struct dm_kmerge *m, uint32_t a, uint32_t b);
 
 /*
  * The top stream advanced to its next item: restore the order. Inline for
- * keyed merges, which run it once per item: one key comparison per level,
- * before() only on equal keys.
+ * keyed merges, which run it once per item: one key comparison per level.
+ * Equal keys, which need before(), are left to the out-of-line replay
+ * (node[1], the stream replayed, is written only at the last level), so
+ * the loop makes no call and keeps its values in registers.
  */
 static inline void dm_kmerge_top_changed(struct dm_kmerge *m)
 {
@@ -105,7 +106,11 @@ static inline void dm_kmerge_top_changed(struct dm_kmerge *m)
         uint32_t o = node[i ^ 1];
         uint64_t ok = key[i ^ 1];
 
-        if (ok < wk || (ok == wk && dm_kmerge__tie_first(m, o, w))) {
+        if (ok <= wk) {
+            if (ok == wk) { /* before() decides: the path again, out of line */
+                dm_kmerge__replay(m, node[1], node[1]);
+                return;
+            }
             w = o;
             wk = ok;
         }
