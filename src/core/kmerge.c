@@ -12,24 +12,33 @@
 #include "core/kmerge.h"
 #include "diskmon.h"
 
+#define MAX_STREAMS (1u << 24)
+
 int dm_kmerge_init(struct dm_kmerge *m, unsigned max, dm_kmerge_before_fn before,
                    const void *ctx)
 {
     unsigned leaves = 1;
 
-    while (leaves < max && leaves <= UINT32_MAX / 4)
+    m->node = NULL;
+    m->key = NULL;
+    m->n = 0;
+    m->before = before;
+    m->ctx = ctx;
+    m->keys = NULL;
+    /* Far more streams than CPUs exist (the reader's cap is 2048); the
+     * bound keeps 2 * leaves * 8 bytes within a 32-bit size_t. */
+    if (max > MAX_STREAMS)
+        return DM_ENOMEM;
+    while (leaves < max)
         leaves *= 2;
     m->leaves = leaves;
     m->node = malloc(2 * (size_t)leaves * sizeof *m->node);
     m->key = malloc(2 * (size_t)leaves * sizeof *m->key);
-    m->before = before;
-    m->ctx = ctx;
-    m->keys = NULL;
-    dm_kmerge_clear(m);
     if (m->node == NULL || m->key == NULL) {
         dm_kmerge_free(m);
         return DM_ENOMEM;
     }
+    dm_kmerge_clear(m);
     return 0;
 }
 

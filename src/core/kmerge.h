@@ -46,7 +46,8 @@ struct dm_kmerge {
     const uint64_t *keys;    /* dm_kmerge_use_keys, or NULL */
 };
 
-/* Room for streams 0 .. max - 1 (max at least 1). Returns 0 or DM_ENOMEM. */
+/* Room for streams 0 .. max - 1 (max at least 1, at most 2^24). Returns 0
+ * or DM_ENOMEM. */
 int dm_kmerge_init(struct dm_kmerge *m, unsigned max, dm_kmerge_before_fn before,
                    const void *ctx);
 /*
