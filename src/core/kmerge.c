@@ -1,21 +1,45 @@
 /*
- * kmerge.c - the k-way merge heap (kmerge.h). Sifts move a hole rather than
- * swapping, so each level costs one comparison against the moving index.
+ * kmerge.c - the k-way merge tournament tree (kmerge.h). A stream whose
+ * item changed (or that came in or left) is replayed from its leaf to the
+ * root: at each level the climbing stream meets the first stream of the
+ * sibling subtree, and the first of the two climbs on. Any leaf may be
+ * replayed so, as every node on its path is recomputed from its two
+ * children; the other nodes keep their first streams, whose items did not
+ * change.
  */
 #include <stdlib.h>
 
 #include "core/kmerge.h"
 #include "diskmon.h"
 
+#define MAX_STREAMS (1u << 24)
+
 int dm_kmerge_init(struct dm_kmerge *m, unsigned max, dm_kmerge_before_fn before,
                    const void *ctx)
 {
-    m->heap = calloc(max > 0 ? max : 1, sizeof *m->heap);
+    unsigned leaves = 1;
+
+    m->node = NULL;
+    m->key = NULL;
     m->n = 0;
     m->before = before;
     m->ctx = ctx;
     m->keys = NULL;
-    return m->heap != NULL ? 0 : DM_ENOMEM;
+    /* Far more streams than CPUs exist (the reader's cap is 2048); the
+     * bound keeps 2 * leaves * 8 bytes within a 32-bit size_t. */
+    if (max > MAX_STREAMS)
+        return DM_ENOMEM;
+    while (leaves < max)
+        leaves *= 2;
+    m->leaves = leaves;
+    m->node = malloc(2 * (size_t)leaves * sizeof *m->node);
+    m->key = malloc(2 * (size_t)leaves * sizeof *m->key);
+    if (m->node == NULL || m->key == NULL) {
+        dm_kmerge_free(m);
+        return DM_ENOMEM;
+    }
+    dm_kmerge_clear(m);
+    return 0;
 }
 
 void dm_kmerge_use_keys(struct dm_kmerge *m, const uint64_t *keys)
@@ -23,71 +47,85 @@ void dm_kmerge_use_keys(struct dm_kmerge *m, const uint64_t *keys)
     m->keys = keys;
 }
 
-/* The merge order: the keys when there are, before() for ties. */
-static inline int first(const struct dm_kmerge *m, unsigned a, unsigned b)
-{
-    if (m->keys != NULL && m->keys[a] != m->keys[b])
-        return m->keys[a] < m->keys[b];
-    return m->before(m->ctx, a, b);
-}
-
 void dm_kmerge_free(struct dm_kmerge *m)
 {
-    free(m->heap);
-    m->heap = NULL;
+    free(m->node);
+    free(m->key);
+    m->node = NULL;
+    m->key = NULL;
     m->n = 0;
 }
 
 void dm_kmerge_clear(struct dm_kmerge *m)
 {
     m->n = 0;
+    if (m->node == NULL || m->key == NULL)
+        return;
+    for (size_t i = 0; i < 2 * (size_t)m->leaves; i++) {
+        m->node[i] = DM_KMERGE_NONE;
+        m->key[i] = UINT64_MAX;
+    }
 }
 
-static void sift_down(struct dm_kmerge *m, unsigned i)
+/* Whether stream a comes before stream b, either of them perhaps NONE
+ * (which comes after every stream), their keys being equal or unused. */
+static int tie_first(const struct dm_kmerge *m, uint32_t a, uint32_t b)
 {
-    unsigned *h = m->heap, n = m->n, v = h[i];
+    if (a == DM_KMERGE_NONE)
+        return 0;
+    if (b == DM_KMERGE_NONE)
+        return 1;
+    return m->before(m->ctx, a, b) != 0;
+}
 
-    for (;;) {
-        unsigned c = 2 * i + 1;
+/* Put w (a stream or NONE) in the leaf of stream s and replay it up (the
+ * keyed loop is dm_kmerge_top_changed's, kmerge.h). */
+void dm_kmerge__replay(struct dm_kmerge *m, unsigned s, uint32_t w)
+{
+    uint32_t *node = m->node;
+    unsigned i = m->leaves + s;
 
-        if (c >= n)
-            break;
-        if (c + 1 < n && first(m, h[c + 1], h[c]))
-            c++;
-        if (!first(m, h[c], v))
-            break;
-        h[i] = h[c];
-        i = c;
+    if (m->keys != NULL) {
+        uint64_t *key = m->key;
+        uint64_t wk = w != DM_KMERGE_NONE ? m->keys[w] : UINT64_MAX;
+
+        node[i] = w;
+        key[i] = wk;
+        while (i > 1) {
+            uint32_t o = node[i ^ 1];
+            uint64_t ok = key[i ^ 1];
+
+            if (ok < wk || (ok == wk && tie_first(m, o, w))) {
+                w = o;
+                wk = ok;
+            }
+            i >>= 1;
+            node[i] = w;
+            key[i] = wk;
+        }
+        return;
     }
-    h[i] = v;
+    node[i] = w;
+    while (i > 1) {
+        uint32_t o = node[i ^ 1];
+
+        if (tie_first(m, o, w))
+            w = o;
+        i >>= 1;
+        node[i] = w;
+    }
 }
 
 void dm_kmerge_push(struct dm_kmerge *m, unsigned stream)
 {
-    unsigned *h = m->heap, i = m->n++;
-
-    while (i > 0) {
-        unsigned p = (i - 1) / 2;
-
-        if (!first(m, stream, h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = stream;
-}
-
-void dm_kmerge_top_changed(struct dm_kmerge *m)
-{
-    if (m->n > 1)
-        sift_down(m, 0);
+    m->n++;
+    dm_kmerge__replay(m, stream, stream);
 }
 
 void dm_kmerge_pop(struct dm_kmerge *m)
 {
     if (m->n == 0)
         return;
-    m->heap[0] = m->heap[--m->n];
-    if (m->n > 0)
-        sift_down(m, 0);
+    m->n--;
+    dm_kmerge__replay(m, m->node[1], DM_KMERGE_NONE);
 }

@@ -13,7 +13,7 @@
  *     reported once every record before it has been returned.
  *   - next() returns the records of buffer 0 first (the trace header event
  *     and whatever the logger put beside it), then merges the per-CPU
- *     streams with a binary heap (core/kmerge.h) keyed on (timestamp,
+ *     streams with a tournament tree (core/kmerge.h) keyed on (timestamp,
  *     buffer index), so equal timestamps keep file order; the key of a
  *     stream is the largest of its records so far (before() says why).
  *     Each stream holds one loaded (inflated) buffer; the next one is read
@@ -207,7 +207,7 @@ struct stream {
     size_t cap, len, pos;
     /* The merge key: the largest (timestamp, buffer index) of the stream's
      * decodable records so far, picked or not (see before()). The
-     * timestamp lives in the reader's keys array, which the heap compares
+     * timestamp lives in the reader's keys array, which the tree compares
      * inline (dm_kmerge_use_keys). */
     uint64_t *key_ts;
     uint32_t key_buf;
@@ -237,10 +237,10 @@ struct dm_etl {
     struct dm_etl_record header_rec; /* its first record, read at open */
     struct stream *streams;
     unsigned nstreams;
-    struct dm_kmerge merge;  /* stream indices, min-heap on (timestamp, position) */
+    struct dm_kmerge merge;  /* stream indices, first by (timestamp, position) */
     uint64_t *keys;          /* per stream, its key's timestamp */
     uint64_t prologue_key;   /* buffer 0's, which is not merged */
-    int top_consumed;        /* heap[0]'s record was returned: advance it first */
+    int top_consumed;        /* the top stream's record was returned: advance it first */
     enum phase phase;
 
     uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
@@ -1336,7 +1336,7 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
 
 /*
  * Most calls take the merge's common step: the top stream's next record in
- * its loaded buffer, then the heap's order restored and the new top's head
+ * its loaded buffer, then the merge order restored and the new top's head
  * decoded. That path is kept short; the rest (a new buffer, the phases
  * before the merge, the end, failures) is next_record's.
  */
@@ -1393,7 +1393,7 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         rc = next_in_buffer(etl, &etl->prologue, rec, err, errlen);
         if (rc != 0)
             return rc < 0 ? fail(etl, rc, err) : 1;
-        /* Load the first record of every CPU stream and build the heap. A
+        /* Load the first record of every CPU stream and build the tree. A
          * stream that fails before its first decodable record fails the
          * trace here, as the merge cannot start without it. */
         for (unsigned i = 0; i < etl->nstreams; i++) {

@@ -56,7 +56,7 @@
 #define GUID_CLASSES 16u
 
 /* The decoder's class of every HookId group and of the GUIDs met so far,
- * asked once: the decoding pass classes every record. */
+ * asked once: both passes class every record they take. */
 struct class_cache {
     uint8_t group_class[256];
     uint8_t guid[GUID_CLASSES][16];
@@ -298,7 +298,7 @@ static int naming_pass(struct dm_source *src, struct replay *r, struct pass *p)
     naming_selection(&sel);
     dm_etl_select(r->etl, &sel);
     while ((rc = dm_etl_next(r->etl, &rec, err, sizeof err)) > 0) {
-        dm_etl_krecord(&rec, &kr);
+        to_krecord(&rec, record_class(&r->classes, &rec), &kr);
         (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
     }
     if (rc == DM_ESTOPPED)
@@ -335,6 +335,7 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
     p.divisor = naming_divisor(r);
     p.buffers = 0;
     dm_etl_on_buffer(r->etl, on_buffer, &p);
+    classes_init(&r->classes); /* for both passes */
     rc = naming_pass(src, r, &p);
     if (rc != 0) {
         finish(src, r);
@@ -342,7 +343,6 @@ static int replay_run(struct dm_source *src, struct dm_sink *sink)
     }
     /* The decoding pass. Stops are seen per buffer (on_buffer) and by
      * dm_sink_emit, which waits for room and watches the stop flag. */
-    classes_init(&r->classes);
     while ((rc = dm_etl_next(r->etl, &rec, src->errmsg, sizeof src->errmsg)) > 0) {
         enum dm_kclass kclass = record_class(&r->classes, &rec);
 

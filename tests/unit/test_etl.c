@@ -8,10 +8,13 @@
  * kinds, the end marker, two CPUs whose buffers interleave in time, and
  * damaged files that must fail with the byte offset after returning what
  * came before. Then the real sample traces, checked against PerfView's
- * baseline and the README's DiskIo table.
+ * baseline and the README's DiskIo table. Last, the LZ77 inflater against
+ * a plain reference decoder on random streams of every item form, whole
+ * and damaged.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/options.h"
@@ -21,6 +24,7 @@
 #include "dmtest.h"
 #include "decode/nt_kernel.h"
 #include "etl/etl.h"
+#include "etl/lz77.h"
 
 /* ---- a growable byte string ------------------------------------------- */
 
@@ -1612,6 +1616,264 @@ DM_TEST(on_buffer_stops_pass)
     dm_etl_close(etl);
 }
 
+/* ---- the LZ77 inflater against a reference ---------------------------- */
+
+/*
+ * A plain reading of [MS-XCA] 2.3/2.4, one item and one byte at a time,
+ * with the inflater's contract (lz77.h) for malformed input: the fast
+ * inflater must give the same result on every input, valid or not.
+ */
+static long lz_reference(const uint8_t *in, size_t in_len, uint8_t *out, size_t cap)
+{
+    size_t ip = 0, op = 0, half = SIZE_MAX;
+    uint32_t flags = 0;
+    int nflags = 0;
+
+    if (in_len == 0)
+        return 0;
+    for (;;) {
+        size_t dist, len;
+        unsigned token;
+
+        if (nflags == 0) {
+            if (ip == in_len)
+                break;
+            if (in_len - ip < 4)
+                return DM_ECORRUPT;
+            flags = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8 |
+                    (uint32_t)in[ip + 2] << 16 | (uint32_t)in[ip + 3] << 24;
+            ip += 4;
+            nflags = 32;
+        }
+        nflags--;
+        if (!(flags >> nflags & 1u)) {
+            if (ip >= in_len || op >= cap)
+                return DM_ECORRUPT;
+            out[op++] = in[ip++];
+            continue;
+        }
+        if (ip == in_len)
+            break;
+        if (in_len - ip < 2)
+            return DM_ECORRUPT;
+        token = in[ip] | in[ip + 1] << 8;
+        ip += 2;
+        dist = (token >> 3) + 1;
+        len = token & 7u;
+        if (len == 7) {
+            if (half == SIZE_MAX) {
+                if (ip >= in_len)
+                    return DM_ECORRUPT;
+                len = in[ip] & 15u;
+                half = ip++;
+            } else {
+                len = in[half] >> 4;
+                half = SIZE_MAX;
+            }
+            if (len == 15) {
+                if (ip >= in_len)
+                    return DM_ECORRUPT;
+                len = in[ip++];
+                if (len == 255) {
+                    if (in_len - ip < 2)
+                        return DM_ECORRUPT;
+                    len = (size_t)in[ip] | (size_t)in[ip + 1] << 8;
+                    ip += 2;
+                    if (len == 0) {
+                        if (in_len - ip < 4)
+                            return DM_ECORRUPT;
+                        len = (size_t)in[ip] | (size_t)in[ip + 1] << 8 |
+                              (size_t)in[ip + 2] << 16 | (size_t)in[ip + 3] << 24;
+                        ip += 4;
+                    }
+                    /* The wide forms hold length - 3 whole: at least 22. */
+                    if (len < 22)
+                        return DM_ECORRUPT;
+                    len -= 22;
+                }
+                len += 15;
+            }
+            len += 7;
+        }
+        len += 3;
+        if (dist > op || len > cap - op)
+            return DM_ECORRUPT;
+        for (size_t i = 0; i < len; i++, op++)
+            out[op] = out[op - dist];
+    }
+    return (long)op;
+}
+
+/* An MS-XCA writer for the test: items go after their flag word, which is
+ * patched when its 32 items are in; the last word is padded with match
+ * flags, which end the stream. plain gets the bytes the items stand for. */
+struct lz_writer {
+    struct tb z, plain;
+    size_t flag_at, half_at;
+    unsigned items;
+    uint32_t flags;
+};
+
+static void lz_flag(struct lz_writer *w, unsigned bit)
+{
+    if (w->items == 32) {
+        put_le(w->z.p + w->flag_at, w->flags, 4);
+        w->items = 0;
+    }
+    if (w->items == 0) {
+        w->flag_at = tb_le(&w->z, 0, 4);
+        w->flags = 0;
+    }
+    w->flags |= (uint32_t)bit << (31 - w->items);
+    w->items++;
+}
+
+static void lz_literal(struct lz_writer *w, uint8_t c)
+{
+    lz_flag(w, 0);
+    tb_put(&w->z, &c, 1);
+    tb_put(&w->plain, &c, 1);
+}
+
+/* A match of len bytes from dist back (both valid for plain so far unless
+ * the caller means damage; plain then gets nothing). */
+static void lz_match(struct lz_writer *w, size_t dist, size_t len)
+{
+    size_t m = len - 3;
+
+    lz_flag(w, 1);
+    tb_le(&w->z, (dist - 1) << 3 | (m < 7 ? m : 7), 2);
+    if (m >= 7) {
+        size_t n = m - 7, nib = n < 15 ? n : 15;
+
+        if (w->half_at == SIZE_MAX) {
+            w->half_at = tb_le(&w->z, nib, 1);
+        } else {
+            w->z.p[w->half_at] |= (uint8_t)(nib << 4);
+            w->half_at = SIZE_MAX;
+        }
+        if (n >= 15) {
+            tb_le(&w->z, n - 15 < 255 ? n - 15 : 255, 1);
+            if (n - 15 >= 255) {
+                if (m <= 0xFFFF) {
+                    tb_le(&w->z, m, 2);
+                } else {
+                    tb_le(&w->z, 0, 2);
+                    tb_le(&w->z, m, 4);
+                }
+            }
+        }
+    }
+    if (dist <= w->plain.len)
+        for (size_t i = 0; i < len; i++) {
+            uint8_t c = w->plain.p[w->plain.len - dist];
+            tb_put(&w->plain, &c, 1);
+        }
+}
+
+static void lz_finish(struct lz_writer *w)
+{
+    if (w->items > 0) {
+        w->flags |= w->items < 32 ? (UINT32_C(1) << (32 - w->items)) - 1 : 0;
+        put_le(w->z.p + w->flag_at, w->flags, 4);
+    }
+}
+
+static uint32_t lz_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)(*s >> 32);
+}
+
+/* A random stream: literal runs of 0..40, matches of every length form
+ * and of near, far and overlapping distances. */
+static void lz_random_stream(struct lz_writer *w, uint64_t *seed, size_t target)
+{
+    memset(w, 0, sizeof *w);
+    w->half_at = SIZE_MAX;
+    while (w->plain.len < target) {
+        unsigned run = lz_rand(seed) % 41, pick = lz_rand(seed) % 100;
+        size_t len, dist;
+
+        if (lz_rand(seed) % 4 == 0)
+            run = 0;
+        for (unsigned i = 0; i < run; i++)
+            lz_literal(w, (uint8_t)(lz_rand(seed) % 7 + 'a'));
+        if (w->plain.len == 0)
+            continue;
+        if (pick < 60)
+            len = 3 + lz_rand(seed) % 14;          /* token or nibble */
+        else if (pick < 85)
+            len = 3 + lz_rand(seed) % 300;         /* the byte form */
+        else if (pick < 98)
+            len = 280 + lz_rand(seed) % 3000;      /* the 16-bit form */
+        else
+            len = 65539 + lz_rand(seed) % 5000;    /* the 32-bit form */
+        dist = lz_rand(seed) % 3 == 0 ? 1 + lz_rand(seed) % 20
+                                      : 1 + lz_rand(seed) % 8192;
+        if (dist > w->plain.len)
+            dist = w->plain.len;
+        lz_match(w, dist, len);
+    }
+    lz_finish(w);
+}
+
+DM_TEST(lz77_matches_reference)
+{
+    uint64_t seed = 0x9E3779B97F4A7C15u;
+    size_t cap_max = 300000;
+    uint8_t *a = malloc(cap_max), *b = malloc(cap_max);
+    unsigned valid = 0, corrupt = 0;
+
+    DM_ASSERT(a != NULL && b != NULL);
+    for (unsigned iter = 0; iter < 400; iter++) {
+        struct lz_writer w;
+        size_t cap;
+        long got, want;
+
+        lz_random_stream(&w, &seed, 1 + lz_rand(&seed) % 100000);
+        DM_ASSERT(w.plain.len <= cap_max);
+        /* The writer, the reference and the inflater agree on a whole
+         * valid stream. */
+        want = lz_reference(w.z.p, w.z.len, b, cap_max);
+        got = dm_lz77_decompress(w.z.p, w.z.len, a, w.plain.len);
+        DM_ASSERT_EQ_INT(want, (long)w.plain.len);
+        DM_ASSERT_EQ_INT(got, (long)w.plain.len);
+        DM_ASSERT(memcmp(a, w.plain.p, w.plain.len) == 0);
+        DM_ASSERT(memcmp(b, w.plain.p, w.plain.len) == 0);
+        valid++;
+        /* Then damaged: output too small, input cut, bytes changed. */
+        for (unsigned d = 0; d < 6; d++) {
+            size_t zlen = w.z.len;
+
+            cap = w.plain.len;
+            if (d == 0)
+                cap = lz_rand(&seed) % (w.plain.len + 1);
+            else if (d == 1)
+                zlen = lz_rand(&seed) % (zlen + 1);
+            else
+                for (unsigned k = 0; k < d; k++)
+                    w.z.p[lz_rand(&seed) % w.z.len] ^= (uint8_t)(1u << (lz_rand(&seed) % 8));
+            want = lz_reference(w.z.p, zlen, b, cap);
+            got = dm_lz77_decompress(w.z.p, zlen, a, cap);
+            DM_ASSERT_EQ_INT(got, want);
+            if (want >= 0)
+                DM_ASSERT(memcmp(a, b, (size_t)want) == 0);
+            else
+                corrupt++;
+        }
+        tb_free(&w.z);
+        tb_free(&w.plain);
+    }
+    /* Both kinds of outcome were met. */
+    DM_ASSERT(valid == 400);
+    DM_ASSERT(corrupt > 400);
+    free(a);
+    free(b);
+}
+
 const struct dmt_case dm_suite_etl[] = {
     {"records_64bit", records_64bit},
     {"records_32bit", records_32bit},
@@ -1633,5 +1895,6 @@ const struct dmt_case dm_suite_etl[] = {
     {"select_matches_full_merge_random", select_matches_full_merge_random},
     {"select_naming_records_samples", select_naming_records_samples},
     {"on_buffer_stops_pass", on_buffer_stops_pass},
+    {"lz77_matches_reference", lz77_matches_reference},
     {NULL, NULL},
 };

@@ -1,7 +1,7 @@
 /*
- * test_kmerge.c - the k-way merge heap (core/kmerge.h).
+ * test_kmerge.c - the k-way merge tree (core/kmerge.h).
  *
- * Random sorted streams are merged through the heap and checked against a
+ * Random sorted streams are merged through the tree and checked against a
  * plain scan for the smallest head at every step (ties broken by stream
  * number, so the order is total); with keys (dm_kmerge_use_keys) too,
  * whose before() then only breaks ties, so a heap that ignored the keys
@@ -110,7 +110,48 @@ DM_TEST(merge_order)
     dm_kmerge_free(&keyed);
 }
 
+/* The tree marks an empty leaf with the largest key: a stream whose key
+ * is that large must still come out, after the smaller ones, and in
+ * stream order among equals (tie_before). */
+DM_TEST(largest_key_is_not_empty)
+{
+    static struct streams s;
+    struct dm_kmerge m;
+    unsigned order[5], n = 0;
+
+    DM_ASSERT_EQ_INT(dm_kmerge_init(&m, 5, tie_before, &s), 0);
+    dm_kmerge_use_keys(&m, s.key);
+    s.key[0] = UINT64_MAX;
+    s.key[1] = 7;
+    s.key[2] = UINT64_MAX;
+    s.key[4] = 3;
+    dm_kmerge_push(&m, 2);
+    dm_kmerge_push(&m, 0);
+    dm_kmerge_push(&m, 4);
+    dm_kmerge_push(&m, 1);
+    DM_ASSERT_EQ_INT(dm_kmerge_count(&m), 4);
+    while (dm_kmerge_count(&m) > 0 && n < 5) {
+        order[n++] = dm_kmerge_top(&m);
+        dm_kmerge_pop(&m);
+    }
+    DM_ASSERT_EQ_INT(n, 4);
+    DM_ASSERT_EQ_INT(order[0], 4);
+    DM_ASSERT_EQ_INT(order[1], 1);
+    DM_ASSERT_EQ_INT(order[2], 0);
+    DM_ASSERT_EQ_INT(order[3], 2);
+    /* Pushed again after it left, with a key that moved back. */
+    s.key[1] = 1;
+    dm_kmerge_push(&m, 1);
+    dm_kmerge_push(&m, 4);
+    DM_ASSERT_EQ_INT(dm_kmerge_top(&m), 1);
+    s.key[1] = 5;
+    dm_kmerge_top_changed(&m);
+    DM_ASSERT_EQ_INT(dm_kmerge_top(&m), 4);
+    dm_kmerge_free(&m);
+}
+
 const struct dmt_case dm_suite_kmerge[] = {
     {"merge_order", merge_order},
+    {"largest_key_is_not_empty", largest_key_is_not_empty},
     {NULL, NULL},
 };
