@@ -396,6 +396,22 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One line of figures: the median of the rounds' times, per record.
+ * run.sh reads these lines (trace, which records, what was timed). */
+static void report(const char *trace, int only_diskio, uint64_t records,
+                   uint64_t emitted, const char *path_name, uint64_t *times,
+                   int rounds)
+{
+    uint64_t med;
+
+    qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
+    med = times[rounds / 2];
+    printf("%s: %s: %" PRIu64 " records, %" PRIu64 " completions; "
+           "%s %.1f ns/record\n",
+           trace, only_diskio ? "DiskIo records only" : "all records", records,
+           emitted, path_name, records ? (double)med / (double)records : 0.0);
+}
+
 #ifdef _WIN32
 struct etw_run {
     struct dm_source src;
@@ -479,7 +495,7 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
         char path[1024];
         struct loaded l;
-        uint64_t emitted = 0, med;
+        uint64_t emitted = 0;
 
         snprintf(path, sizeof path, "%s/%s", dir, samples[s]);
         if (load(path, &l) < 0)
@@ -489,32 +505,21 @@ int main(int argc, char **argv)
 
             for (int i = 0; i < rounds; i++)
                 times[i] = pass(&l, &filter, ring, only, &timed, &emitted);
-            qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
-            med = times[rounds / 2];
-            printf("%s: %s: %" PRIu64 " records, %" PRIu64 " completions; "
-                   "decode+filter+enqueue %.1f ns/record\n",
-                   samples[s], only ? "DiskIo records only" : "all records",
-                   timed, emitted, timed ? (double)med / (double)timed : 0.0);
+            report(samples[s], only, timed, emitted, "decode+filter+enqueue", times,
+                   rounds);
         }
         for (int i = 0; i < rounds; i++)
             times[i] = reorder_pass(&l, &filter, ring, &emitted);
-        qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
-        med = times[rounds / 2];
-        printf("%s: all records: %zu records, %" PRIu64 " completions; "
-               "reorder+decode+filter+enqueue %.1f ns/record\n",
-               samples[s], l.n, emitted,
-               l.n ? (double)med / (double)l.n : 0.0);
+        report(samples[s], 0, l.n, emitted, "reorder+decode+filter+enqueue", times,
+               rounds);
         for (int i = 0; i < rounds; i++)
             times[i] = reorder_diskio_pass(&l, &filter, ring, &emitted);
-        qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
-        med = times[rounds / 2];
-        printf("%s: DiskIo records only: %zu records, %" PRIu64 " completions; "
-               "reorder+decode+filter+enqueue %.1f ns/record\n",
-               samples[s], l.n_diskio, emitted,
-               l.n_diskio ? (double)med / (double)l.n_diskio : 0.0);
+        report(samples[s], 1, l.n_diskio, emitted, "reorder+decode+filter+enqueue",
+               times, rounds);
 #ifdef _WIN32
         {
             size_t recs = 0;
+            uint64_t med;
 
             for (int i = 0; i < rounds; i++)
                 times[i] = etw_pass(path, &opt, &filter, &recs);
