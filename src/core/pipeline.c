@@ -103,9 +103,9 @@ static int output_is_input(const struct dm_options *opt, FILE *out, const char *
     return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
 }
 
-/* An output stream's stdio buffer serves only the header and --top's
- * drawing: event lines go out from the printer's own buffer in one write
- * each (printer.h). */
+/* An output stream's stdio buffer serves only --top's drawing: the header
+ * and the event lines go out from the printer's own buffer, one write per
+ * buffer (printer.h). */
 #define OUTPUT_BUFFER (64u << 10)
 
 void dm_output_buffered(FILE *out)
