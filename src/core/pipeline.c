@@ -25,7 +25,7 @@
 #include "platform/platform.h"
 
 /* Live: 16 MiB holds about 110,000 Windows events with a file path (~150
- * bytes each) or 180,000 Linux ones (~90 bytes; ring.h), so at 250k
+ * bytes each) or 170,000 Linux ones (~96 bytes; ring.h), so at 250k
  * events/s a live source can run half a second ahead of a stalled printer
  * before anything is dropped. Replay never drops (the sink waits), so its ring only has to let the two
  * threads work in parallel: 1 MiB, several thousand events. */
