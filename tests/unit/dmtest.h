@@ -57,6 +57,11 @@ int dmt_shared_etl_present(void);
 struct dm_event;
 void dmt_keep_names(struct dm_event *ev);
 
+/* Take up to max events out of ring into out, names kept
+ * (dmt_keep_names); the rest stay in the ring. Returns how many. */
+struct dm_ring;
+size_t dmt_ring_take(struct dm_ring *ring, struct dm_event *out, size_t max);
+
 #define DM_TEST(name) static void name(void)
 
 #define DM_ASSERT(cond)                                                  \

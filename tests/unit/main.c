@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "core/ring.h"
 #include "diskmon.h"
 #include "dmtest.h"
 
@@ -84,6 +85,20 @@ void dmt_keep_names(struct dm_event *ev)
     ev->disk_name = b;
     ev->process = b + dl;
     ev->file = b + dl + pl;
+}
+
+size_t dmt_ring_take(struct dm_ring *ring, struct dm_event *out, size_t max)
+{
+    size_t n = 0, got;
+
+    while (n < max && (got = dm_ring_peek(ring, out + n, max - n)) > 0) {
+        /* The views point into the ring until the release. */
+        for (size_t i = 0; i < got; i++)
+            dmt_keep_names(&out[n + i]);
+        n += got;
+        dm_ring_release(ring);
+    }
+    return n;
 }
 
 static void keep_release(void)

@@ -697,9 +697,7 @@ static int replay_file(const struct tb *b, struct dm_event *ev, size_t max,
     struct dm_source src;
     struct dm_sink sink;
     struct dm_ring *ring = dm_ring_create(64 * DM_RING_RECORD_MAX);
-    struct dm_event first[64];
     char path[1024];
-    size_t got;
     FILE *f;
     int rc;
 
@@ -728,13 +726,7 @@ static int replay_file(const struct tb *b, struct dm_event *ev, size_t max,
     src.ops->close(&src);
     remove(path);
     dm_ring_close(ring);
-    while ((got = dm_ring_peek(ring, first, 64)) > 0) {
-        for (size_t i = 0; i < got && *n < max; i++) {
-            ev[*n] = first[i];
-            dmt_keep_names(&ev[(*n)++]);
-        }
-        dm_ring_release(ring);
-    }
+    *n = dmt_ring_take(ring, ev, max);
     dm_ring_destroy(ring);
     return rc;
 }

@@ -150,25 +150,21 @@ static void live_free(struct live *lv)
 /* Drain the ring into a malloc'd array. */
 static struct dm_event *drain(struct dm_ring *ring, size_t *count)
 {
-    size_t cap = 2048, n = 0, k;
+    size_t cap = 2048, n = 0;
     struct dm_event *all = malloc(cap * sizeof *all);
-    struct dm_event first[256];
 
-    while (all != NULL && (k = dm_ring_peek(ring, first, 256)) > 0) {
-        if (n + k > cap) {
-            struct dm_event *m = realloc(all, (cap *= 2) * sizeof *all);
+    while (all != NULL) {
+        struct dm_event *m;
 
-            if (m == NULL) {
-                free(all);
-                return NULL;
-            }
-            all = m;
+        n += dmt_ring_take(ring, all + n, cap - n);
+        if (n < cap)
+            break; /* the ring is empty */
+        m = realloc(all, (cap *= 2) * sizeof *all);
+        if (m == NULL) {
+            free(all);
+            return NULL;
         }
-        memcpy(all + n, first, k * sizeof *first);
-        for (size_t i = 0; i < k; i++)
-            dmt_keep_names(&all[n + i]);
-        n += k;
-        dm_ring_release(ring);
+        all = m;
     }
     *count = n;
     return all;

@@ -63,8 +63,6 @@ static int replay(const char *name, struct run *r)
     struct dm_ring *ring;
     struct dm_etl *etl;
     char path[1024], err[512];
-    struct dm_event first[256];
-    size_t got;
     int rc;
 
     memset(r, 0, sizeof *r);
@@ -100,13 +98,7 @@ static int replay(const char *name, struct run *r)
     r->start_wall_ns = src.start_wall_ns;
     src.ops->close(&src);
     dm_ring_close(ring);
-    while ((got = dm_ring_peek(ring, first, 256)) > 0) {
-        for (size_t i = 0; i < got && r->n < MAX_EVENTS; i++) {
-            r->ev[r->n] = first[i];
-            dmt_keep_names(&r->ev[r->n++]);
-        }
-        dm_ring_release(ring);
-    }
+    r->n = dmt_ring_take(ring, r->ev, MAX_EVENTS);
     dm_ring_destroy(ring);
     return rc;
 }
@@ -518,8 +510,6 @@ DM_TEST(truncated_trace_reports_error)
         struct dm_source s;
         struct dm_sink sink;
         struct dm_ring *ring = dm_ring_create(MAX_EVENTS * DM_RING_RECORD_MAX);
-        struct dm_event first[256];
-        size_t got;
 
         memset(&cut, 0, sizeof cut);
         cut.ev = malloc(MAX_EVENTS * sizeof *cut.ev);
@@ -537,13 +527,7 @@ DM_TEST(truncated_trace_reports_error)
         DM_ASSERT_EQ_INT(rc, DM_ETRUNCATED);
         DM_ASSERT(strstr(s.errmsg, "1987562") != NULL);
         s.ops->close(&s);
-        while ((got = dm_ring_peek(ring, first, 256)) > 0) {
-            for (size_t i = 0; i < got && cut.n < MAX_EVENTS; i++) {
-                cut.ev[cut.n] = first[i];
-                dmt_keep_names(&cut.ev[cut.n++]);
-            }
-            dm_ring_release(ring);
-        }
+        cut.n = dmt_ring_take(ring, cut.ev, MAX_EVENTS);
         dm_ring_destroy(ring);
     }
     remove(tmp);
