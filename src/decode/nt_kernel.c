@@ -114,10 +114,10 @@ struct file_slot {
     uint8_t mapped;     /* a volume mapping was applied */
     uint32_t volumes_generation; /* of kd->volumes when name was stored */
     uint16_t name_len;  /* bytes, without the NUL */
-    /* Allocated to the name's length (name_len + 1): a slot of
-     * DM_FILE_MAX bytes was 296, and a trace names thousands of files
-     * (issue 11: memory). Owned by the slot: freed when the entry is
-     * removed, replaced or the table freed. */
+    /* Allocated to the name's length (name_len + 1): a slot holding
+     * DM_FILE_MAX bytes in place would be 296 bytes, and a trace names
+     * thousands of files, most with short paths. Owned by the slot: freed
+     * when the entry is removed, replaced or the table freed. */
     char *name;
 };
 
@@ -661,10 +661,10 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         has_tid = 1;
     } else if (!d.has_issuing_tid && rec->tid != DM_KNO_ID &&
                rec->tid != UINT32_MAX) {
-        /* Windows 7 (version 2) without its Init: the completion's own
-         * header thread, when it has one (issue 7 item 6; etw-facts.md
-         * s.2: a header ThreadId of -1 means none, as PerfView's
-         * DiskIOTraceData.FixupData treats it). */
+        /* Windows 7 (version 2) without its Init: the completion has no
+         * IssuingThreadId field, and its own header thread is the best
+         * account left (etw-facts.md s.2: a header ThreadId of -1 means
+         * none, as PerfView's DiskIOTraceData.FixupData treats it). */
         tid = rec->tid;
         has_tid = 1;
     }

@@ -386,5 +386,5 @@ static void replay_close(struct dm_source *src)
 }
 
 const struct dm_source_ops dm_replay_source = {
-    "replay", replay_open, replay_run, replay_stop, replay_close,
+    "replay", replay_open, replay_run, replay_stop, replay_close, NULL,
 };

@@ -455,8 +455,21 @@ static void etw_close(struct dm_source *src)
     src->impl = NULL;
 }
 
+/* ETW's DiskIo events carry no dispatch time, and the kernel session is
+ * the only backend Windows has. */
+static const char *etw_refuse(const struct dm_options *opt)
+{
+    if (opt->queue)
+        return "--queue is for Linux live capture; ETW's DiskIo events carry "
+               "no dispatch time";
+    if (opt->backend != DM_BACKEND_DEFAULT)
+        return "--backend is for Linux live capture (tracefs or perf); "
+               "Windows reads the kernel's ETW session";
+    return NULL;
+}
+
 const struct dm_source_ops dm_etw_source = {
-    "etw", etw_open, etw_run, etw_stop, etw_close,
+    "etw", etw_open, etw_run, etw_stop, etw_close, etw_refuse,
 };
 
 const struct dm_source_ops *const dm_live_source = &dm_etw_source;

@@ -122,12 +122,4 @@ int dm_file_size(FILE *f, uint64_t *size);
  * -1 when the file has fewer bytes there or the read fails. */
 int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
-/*
- * Live options this OS's live source has no meaning for (--force on Linux,
- * --queue on Windows): NULL when every option given is fine, else a one-line
- * reason naming the option, for a usage error (exit 2). The OS answers here,
- * so the core carries no OS #if and no source table changes shape.
- */
-const char *dm_live_option_refusal(const struct dm_options *opt);
-
 #endif /* DM_PLATFORM_H */

@@ -427,11 +427,7 @@ void dm_win32_strerror(unsigned long code, char *buf, size_t len)
     buf[m] = '\0';
 }
 
-/* ---- added for issue 8: exchange, file identity, live options ------------ */
-/* (kept together at the end of the file, apart from the rest of the layer) */
-
-#include "core/options.h"
-
+/* ---- file identity and reads at an offset --------------------------------- */
 
 /* The volume serial number and the 64-bit file index together name one file
  * on one volume (GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION). */
@@ -484,18 +480,6 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
         return DM_FILE_OTHER;
     *size = ((uint64_t)data.nFileSizeHigh << 32) | data.nFileSizeLow;
     return DM_FILE_REGULAR;
-}
-
-/* The live source on Windows is ETW (src/etw), which has no dispatch time. */
-const char *dm_live_option_refusal(const struct dm_options *opt)
-{
-    if (opt->queue)
-        return "--queue is for Linux live capture; ETW's DiskIo events carry "
-               "no dispatch time";
-    if (opt->backend != DM_BACKEND_DEFAULT)
-        return "--backend is for Linux live capture (tracefs or perf); "
-               "Windows reads the kernel's ETW session";
-    return NULL;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)
