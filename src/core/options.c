@@ -130,19 +130,41 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
-/* A non-negative decimal number of units, returned in ns (unit_ns per unit). */
+/*
+ * A plain decimal number of units, DIGITS[.DIGITS] or .DIGITS, returned in
+ * ns (unit_ns per unit, a whole number: 1e6 or 1e9), rounded to the nearest
+ * ns. Hex, exponents, signs, inf and nan are refused: strtod would take
+ * "0x10", "1e3" and "0x1p-1", and read "2,5" or "2.5" by the locale.
+ * Fraction digits past the tenth are checked but not used (a nanosecond
+ * of a second is the ninth; the tenth rounds it).
+ */
 static int parse_ns(const char *s, double unit_ns, uint64_t *out)
 {
-    char *end;
-    double v;
+    const uint64_t unit = (uint64_t)unit_ns;
+    uint64_t whole = 0, frac = 0, scale = 1;
+    int digits = 0;
 
-    if ((s[0] < '0' || s[0] > '9') && s[0] != '.')
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        if (whole > (UINT64_MAX - 9) / 10)
+            return -1;
+        whole = whole * 10 + (uint64_t)(*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+            if (scale < 10000000000u) {
+                frac = frac * 10 + (uint64_t)(*s - '0');
+                scale *= 10;
+            }
+        }
+    }
+    if (digits == 0 || *s != '\0' || whole > UINT64_MAX / unit)
         return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !(v >= 0) || v * unit_ns > 1.8e19)
+    /* frac < scale <= 1e10 and unit <= 1e9: the product, below 1e19, fits
+     * in 64 bits. */
+    frac = (frac * unit + scale / 2) / scale;
+    if (frac > UINT64_MAX - whole * unit)
         return -1;
-    *out = (uint64_t)(v * unit_ns + 0.5);
+    *out = whole * unit + frac;
     return 0;
 }
 

@@ -6,7 +6,8 @@
  * merging the per-CPU buffer streams; or only the records a selection
  * picks, in the same order, at little more than the cost of walking the
  * record headers (dm_etl_select). Layouts: ../shared/docs/etw-facts.md
- * section 4. Memory stays bounded: one inflated buffer per CPU stream.
+ * section 4. Memory stays bounded: one inflated buffer per CPU stream, and
+ * the whole within DM_ETL_BUDGET_BYTES.
  */
 #ifndef DM_ETL_H
 #define DM_ETL_H
@@ -17,6 +18,19 @@
 #include "diskmon.h"
 
 struct dm_etl;
+
+/*
+ * The most bytes of buffers (inflated records, and records or compressed
+ * bytes read from the file) the reader holds at once. Open sums, over the
+ * CPUs, the largest buffer each one's headers claim, and refuses a trace
+ * whose sum passes this before allocating any of it: the error names the
+ * buffer that passed it, its claim and the budget. A compressed buffer may
+ * claim 16 MiB from a few bytes, and a trace may have 2,048 CPUs, so without
+ * the budget a 27 KB file could ask for 4 GiB. 64 CPUs of 1 MiB buffers
+ * (ETW's largest before Windows 8) hold 64 MiB; 15 CPUs of full 16 MiB
+ * buffers fit.
+ */
+#define DM_ETL_BUDGET_BYTES (256u << 20)
 
 /* From TRACE_LOGFILE_HEADER, the payload of the first record. */
 /* TRACE_LOGFILE_HEADER.ReservedFlags, the session's clock type
@@ -68,7 +82,8 @@ struct dm_etl_record {
 
 /*
  * Open and validate the trace header. On failure returns a negative dm_err and
- * writes a message naming the file and, for bad data, the file offset.
+ * writes a message naming the file and, for bad data, the file offset; a
+ * trace over the budget (DM_ETL_BUDGET_BYTES) is DM_ENOMEM.
  */
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen);
 /*

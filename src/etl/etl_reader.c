@@ -227,6 +227,7 @@ struct dm_etl {
     char *name;
     struct dm_etl_info info;
     uint32_t max_filled;     /* largest Offset accepted for compressed buffers */
+    uint64_t held_max;       /* most buffer bytes held at once (index_buffers) */
 
     struct buf_entry *bufs;  /* bufs[0] is the header buffer */
     uint32_t nbufs, bufs_cap;
@@ -1057,21 +1058,64 @@ static int add_buffer(struct dm_etl *etl, const struct buf_entry *e)
 }
 
 /*
+ * The memory budget (etl.h). A CPU's stream holds one buffer at a time, in
+ * memory that only grows until the stream ends, so what replay holds at
+ * once is at most, over the CPUs, each one's largest buffer, plus buffer 0
+ * and the largest compressed buffer as read from the file. Those sizes are
+ * what the buffer headers claim; for a compressed buffer nothing but the
+ * budget bounds the claim (a few bytes of LZ77 can inflate to 16 MiB), so
+ * it is checked before anything is allocated for it.
+ */
+static uint32_t held_bytes(const struct dm_etl *etl, const struct buf_entry *e)
+{
+    /* A plain buffer of a trace in memory is walked where it lies. */
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL)
+        return 0;
+    return e->filled - BUF_HDR_SIZE;
+}
+
+/* Compressed bytes read from a file before inflating: its scratch. */
+static uint32_t scratch_bytes(const struct dm_etl *etl, const struct buf_entry *e)
+{
+    if (!(e->flags & BUF_FLAG_COMPRESSED) || etl->mem != NULL)
+        return 0;
+    return e->disk_size - BUF_HDR_SIZE;
+}
+
+static int over_budget(const struct dm_etl *etl, const struct buf_entry *e,
+                       char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "%s: refused: the %sbuffer at offset %" PRIu64 " of CPU %u claims %" PRIu32
+             " bytes, which takes the buffers replay holds at once to %" PRIu64
+             " bytes, over the memory budget of %u MiB",
+             etl->name, (e->flags & BUF_FLAG_COMPRESSED) ? "compressed " : "",
+             e->offset, e->cpu, e->filled - BUF_HDR_SIZE, etl->held_max,
+             DM_ETL_BUDGET_BYTES >> 20);
+    return DM_ENOMEM;
+}
+
+/*
  * Walk the buffer headers after buffer 0 and chain them per CPU. A bad header
  * stops the walk; its error is kept for next() to report after the records
- * of the buffers before it. Only running out of memory fails here.
+ * of the buffers before it. Only running out of memory, or the budget,
+ * fails here.
  */
 static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
 {
     uint32_t last[MAX_CPUS];
     unsigned stream_of[MAX_CPUS];
+    uint32_t held[MAX_CPUS];  /* per CPU, its largest buffer as held */
+    uint32_t scratch = 0;     /* the largest compressed buffer read */
     uint64_t off = etl->bufs[0].disk_size;
     uint8_t hdr[BUF_HDR_SIZE];
 
     for (unsigned c = 0; c < MAX_CPUS; c++) {
         last[c] = NO_BUF;
         stream_of[c] = UINT32_MAX;
+        held[c] = 0;
     }
+    etl->held_max = held_bytes(etl, &etl->bufs[0]) + scratch_bytes(etl, &etl->bufs[0]);
     while (off < etl->info.file_size) {
         struct buf_entry e;
         int rc;
@@ -1092,6 +1136,16 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
             etl->index_err = rc;
             break;
         }
+        if (held_bytes(etl, &e) > held[e.cpu]) {
+            etl->held_max += held_bytes(etl, &e) - held[e.cpu];
+            held[e.cpu] = held_bytes(etl, &e);
+        }
+        if (scratch_bytes(etl, &e) > scratch) {
+            etl->held_max += scratch_bytes(etl, &e) - scratch;
+            scratch = scratch_bytes(etl, &e);
+        }
+        if (etl->held_max > DM_ETL_BUDGET_BYTES)
+            return over_budget(etl, &e, err, errlen);
         if (add_buffer(etl, &e) != 0) {
             snprintf(err, errlen, "%s: out of memory indexing %" PRIu32 " buffers",
                      etl->name, etl->nbufs);
@@ -1536,7 +1590,7 @@ void dm_etl_close(struct dm_etl *etl)
         return;
     if (etl->fp != NULL)
         fclose(etl->fp);
-    for (unsigned i = 0; i < etl->nstreams; i++) {
+    for (unsigned i = 0; etl->streams != NULL && i < etl->nstreams; i++) {
         free(etl->streams[i].data);
         free(etl->streams[i].err_msg);
     }

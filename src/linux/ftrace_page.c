@@ -81,6 +81,21 @@ static int header_number(const char *text, size_t len, const char *key, uint32_t
     return 0;
 }
 
+/*
+ * Whether the header fields lie before the entries and the entries leave
+ * room for one entry header in the sub-buffer. Every sum is taken in 64
+ * bits: the offsets come from a text file, and a data offset near 2^32
+ * would wrap a 32-bit sum and pass, sending the reader gigabytes past the
+ * page. dm_ftrace_page_open asks again, as a layout may be filled in by hand.
+ */
+static int layout_fits(const struct dm_ftrace_layout *l)
+{
+    return (uint64_t)l->ts_off + 8 <= l->data_off &&
+           (uint64_t)l->commit_off + l->commit_size <= l->data_off &&
+           (l->commit_size == 4 || l->commit_size == 8) &&
+           (uint64_t)l->data_off + ENTRY_HDR < l->subbuf_size;
+}
+
 int dm_ftrace_layout_parse(const char *header_page, size_t page_len,
                            const char *header_event, size_t event_len,
                            uint32_t subbuf_size, struct dm_ftrace_layout *l,
@@ -107,9 +122,7 @@ int dm_ftrace_layout_parse(const char *header_page, size_t page_len,
     commit = dm_tp_format_field(&fmt, "commit");
     data = dm_tp_format_field(&fmt, "data");
     if (ts == NULL || commit == NULL || data == NULL || ts->size != 8 ||
-        (commit->size != 4 && commit->size != 8) ||
-        ts->offset > data->offset - 8 || commit->offset > data->offset - commit->size ||
-        data->offset < 12) {
+        (commit->size != 4 && commit->size != 8)) {
         snprintf(err, errlen, "events/header_page: no u64 timestamp, 4- or 8-byte "
                  "commit and data field before the entries");
         return DM_EUNSUPPORTED;
@@ -128,10 +141,13 @@ int dm_ftrace_layout_parse(const char *header_page, size_t page_len,
     l->commit_off = commit->offset;
     l->commit_size = commit->size;
     l->data_off = data->offset;
+    /* The field parser keeps offset + size within 32 bits. */
     l->subbuf_size = subbuf_size != 0 ? subbuf_size : data->offset + data->size;
-    if (l->subbuf_size <= l->data_off + ENTRY_HDR) {
-        snprintf(err, errlen, "sub-buffer size %u leaves no room for entries",
-                 (unsigned)l->subbuf_size);
+    if (!layout_fits(l)) {
+        snprintf(err, errlen, "events/header_page: the timestamp (offset %u), commit "
+                 "(offset %u) and entries (offset %u) do not fit, in that order, a "
+                 "%u-byte sub-buffer", (unsigned)l->ts_off, (unsigned)l->commit_off,
+                 (unsigned)l->data_off, (unsigned)l->subbuf_size);
         return DM_EUNSUPPORTED;
     }
     return 0;
@@ -145,7 +161,7 @@ int dm_ftrace_page_open(const struct dm_ftrace_layout *l, const uint8_t *buf,
 
     memset(pg, 0, sizeof *pg);
     c->pages++;
-    if (len != l->subbuf_size) {
+    if (len != l->subbuf_size || !layout_fits(l)) {
         c->bad_pages++;
         return DM_ECORRUPT;
     }

@@ -1067,6 +1067,74 @@ DM_TEST(bad_compressed_data)
     tb_free(&r);
 }
 
+/*
+ * The memory budget (etl.h): compressed buffers whose headers claim 16 MiB
+ * each, one per CPU. The claims are refused at open, before anything is
+ * inflated, once their sum passes 256 MiB: 16 claims of 16 MiB less the
+ * 72-byte header fit, the 17th does not, and the message names it.
+ */
+DM_TEST(budget_refuses_claims)
+{
+    struct hdr_vals hv = hv64;
+    struct tb file = {0};
+    size_t at[17];
+    char want[128];
+    const uint32_t claim = 16u << 20;
+
+    hv.buffer_size = claim; /* lets a compressed buffer claim 16 MiB */
+    add_header_buffer(&file, &hv, NULL);
+    for (unsigned cpu = 0; cpu < 17; cpu++) {
+        struct tb r = {0};
+
+        tagged(&r, cpu, 10 + cpu);
+        at[cpu] = add_buffer(&file, &r, cpu, F_COMPRESSED | F_PROC_INDEX, 1, 0);
+        put_le(file.p + at[cpu] + 0x30, claim, 4); /* Offset: the claim */
+        tb_free(&r);
+    }
+    run_mem(&file, &g1);
+    DM_ASSERT_EQ_INT(g1.rc_open, DM_ENOMEM);
+    DM_ASSERT(contains(g1.err_open, offset_text(at[16])));
+    snprintf(want, sizeof want, "claims %" PRIu32 " bytes", claim - 0x48);
+    DM_ASSERT(contains(g1.err_open, want));
+    DM_ASSERT(contains(g1.err_open, "budget of 256 MiB"));
+    DM_ASSERT(strchr(g1.err_open, '\n') == NULL);
+
+    /* Without the 17th buffer the claims fit: the trace opens, and the
+     * first buffer read fails as corrupt (it does not inflate to 16 MiB). */
+    file.len = at[16];
+    run_mem(&file, &g1);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    tb_free(&file);
+}
+
+/* A legitimate trace is never refused: 64 CPUs, a header BufferSize of
+ * 16 MiB (Windows 8+ allows 16 MB buffers), compressed and plain buffers of
+ * 64 KB, read from a file (where plain buffers are held too). */
+DM_TEST(budget_takes_64_cpus)
+{
+    struct hdr_vals hv = hv64;
+    struct tb file = {0};
+    char path[1024];
+    uint8_t pad[65000];
+
+    memset(pad, 0x5A, sizeof pad);
+    hv.buffer_size = 16u << 20;
+    add_header_buffer(&file, &hv, NULL);
+    for (unsigned cpu = 0; cpu < 64; cpu++) {
+        struct tb r = {0};
+
+        rec_system(&r, 0x11, 0x0A00, 2, 0, 0, 100 + cpu, pad, sizeof pad);
+        add_buffer(&file, &r, cpu, (cpu & 1 ? F_COMPRESSED : 0) | F_PROC_INDEX, 1, 0);
+        tb_free(&r);
+    }
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_INT(g1.rc_end, 0);
+    DM_ASSERT_EQ_U64(g1.n, 65);
+    tb_free(&file);
+}
+
 DM_TEST(not_an_etl)
 {
     struct tb file = {0}, r = {0};
@@ -1880,6 +1948,8 @@ const struct dmt_case dm_suite_etl[] = {
     {"unknown_marker", unknown_marker},
     {"buffer_past_eof", buffer_past_eof},
     {"bad_compressed_data", bad_compressed_data},
+    {"budget_refuses_claims", budget_refuses_claims},
+    {"budget_takes_64_cpus", budget_takes_64_cpus},
     {"not_an_etl", not_an_etl},
     {"missing_file", missing_file},
     {"sample_perfview_win8", sample_perfview_win8},

@@ -114,6 +114,61 @@ DM_TEST(layout_refuses_other_entry_headers)
                                             err, sizeof err), DM_EUNSUPPORTED);
 }
 
+/* A header_page whose offsets wrap a 32-bit sum: data at 4294967293
+ * (2^32 - 3) plus the 4-byte entry header is 1, below any sub-buffer size,
+ * and a page reader that took it would read 4 GiB past the page. Refused
+ * with the sub-buffer size given and without; and a layout forged by hand
+ * is refused by dm_ftrace_page_open, which counts the page as bad. */
+DM_TEST(layout_refuses_wrapping_offsets)
+{
+    static const char event[] =
+        "# compressed entry header\n\ttype_len    :    5 bits\n"
+        "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n"
+        "\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+        "\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+    static const char wrap[] =
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+        "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+        "\tfield: char data;\toffset:4294967293;\tsize:1;\tsigned:0;\n";
+    static const char late_commit[] =
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+        "\tfield: local_t commit;\toffset:4294967280;\tsize:8;\tsigned:1;\n"
+        "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+    static const char no_room[] =
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+        "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+        "\tfield: char data;\toffset:16;\tsize:4;\tsigned:0;\n";
+    struct dm_ftrace_layout l;
+    struct dm_ftrace_counts c;
+    struct dm_ftrace_page pg;
+    static uint8_t page[4096];
+    char err[256];
+
+    DM_ASSERT_EQ_INT(dm_ftrace_layout_parse(wrap, sizeof wrap - 1, event, sizeof event - 1,
+                                            4096, &l, err, sizeof err), DM_EUNSUPPORTED);
+    DM_ASSERT(strstr(err, "4294967293") != NULL);
+    DM_ASSERT_EQ_INT(dm_ftrace_layout_parse(wrap, sizeof wrap - 1, event, sizeof event - 1,
+                                            0, &l, err, sizeof err), DM_EUNSUPPORTED);
+    DM_ASSERT_EQ_INT(dm_ftrace_layout_parse(late_commit, sizeof late_commit - 1, event,
+                                            sizeof event - 1, 4096, &l, err, sizeof err),
+                     DM_EUNSUPPORTED);
+    /* 16 + 4 bytes: the entries could not hold one entry header. */
+    DM_ASSERT_EQ_INT(dm_ftrace_layout_parse(no_room, sizeof no_room - 1, event,
+                                            sizeof event - 1, 0, &l, err, sizeof err),
+                     DM_EUNSUPPORTED);
+    DM_ASSERT_EQ_INT(dm_ftrace_layout_parse(no_room, sizeof no_room - 1, event,
+                                            sizeof event - 1, 24, &l, err, sizeof err), 0);
+
+    memset(&c, 0, sizeof c);
+    l.ts_off = 0;
+    l.commit_off = 8;
+    l.commit_size = 8;
+    l.data_off = 4294967293u;
+    l.subbuf_size = sizeof page;
+    DM_ASSERT_EQ_INT(dm_ftrace_page_open(&l, page, sizeof page, &pg, &c), DM_ECORRUPT);
+    DM_ASSERT_EQ_U64(c.bad_pages, 1);
+}
+
 /* ---- real pages against the kernel's text -------------------------------- */
 
 static int real_decoder(struct dm_blk_decoder *d)
@@ -641,6 +696,7 @@ DM_TEST(random_pages_never_read_past)
 const struct dmt_case dm_suite_ftrace_page[] = {
     {"layout_from_kernel_headers", layout_from_kernel_headers},
     {"layout_refuses_other_entry_headers", layout_refuses_other_entry_headers},
+    {"layout_refuses_wrapping_offsets", layout_refuses_wrapping_offsets},
     {"real_pages_4k_match_trace_text", real_pages_4k_match_trace_text},
     {"real_pages_8k_match_trace_text", real_pages_8k_match_trace_text},
     {"real_pages_with_time_extends_match_trace_text",

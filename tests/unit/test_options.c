@@ -248,6 +248,75 @@ DM_TEST(findings_messages)
     }
 }
 
+/* Numbers are plain decimals: what strtod would also take (hex, hex
+ * floats, exponents, inf, nan, signs, blanks) is a usage error, and the
+ * decimals that are taken give exact nanoseconds, rounded to the nearest. */
+DM_TEST(numbers_plain_decimal_only)
+{
+    static const char *const not_decimal[] = {
+        "0x10", "0X10", "1e3", "1E3", "0x1p-1", "inf", "INF", "nan", "infinity",
+        "+1", "-0", " 1", "1 ", ".", "", "1.2.3", "1,5", "0b1", "1_000",
+    };
+    static const char *const opts[] = {"-t", "-m", "--top", "-n", "-p"};
+    static const struct {
+        const char *opt, *value;
+        uint64_t ns;
+    } good[] = {
+        {"-t", "2", 2000000000u},
+        {"-t", "0.5", 500000000u},
+        {"-t", ".25", 250000000u},
+        {"-t", "3.", 3000000000u},
+        {"-t", "0.0000000015", 2}, /* 1.5 ns: the ninth digit, rounded up */
+        {"-t", "0.0000000014999", 1}, /* digits past the ninth do not count */
+        {"-t", "18446744073.709551615", UINT64_MAX},
+        {"-m", "2.5", 2500000},
+        {"-m", "0.0000005", 1},
+        {"-m", "0", 0},
+        {"--top", "0.001", 1000000},
+        {"--top", "86400", 86400000000000u},
+    };
+
+    for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
+        for (size_t i = 0; i < sizeof not_decimal / sizeof not_decimal[0]; i++) {
+            const char *args[2] = {opts[o], not_decimal[i]};
+            struct dm_options opt;
+            char err[256];
+            int rc;
+
+            if (opts[o][1] == 'p' && strchr(not_decimal[i], ',') != NULL)
+                continue; /* -p takes a list: 1,5 is two ids */
+            rc = parse(&opt, err, args, 2);
+            if (rc != DM_EUSAGE || strchr(err, '\n') != NULL) {
+                dmt_fail_at(__FILE__, __LINE__, "%s '%s': rc %d, message \"%s\"",
+                            opts[o], not_decimal[i], rc, err);
+                return;
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        const char *args[2] = {good[i].opt, good[i].value};
+        struct dm_options opt;
+        char err[256];
+        uint64_t got;
+
+        DM_ASSERT_EQ_INT(parse(&opt, err, args, 2), 0);
+        got = good[i].opt[1] == 't' ? opt.duration_ns
+            : good[i].opt[1] == 'm' ? opt.min_latency_ns : opt.top_ns;
+        if (got != good[i].ns) {
+            dmt_fail_at(__FILE__, __LINE__, "%s %s: %" PRIu64 " ns, want %" PRIu64,
+                        good[i].opt, good[i].value, got, good[i].ns);
+            return;
+        }
+    }
+    {   /* one past the largest: 2^64 ns */
+        const char *args[2] = {"-t", "18446744073.709551616"};
+        struct dm_options opt;
+        char err[256];
+
+        DM_ASSERT_EQ_INT(parse(&opt, err, args, 2), DM_EUSAGE);
+    }
+}
+
 const struct dmt_case dm_suite_options[] = {
     {"defaults", defaults},
     {"every_option", every_option},
@@ -260,5 +329,6 @@ const struct dmt_case dm_suite_options[] = {
     {"double_dash_ends_options", double_dash_ends_options},
     {"utc_implies_clock", utc_implies_clock},
     {"findings_messages", findings_messages},
+    {"numbers_plain_decimal_only", numbers_plain_decimal_only},
     {NULL, NULL},
 };
