@@ -490,6 +490,9 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                         dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
+    if (dm_kdecoder_replaced(s->kd) > 0)
+        dm_note(&src->notes, DM_KDECODER_FULL_NOTE,
+                (unsigned long long)dm_kdecoder_replaced(s->kd));
     if (dm_reorder_late(s->ro) > 0)
         /* Late: more than the window behind, or pushed out early by the
          * stage's count bound under a burst (reorder.h). */
