@@ -64,14 +64,15 @@ void dm_interrupt_clear(void);
  * in one big buffer, and copying them through stdio would only add a copy
  * and many small writes. A stream without a file (a memory stream) gets a
  * plain fwrite. Returns 0, or -1 with errno set (EPIPE: the reader went
- * away). Windows: _write in the binary mode dm_stdio_init set, so a console
- * gets the UTF-8 bytes as fwrite would have sent them, in pieces small
- * enough for old consoles.
+ * away). Windows: WriteFile on the OS handle, whose ERROR_NO_DATA and
+ * ERROR_BROKEN_PIPE are EPIPE too; a console gets the text as UTF-16
+ * through WriteConsoleW, cut between characters, so no code page matters.
  */
 int dm_write_all(FILE *f, const void *buf, size_t len);
 
 /* Prepare stdout/stderr: binary mode on Windows so lines end in "\n" as on
- * every other OS (byte-identical output), UTF-8 console. */
+ * every other OS (byte-identical output). The console code page is not
+ * changed (dm_write_all writes UTF-16 to a console). */
 void dm_stdio_init(void);
 
 /* The one error translator per OS. POSIX (posix.c): an errno value as a
