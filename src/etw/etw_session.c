@@ -8,6 +8,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <windows.h>
+#include <tlhelp32.h>
 
 #include "diskmon.h"
 #include "etw/etw_session.h"
@@ -74,7 +76,6 @@ struct props_buf {
  *    any order: a completion can arrive before its thread's DCStart or its
  *    Init. etw_source.c puts records back in time order before decoding.
  */
-#define DM_ETW_BUFFER_KB 64u
 #define DM_ETW_SPARE_BUFFERS 16u
 #define DM_ETW_GROWTH_BUFFERS 240u
 /* Wnode.ClientContext 1: QueryPerformanceCounter timestamps [MS-wnode]. */
@@ -312,6 +313,68 @@ static int started(struct dm_etw_session *s, char *msg, size_t len)
     return err;
 }
 
+int dm_etw_other_diskmon_override = -1;
+
+/* Whether another process named diskmon.exe runs (a Toolhelp snapshot of
+ * the processes), or what dm_etw_other_diskmon_override pretends. When the
+ * snapshot fails the answer is "yes": never take a live diskmon's session
+ * for a leftover. */
+static int other_diskmon_running(void)
+{
+    PROCESSENTRY32W pe;
+    HANDLE snap;
+    DWORD self = GetCurrentProcessId();
+    int found = 0;
+
+    if (dm_etw_other_diskmon_override >= 0)
+        return dm_etw_other_diskmon_override;
+    snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+    if (snap == INVALID_HANDLE_VALUE)
+        return 1;
+    pe.dwSize = sizeof pe;
+    for (BOOL ok = Process32FirstW(snap, &pe); ok && !found; ok = Process32NextW(snap, &pe))
+        found = pe.th32ProcessID != self && _wcsicmp(pe.szExeFile, L"diskmon.exe") == 0;
+    CloseHandle(snap);
+    return found;
+}
+
+/* EVENT_TRACE_FILE_MODE_SEQUENTIAL, _CIRCULAR, _APPEND, _NEWFILE
+ * (evntrace.h): a session with any of them writes a file. */
+#define DM_ETW_FILE_MODES 0x0000000Fu
+
+/*
+ * Whether the running session of this name is one a diskmon left behind
+ * when it was killed or crashed (a console close after the handler's 5 s,
+ * Task Manager; etw-facts.md s.8): its settings are exactly those diskmon
+ * starts with (flags, buffer sizes, flush period, real time only, no log
+ * file), for Windows 7's or Windows 8's flags, and no other diskmon
+ * process runs. A QUERY by name is the only way to ask about a session
+ * that is not ours; it changes nothing.
+ */
+static int diskmon_leftover(enum dm_etw_logger logger)
+{
+    struct props_buf got, want;
+    const ULONG flags8 = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                         EVENT_TRACE_FLAG_DISK_IO | EVENT_TRACE_FLAG_DISK_FILE_IO;
+    const ULONG modes = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_USE_MS_FLUSH_TIMER;
+
+    init_control_props(&got, logger);
+    if (dm_etw->control_trace(0, logger_name(logger), &got.p,
+                              EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS)
+        return 0;
+    init_start_props(&want, logger, flags8);
+    if ((got.p.EnableFlags != flags8 &&
+         got.p.EnableFlags != (flags8 | EVENT_TRACE_FLAG_DISK_IO_INIT)) ||
+        got.p.BufferSize != want.p.BufferSize ||
+        got.p.MinimumBuffers != want.p.MinimumBuffers ||
+        got.p.MaximumBuffers != want.p.MaximumBuffers ||
+        got.p.FlushTimer != want.p.FlushTimer ||
+        (got.p.LogFileMode & modes) != modes ||
+        (got.p.LogFileMode & DM_ETW_FILE_MODES) != 0 || got.log_file_name[0] != 0)
+        return 0;
+    return !other_diskmon_running();
+}
+
 int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                          char *msg, size_t len)
 {
@@ -359,6 +422,20 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                  DM_ETW_RESTART_WAIT_MS * DM_ETW_RESTART_TRIES);
         return DM_EEXISTS;
     }
+    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
+        if (!win8) {
+            snprintf(msg, len,
+                     "the NT Kernel Logger was left running by a diskmon that "
+                     "was killed or crashed (it has diskmon's settings, and no "
+                     "other diskmon runs): stop it with diskmon --cleanup, "
+                     "then start diskmon again");
+            return DM_EEXISTS;
+        }
+        snprintf(s->notice, sizeof s->notice,
+                 "diskmon: the NT Kernel Logger was left running by a diskmon "
+                 "that was killed or crashed; using a private kernel session "
+                 "\"diskmon\" instead (diskmon --cleanup stops the leftover)\n");
+    }
     if (!win8) {
         snprintf(msg, len,
                  "the NT Kernel Logger is already running (another tool such "
@@ -371,10 +448,12 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
     /* Windows 8+: leave the other tool's session alone and use our own. */
     rc = start_logger(s, DM_ETW_PRIVATE_LOGGER);
     if (rc == ERROR_SUCCESS) {
-        snprintf(s->notice, sizeof s->notice,
-                 "diskmon: the NT Kernel Logger is in use by another program; "
-                 "using a private kernel session \"diskmon\" instead (run "
-                 "with --force to take over the NT Kernel Logger)\n");
+        if (s->notice[0] == '\0')
+            snprintf(s->notice, sizeof s->notice,
+                     "diskmon: the NT Kernel Logger is in use by another "
+                     "program; using a private kernel session \"diskmon\" "
+                     "instead (run with --force to take over the NT Kernel "
+                     "Logger)\n");
         return started(s, msg, len);
     }
     if (rc == DM_WIN_ALREADY_EXISTS) {
@@ -426,19 +505,21 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
     EnterCriticalSection(&s->lock);
     s->stop_requested = 1;
     if (s->active) {
-        const WCHAR *name = logger_name(s->logger);
-
-        /* QUERY first: its counters are what the session saw while
-         * running. STOP fills the same fields with the final values
-         * [MS-ctl]; keep the larger of each. */
+        /* By handle, InstanceName NULL: ControlTrace then acts on the
+         * session this handle started and fails once that one is gone,
+         * where a name would reach whatever session holds the name now,
+         * another program's after an outside stop and restart ([MS-ctl],
+         * etw-facts.md s.8). QUERY first: its counters are what the
+         * session saw while running. STOP fills the same fields with the
+         * final values [MS-ctl]; keep the larger of each. */
         init_control_props(&b, s->logger);
-        if (dm_etw->control_trace(s->handle, name, &b.p,
+        if (dm_etw->control_trace(s->handle, NULL, &b.p,
                                   EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS) {
             s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
             s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
         }
         init_control_props(&b, s->logger);
-        rc = dm_etw->control_trace(s->handle, name, &b.p, EVENT_TRACE_CONTROL_STOP);
+        rc = dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
         if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
             s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
             s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
@@ -485,21 +566,49 @@ int dm_etw_cleanup(char *msg, size_t len)
 {
     struct props_buf b;
     ULONG rc;
+    int stopped_private = 0, stopped_kernel = 0, kernel_other = 0;
 
+    /* "diskmon" with diskmon's GUID is ours whoever started it. */
     init_control_props(&b, DM_ETW_PRIVATE_LOGGER);
     rc = dm_etw->control_trace(0, DM_ETW_PRIVATE_NAME, &b.p,
                                EVENT_TRACE_CONTROL_STOP);
-    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
-        snprintf(msg, len, "stopped the leftover trace session \"diskmon\"");
+    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+        stopped_private = 1;
+    else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
+        return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
+                            msg, len);
+    /* The NT Kernel Logger only when a killed diskmon left it: by name,
+     * the only handle there is, right after the QUERY that recognised it. */
+    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
+        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
+        rc = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
+                                   EVENT_TRACE_CONTROL_STOP);
+        if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+            stopped_kernel = 1;
+        else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
+            return dm_etw_error(rc,
+                                "stopping the NT Kernel Logger a diskmon left "
+                                "running (--cleanup)",
+                                msg, len);
+    } else {
+        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
+        kernel_other = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
+                                             EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS;
+    }
+    if (stopped_private || stopped_kernel) {
+        snprintf(msg, len, "stopped %s left running by a diskmon that did not "
+                           "exit cleanly",
+                 stopped_private && stopped_kernel
+                     ? "the trace sessions \"diskmon\" and \"NT Kernel Logger\""
+                 : stopped_private ? "the trace session \"diskmon\""
+                                   : "the NT Kernel Logger");
         return 0;
     }
-    if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
-        snprintf(msg, len,
-                 "no trace session \"diskmon\" was running; nothing to clean "
-                 "up (a leftover NT Kernel Logger is stopped by diskmon "
-                 "--force)");
-        return DM_ENOTFOUND;
-    }
-    return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
-                        msg, len);
+    snprintf(msg, len,
+             "no trace session left by diskmon was running; nothing to clean "
+             "up%s",
+             kernel_other ? " (the NT Kernel Logger that runs belongs to "
+                            "another program: diskmon --force takes it over)"
+                          : "");
+    return DM_ENOTFOUND;
 }

@@ -10,9 +10,12 @@
  * while it winds down). On Windows 8+ a file rundown is forced right after
  * the start, so files opened earlier are named from the first I/O on. The
  * session is stopped by dm_etw_session_stop(), which is safe from any thread
- * and idempotent, so whatever path ends the run, the session never outlives
- * diskmon; but once the session was stopped from outside it is never
- * queried or stopped again (dm_etw_session_ended_outside).
+ * and idempotent, so whatever path ends the run, the session does not
+ * outlive diskmon, except after a kill, a crash or a logoff (which end the
+ * process without running its handlers; --cleanup then stops what was
+ * left). Once started, the session is queried and stopped by its handle,
+ * never by name, and once it was stopped from outside it is never queried
+ * or stopped again (dm_etw_session_ended_outside).
  * Facts: ../shared/docs/etw-facts.md sections 1 and 7.
  */
 #ifndef DM_ETW_SESSION_H
@@ -61,6 +64,9 @@ struct dm_etw_session {
 /* Tests only: -1 (default) asks the OS whether diskmon runs elevated;
  * 0 or 1 pretends. */
 extern int dm_etw_elevated_override;
+/* Tests only: -1 (default) looks for another diskmon.exe process; 0 or 1
+ * pretends (a leftover NT Kernel Logger is recognised only when none runs). */
+extern int dm_etw_other_diskmon_override;
 
 /* --force: after STOP, StartTrace of the same name can still fail with 183
  * for a moment while the old session winds down. PerfView stops, sleeps
@@ -68,6 +74,8 @@ extern int dm_etw_elevated_override;
  * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
  * tries, so --force gives up after about 2 s. */
 #define DM_ETW_RESTART_WAIT_MS 100u
+/* The session's BufferSize in KB (etw_session.c explains it). */
+#define DM_ETW_BUFFER_KB 64u
 /*
  * How long a line can take, in one place (the README's "Latency" repeats it).
  *  - DM_ETW_FLUSH_MS: the session's FlushTimer, in milliseconds through
@@ -146,9 +154,12 @@ int dm_etw_session_ended_outside(struct dm_etw_session *s);
 void dm_etw_session_free(struct dm_etw_session *s);
 
 /*
- * --cleanup: stop a "diskmon" session left behind by a diskmon that was
- * killed. Returns 0 when one was stopped, DM_ENOTFOUND when none was
- * running, or another negative dm_err; msg always says what happened.
+ * --cleanup: stop what a diskmon that was killed or crashed left running:
+ * a "diskmon" session (diskmon's own name and GUID), and an NT Kernel
+ * Logger whose settings are exactly diskmon's while no other diskmon runs.
+ * Any other program's NT Kernel Logger is never touched. Returns 0 when
+ * something was stopped, DM_ENOTFOUND when nothing was left, or another
+ * negative dm_err; msg always says what happened.
  */
 int dm_etw_cleanup(char *msg, size_t len);
 

@@ -484,11 +484,19 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
 
     /* Losses: the session's counters and the in-stream RT_LostEvent records
      * describe the same losses seen from two sides, so each kind counts the
-     * larger of the two rather than their sum. A lost buffer counts as one
-     * event: a lower bound, as its size is unknown. */
+     * larger of the two rather than their sum. RealTimeBuffersLost and
+     * RTLostBuffer count whole buffers of up to BufferSize KB, not events
+     * ([MS-props], etw-facts.md s.8): they are reported as buffers, their
+     * events uncounted. */
     src->lost_events += dm_etw_max_u64(s->session.events_lost, s->rt_lost[0]) +
-                        dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
+    src->lost_buffers += dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]);
+    if (src->lost_buffers > 0)
+        snprintf(src->loss_detail, sizeof src->loss_detail,
+                 "ETW: %llu whole buffer%s of up to %u KB of events lost, "
+                 "their events not counted",
+                 (unsigned long long)src->lost_buffers,
+                 src->lost_buffers == 1 ? "" : "s", DM_ETW_BUFFER_KB);
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_kdecoder_replaced(s->kd) > 0)
         dm_note(&src->notes, DM_KDECODER_FULL_NOTE,

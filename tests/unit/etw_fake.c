@@ -123,6 +123,11 @@ static struct {
     size_t n_calls;
     int kernel_running, private_running;
     unsigned next_handle;
+    /* The running sessions' handles and settings (StartTrace's properties,
+     * or another tool's for a session configured as already running), for
+     * ControlTrace by handle and QUERY. */
+    TRACEHANDLE kernel_handle, private_handle;
+    EVENT_TRACE_PROPERTIES kernel_props, private_props;
     /* the consumer */
     PEVENT_TRACE_LOGFILEW logfile;
     int consumer_open;
@@ -213,6 +218,36 @@ static int *running_flag(const char *name)
     return NULL;
 }
 
+static TRACEHANDLE *handle_of(const char *name)
+{
+    if (is_kernel(name))
+        return &fk.kernel_handle;
+    if (strcmp(name, "diskmon") == 0)
+        return &fk.private_handle;
+    return NULL;
+}
+
+static EVENT_TRACE_PROPERTIES *props_of(const char *name)
+{
+    if (is_kernel(name))
+        return &fk.kernel_props;
+    if (strcmp(name, "diskmon") == 0)
+        return &fk.private_props;
+    return NULL;
+}
+
+/* Another tool's settings, for a session that runs before diskmon starts
+ * (xperf's defaults: 64 KB buffers, FlushTimer 0, a log file). */
+static void other_tool_props(EVENT_TRACE_PROPERTIES *p)
+{
+    memset(p, 0, sizeof *p);
+    p->BufferSize = 64;
+    p->MinimumBuffers = 64;
+    p->MaximumBuffers = 320;
+    p->LogFileMode = 0x00000001u; /* EVENT_TRACE_FILE_MODE_SEQUENTIAL */
+    p->EnableFlags = 0x00000307u; /* PROC_THREAD+LOADER+DISK_IO+FILE */
+}
+
 static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPERTIES p)
 {
     struct dm_fake_call *c;
@@ -251,6 +286,10 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
         if (running != NULL)
             *running = 1;
         *h = FAKE_HANDLE_BASE + fk.next_handle++;
+        if (handle_of(c->name) != NULL) {
+            *handle_of(c->name) = *h;
+            *props_of(c->name) = *p;
+        }
         fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
         /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
          * [MS-props]; milliseconds with EVENT_TRACE_USE_MS_FLUSH_TIMER
@@ -269,24 +308,52 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     return rc;
 }
 
+/*
+ * ControlTrace. With a name, the handle is ignored and the call acts on
+ * whatever session runs under that name now; with InstanceName NULL it acts
+ * on the session of that handle, and fails (4201) once that session is
+ * gone, even when another one of the same name runs [MS-ctl], etw-facts.md
+ * s.7 and s.8. The call is logged under the session it acted on (by_name
+ * says how it was named).
+ */
 static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
                                  PEVENT_TRACE_PROPERTIES p, ULONG code)
 {
     struct dm_fake_call *c;
-    int *running;
+    int *running = NULL;
     ULONG rc;
 
-    (void)h;
     lock();
     c = log_call(DM_FAKE_CONTROL, name);
     c->code = code;
     c->guid = p->Wnode.Guid;
-    running = running_flag(c->name);
+    c->by_name = name != NULL;
+    if (name == NULL) {
+        /* The session this handle started, if it still runs. */
+        if (h != 0 && h == fk.kernel_handle && fk.kernel_running) {
+            snprintf(c->name, sizeof c->name, "NT Kernel Logger");
+            running = &fk.kernel_running;
+        } else if (h != 0 && h == fk.private_handle && fk.private_running) {
+            snprintf(c->name, sizeof c->name, "diskmon");
+            running = &fk.private_running;
+        }
+    } else {
+        running = running_flag(c->name);
+    }
     if (code == EVENT_TRACE_CONTROL_STOP && fk.cfg.stop_error != 0) {
         rc = fk.cfg.stop_error;
     } else if (running == NULL || !*running) {
         rc = W_NOT_FOUND;
     } else {
+        const EVENT_TRACE_PROPERTIES *now = props_of(c->name);
+
+        /* QUERY and STOP report the session's settings [MS-ctl]. */
+        p->BufferSize = now->BufferSize;
+        p->MinimumBuffers = now->MinimumBuffers;
+        p->MaximumBuffers = now->MaximumBuffers;
+        p->FlushTimer = now->FlushTimer;
+        p->LogFileMode = now->LogFileMode;
+        p->EnableFlags = now->EnableFlags;
         p->EventsLost = fk.cfg.events_lost;
         p->RealTimeBuffersLost = fk.cfg.rt_buffers_lost;
         rc = 0;
@@ -811,10 +878,21 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
         rc = deliver(lf, queued_first, fk.n_bufs, 1, &last);
         if (fk.cfg.outside_restart) {
             lock();
-            if (running != NULL)
+            if (running != NULL) {
+                TRACEHANDLE *their = running == &fk.kernel_running ? &fk.kernel_handle
+                                                                   : &fk.private_handle;
+
                 *running = 1; /* their new session, under the same name */
+                *their = FAKE_HANDLE_BASE + fk.next_handle++;
+                other_tool_props(running == &fk.kernel_running ? &fk.kernel_props
+                                                               : &fk.private_props);
+            }
             unlock();
         }
+        /* ProcessTrace may return seconds after an outside stop [MS-proc]:
+         * a Ctrl+C can come meanwhile. CloseTrace ends the wait. */
+        if (fk.cfg.outside_lag_ms > 0)
+            WaitForSingleObject(fk.wake, fk.cfg.outside_lag_ms);
     } else if (rc == 0) {
         int stopped;
 
@@ -1020,6 +1098,10 @@ int dm_fake_install(const struct dm_fake_config *cfg, char *err, size_t errlen)
     fk.cfg = *cfg;
     fk.kernel_running = cfg->kernel_running;
     fk.private_running = cfg->private_running;
+    other_tool_props(&fk.kernel_props);
+    other_tool_props(&fk.private_props);
+    fk.kernel_handle = cfg->kernel_running ? 0x77u : 0;
+    fk.private_handle = cfg->private_running ? 0x78u : 0;
     fk.wake = CreateEventW(NULL, TRUE, FALSE, NULL);
     fk.replayed = CreateEventW(NULL, TRUE, FALSE, NULL);
     if (fk.wake == NULL || fk.replayed == NULL)
@@ -1087,6 +1169,17 @@ static int matches(const struct dm_fake_call *c, enum dm_fake_call_kind kind,
 {
     return c->kind == kind && (name == NULL || strcmp(c->name, name) == 0) &&
            (kind != DM_FAKE_CONTROL || code == ULONG_MAX || c->code == code);
+}
+
+int dm_fake_count_by_name(const char *name, ULONG code)
+{
+    int n = 0;
+
+    lock();
+    for (size_t i = 0; i < fk.n_calls; i++)
+        n += matches(&fk.calls[i], DM_FAKE_CONTROL, name, code) && fk.calls[i].by_name;
+    unlock();
+    return n;
 }
 
 int dm_fake_count(enum dm_fake_call_kind kind, const char *name, ULONG code)

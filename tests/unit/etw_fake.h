@@ -40,6 +40,8 @@ struct dm_fake_call {
     enum dm_fake_call_kind kind;
     char name[64];          /* session name (ASCII) */
     ULONG code;             /* ControlTrace code; TraceSetInformation: class */
+    int by_name;            /* ControlTrace: named the session (else by
+                             * handle; name is then the session it hit) */
     ULONG rc;               /* what the fake returned (OpenTrace: last error) */
     ULONG log_file_mode;    /* StartTrace: props.LogFileMode; OpenTrace: ProcessTraceMode */
     ULONG enable_flags;     /* StartTrace; TraceSetInformation: mask[0] */
@@ -83,6 +85,8 @@ struct dm_fake_config {
                                  * rundown and returns 0 on its own */
     int outside_restart;        /* ...and then starts its own session under
                                  * the same name (a STOP by name would hit it) */
+    unsigned outside_lag_ms;    /* ...and ProcessTrace returns only this much
+                                 * later (or at CloseTrace) */
     unsigned busy_after_stop;   /* after a STOP, the next K StartTrace calls
                                  * of that name still return 183 */
     int stop_active_connections; /* STOP returns 2402 (stopping anyway) */
@@ -113,6 +117,8 @@ size_t dm_fake_calls(struct dm_fake_call *out, size_t max);
 /* How many calls match kind, name (NULL: any) and, for CONTROL, code
  * (ULONG_MAX: any). */
 int dm_fake_count(enum dm_fake_call_kind kind, const char *name, ULONG code);
+/* ControlTrace calls that named their session (InstanceName not NULL). */
+int dm_fake_count_by_name(const char *name, ULONG code);
 /* Time of the first matching call, 0 if none. */
 uint64_t dm_fake_first_ns(enum dm_fake_call_kind kind, const char *name, ULONG code);
 

@@ -509,19 +509,23 @@ DM_TEST(already_exists_falls_back_to_private_logger)
     n = dm_fake_calls(calls, 16);
     DM_ASSERT_EQ_INT(rc, 0);
     DM_ASSERT_EQ_INT(s.logger, DM_ETW_PRIVATE_LOGGER);
-    DM_ASSERT(n >= 2);
+    DM_ASSERT(n >= 3);
     DM_ASSERT_EQ_INT(calls[0].kind, DM_FAKE_START);
     DM_ASSERT_STR_EQ(calls[0].name, "NT Kernel Logger");
     DM_ASSERT_EQ_INT(calls[0].rc, 183);
-    DM_ASSERT_EQ_INT(calls[1].kind, DM_FAKE_START);
-    DM_ASSERT_STR_EQ(calls[1].name, "diskmon");
-    DM_ASSERT_EQ_INT(calls[1].rc, 0);
-    DM_ASSERT(calls[1].log_file_mode & M_SYSTEM_LOGGER);
-    DM_ASSERT(memcmp(&calls[1].guid, system_trace_guid_bytes, 16) != 0);
+    /* Whose is it: a QUERY, which changes nothing. */
+    DM_ASSERT_EQ_INT(calls[1].kind, DM_FAKE_CONTROL);
+    DM_ASSERT_EQ_INT(calls[1].code, CTL_QUERY);
+    DM_ASSERT_EQ_INT(calls[2].kind, DM_FAKE_START);
+    DM_ASSERT_STR_EQ(calls[2].name, "diskmon");
+    DM_ASSERT_EQ_INT(calls[2].rc, 0);
+    DM_ASSERT(calls[2].log_file_mode & M_SYSTEM_LOGGER);
+    DM_ASSERT(memcmp(&calls[2].guid, system_trace_guid_bytes, 16) != 0);
     DM_ASSERT(strstr(s.notice, "private") != NULL);
+    DM_ASSERT(strstr(s.notice, "another program") != NULL); /* not ours */
     dm_etw_session_free(&s);
     /* The other program's session was left alone; ours was stopped. */
-    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", ULONG_MAX), 0);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", CTL_STOP), 0);
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "diskmon", CTL_STOP), 1);
     DM_ASSERT(dm_fake_kernel_running());
     DM_ASSERT(!dm_fake_private_running());
@@ -546,7 +550,7 @@ DM_TEST(both_sessions_exist_names_cleanup)
     DM_ASSERT_EQ_INT(rc, DM_EEXISTS);
     DM_ASSERT(strstr(msg, "--cleanup") != NULL);
     DM_ASSERT(strstr(msg, "--force") != NULL);
-    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, NULL, ULONG_MAX), 0);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, NULL, CTL_STOP), 0);
     DM_ASSERT(dm_fake_kernel_running());
     DM_ASSERT(dm_fake_private_running());
     dm_fake_uninstall();
@@ -665,7 +669,7 @@ DM_TEST(win7_already_exists_names_force)
     DM_ASSERT_EQ_INT(rc, DM_EEXISTS);
     DM_ASSERT(strstr(msg, "--force") != NULL);
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_START, "diskmon", 0), 0);
-    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, NULL, ULONG_MAX), 0);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, NULL, CTL_STOP), 0);
     DM_ASSERT(dm_fake_kernel_running());
     dm_fake_uninstall();
 }
@@ -862,7 +866,8 @@ DM_TEST(stop_before_run_and_twice)
 /* Losses: each kind counts the larger of the session counter and the
  * in-stream RT_LostEvent records (they report the same losses). */
 static uint64_t lost_with(ULONG events_lost, ULONG buffers_lost,
-                          unsigned ev32, unsigned buf33, unsigned file34, int *ok)
+                          unsigned ev32, unsigned buf33, unsigned file34, int *ok,
+                          uint64_t *lost_buffers)
 {
     struct dm_fake_config cfg;
     struct dm_options opt;
@@ -880,8 +885,10 @@ static uint64_t lost_with(ULONG events_lost, ULONG buffers_lost,
         return lost;
     default_options(&opt, NULL);
     if (live_open(&lv, &opt) == 0 && live_start(&lv) == 0 &&
-        dm_fake_wait_replayed(10000) == 0 && live_finish(&lv, 1) == 0)
+        dm_fake_wait_replayed(10000) == 0 && live_finish(&lv, 1) == 0) {
         lost = lv.src.lost_events;
+        *lost_buffers = lv.src.lost_buffers;
+    }
     live_free(&lv);
     dm_fake_uninstall();
     return lost;
@@ -889,14 +896,19 @@ static uint64_t lost_with(ULONG events_lost, ULONG buffers_lost,
 
 DM_TEST(loss_accounting)
 {
+    uint64_t buffers = 0;
     int ok;
 
-    /* Session counters larger: 5 events + 3 buffers, plus 1 lost file. */
-    DM_ASSERT_EQ_U64(lost_with(5, 3, 2, 1, 1, &ok), 5 + 3 + 1);
+    /* Session counters larger: 5 events, plus 1 lost file; 3 buffers are
+     * buffers, not events (RealTimeBuffersLost, etw-facts.md s.8). */
+    DM_ASSERT_EQ_U64(lost_with(5, 3, 2, 1, 1, &ok, &buffers), 5 + 1);
+    DM_ASSERT_EQ_U64(buffers, 3);
     /* In-stream records larger: 7 events, 4 buffers. */
-    DM_ASSERT_EQ_U64(lost_with(5, 1, 7, 4, 0, &ok), 7 + 4);
+    DM_ASSERT_EQ_U64(lost_with(5, 1, 7, 4, 0, &ok, &buffers), 7);
+    DM_ASSERT_EQ_U64(buffers, 4);
     /* Nothing lost. */
-    DM_ASSERT_EQ_U64(lost_with(0, 0, 0, 0, 0, &ok), 0);
+    DM_ASSERT_EQ_U64(lost_with(0, 0, 0, 0, 0, &ok, &buffers), 0);
+    DM_ASSERT_EQ_U64(buffers, 0);
 }
 
 DM_TEST(cleanup_stops_leftover_session)
@@ -1693,6 +1705,187 @@ DM_TEST(two_busy_of_eight_cpus_none_late)
     DM_ASSERT_EQ_U64(lv.src.lost_events, 0);
 }
 
+
+/* --- sessions: by handle, leftovers, lost buffers ----------------------------- */
+
+/* A whole run in a thread; Ctrl+C once the fake delivered everything and
+ * after_ms more passed. Returns 0, or -1 when the run did not end. */
+static int run_with_ctrl_c(const struct dm_fake_config *cfg, unsigned after_ms,
+                           int *rc, char *errtext, size_t errlen)
+{
+    struct whole_run w;
+    dm_thread *thr = NULL;
+    char out_path[MAX_PATH + 64], err_path[MAX_PATH + 64], err[256];
+    int joined;
+
+    if (dm_fake_install(cfg, err, sizeof err) < 0)
+        return -1;
+    memset(&w, 0, sizeof w);
+    default_options(&w.opt, NULL);
+    w.out = temp_file("ctrl_c_out", out_path, sizeof out_path);
+    w.errf = temp_file("ctrl_c_err", err_path, sizeof err_path);
+    dm_interrupt_clear();
+    if (w.out == NULL || w.errf == NULL || dm_thread_start(&thr, whole_run_thread, &w) != 0)
+        return -1;
+    dm_fake_wait_replayed(30000);
+    dm_sleep_ms(after_ms);
+    dm_interrupt_raise();
+    joined = dm_thread_join_timeout(thr, 15000) == 0;
+    dm_interrupt_clear();
+    read_all(w.errf, errtext, errlen);
+    fclose(w.out);
+    fclose(w.errf);
+    remove(out_path);
+    remove(err_path);
+    *rc = w.rc;
+    return joined ? 0 : -1;
+}
+
+/* Another tool stops our session and starts its own under the same name;
+ * ProcessTrace has not returned yet [MS-proc] when Ctrl+C comes. diskmon's
+ * QUERY and STOP go by handle, so they fail on the gone session and the
+ * other tool's session runs on: nothing was ever named (etw-facts.md s.8). */
+DM_TEST(outside_stop_then_ctrl_c_no_stop_by_name)
+{
+    struct dm_fake_config cfg;
+    char text[2048];
+    int rc = -1;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.end_after_replay = 1;
+    cfg.outside_restart = 1;
+    cfg.outside_lag_ms = 3000;
+    DM_ASSERT_EQ_INT(run_with_ctrl_c(&cfg, 200, &rc, text, sizeof text), 0);
+    DM_ASSERT_EQ_INT(dm_fake_count_by_name(NULL, ULONG_MAX), 0);
+    DM_ASSERT(dm_fake_count(DM_FAKE_CONTROL, NULL, CTL_STOP) >= 1); /* by handle */
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", CTL_STOP), 0);
+    DM_ASSERT(dm_fake_kernel_running()); /* theirs */
+    DM_ASSERT(rc == DM_EXIT_OK || rc == DM_EXIT_ERROR);
+    dm_fake_uninstall();
+}
+
+/* A diskmon killed while it ran: its session stays, with its settings. */
+static int leave_killed_session(int win8)
+{
+    struct dm_etw_session s;
+    char msg[512];
+    int rc = dm_etw_session_start(&s, 0, win8, msg, sizeof msg);
+
+    /* Killed: no stop, nothing freed but the lock. */
+    if (s.lock_ready)
+        DeleteCriticalSection(&s.lock);
+    return rc;
+}
+
+static int cleanup_run(char *msg, size_t len)
+{
+    struct dm_options opt;
+    struct live lv;
+    int rc;
+
+    default_options(&opt, "--cleanup");
+    rc = live_open(&lv, &opt);
+    snprintf(msg, len, "%s", lv.src.errmsg);
+    lv.src.ops->close(&lv.src);
+    live_free(&lv);
+    return rc;
+}
+
+/* --cleanup stops an NT Kernel Logger with exactly diskmon's settings when
+ * no other diskmon runs; never one with other settings, nor while another
+ * diskmon runs (it may be that one's). */
+DM_TEST(cleanup_stops_leftover_kernel_logger_only)
+{
+    struct dm_fake_config cfg;
+    char msg[512];
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(leave_killed_session(1), 0);
+    DM_ASSERT(dm_fake_kernel_running());
+    dm_etw_other_diskmon_override = 1; /* another diskmon runs: hands off */
+    DM_ASSERT_EQ_INT(cleanup_run(msg, sizeof msg), DM_ESTOPPED);
+    DM_ASSERT(dm_fake_kernel_running());
+    DM_ASSERT(strstr(msg, "nothing to clean up") != NULL);
+    dm_etw_other_diskmon_override = 0;
+    DM_ASSERT_EQ_INT(cleanup_run(msg, sizeof msg), DM_ESTOPPED);
+    DM_ASSERT(!dm_fake_kernel_running());
+    DM_ASSERT(strstr(msg, "stopped the NT Kernel Logger") != NULL);
+    dm_fake_uninstall();
+
+    /* Windows 7's flags (with DISK_IO_INIT) are diskmon's too. */
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(leave_killed_session(0), 0);
+    DM_ASSERT_EQ_INT(cleanup_run(msg, sizeof msg), DM_ESTOPPED);
+    DM_ASSERT(!dm_fake_kernel_running());
+    dm_fake_uninstall();
+
+    /* Another tool's session (other settings): untouched. */
+    cfg.kernel_running = 1;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(cleanup_run(msg, sizeof msg), DM_ESTOPPED);
+    DM_ASSERT(dm_fake_kernel_running());
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", CTL_STOP), 0);
+    DM_ASSERT(strstr(msg, "another program") != NULL);
+    dm_etw_other_diskmon_override = -1;
+    dm_fake_uninstall();
+}
+
+/* The start message names a leftover for what it is: Windows 8+ falls back
+ * to the private session and says --cleanup; Windows 7 stops and says so. */
+DM_TEST(start_recognises_leftover_kernel_logger)
+{
+    struct dm_fake_config cfg;
+    struct dm_etw_session s;
+    char msg[512];
+    int ok, rc;
+
+    memset(&cfg, 0, sizeof cfg);
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    dm_etw_other_diskmon_override = 0;
+    DM_ASSERT_EQ_INT(leave_killed_session(1), 0);
+    rc = dm_etw_session_start(&s, 0, 1, msg, sizeof msg);
+    DM_ASSERT_EQ_INT(rc, 0);
+    DM_ASSERT_EQ_INT(s.logger, DM_ETW_PRIVATE_LOGGER);
+    DM_ASSERT(strstr(s.notice, "killed or crashed") != NULL);
+    DM_ASSERT(strstr(s.notice, "--cleanup") != NULL);
+    dm_etw_session_free(&s);
+    rc = dm_etw_session_start(&s, 0, 0, msg, sizeof msg);
+    dm_etw_session_free(&s);
+    DM_ASSERT_EQ_INT(rc, DM_EEXISTS);
+    DM_ASSERT(strstr(msg, "killed or crashed") != NULL);
+    DM_ASSERT(strstr(msg, "--cleanup") != NULL);
+    DM_ASSERT(dm_fake_kernel_running()); /* only --cleanup stops it */
+    dm_etw_other_diskmon_override = -1;
+    dm_fake_uninstall();
+}
+
+/* RealTimeBuffersLost counts buffers: reported as buffers of up to 64 KB,
+ * exit 3, even with no event counted lost. */
+DM_TEST(lost_buffers_reported_as_buffers_exit_3)
+{
+    struct dm_fake_config cfg;
+    char text[2048];
+    int rc = -1;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rt_buffers_lost = 3;
+    DM_ASSERT_EQ_INT(run_with_ctrl_c(&cfg, 100, &rc, text, sizeof text), 0);
+    dm_fake_uninstall();
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_LOST);
+    DM_ASSERT(strstr(text, "3 whole buffers of up to 64 KB") != NULL);
+    DM_ASSERT(strstr(text, "3 events lost") == NULL);
+}
+
 /* --- the real advapi32, only under Wine ----------------------------------- */
 
 static int under_wine(void)
@@ -1770,6 +1963,10 @@ const struct dmt_case dm_suite_etw[] = {
     {"blocked_printer_still_stops_session", blocked_printer_still_stops_session},
     {"one_io_then_silence_within_half_second", one_io_then_silence_within_half_second},
     {"two_busy_of_eight_cpus_none_late", two_busy_of_eight_cpus_none_late},
+    {"outside_stop_then_ctrl_c_no_stop_by_name", outside_stop_then_ctrl_c_no_stop_by_name},
+    {"cleanup_stops_leftover_kernel_logger_only", cleanup_stops_leftover_kernel_logger_only},
+    {"start_recognises_leftover_kernel_logger", start_recognises_leftover_kernel_logger},
+    {"lost_buffers_reported_as_buffers_exit_3", lost_buffers_reported_as_buffers_exit_3},
     {"real_api_under_wine_fails_cleanly", real_api_under_wine_fails_cleanly},
     {NULL, NULL},
 };
