@@ -308,6 +308,20 @@ static int started(struct dm_etw_session *s, char *msg, size_t len)
 {
     int err = force_file_rundown(s, msg, len);
 
+    /* No peer uses the zero-mask toggle on a private system logger, and
+     * private system loggers were seen to give no rundown where the NT
+     * Kernel Logger gave thousands (ferrisetw PR #162; etw-facts.md s.8).
+     * System Informer names files there from a second, ordinary session
+     * with the kernel rundown provider (KernelRundownGuid, keyword
+     * KERNEL_FILE_KEYWORD_FILENAME; etwmon.c), which diskmon does not run.
+     * So the user is told what may be missing, and how to avoid it. */
+    if (err == 0 && s->logger == DM_ETW_PRIVATE_LOGGER && s->rundown_forced)
+        snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
+                 "diskmon: note: on the private session, files opened before "
+                 "diskmon started may show no name until they are opened "
+                 "again (Windows may not name them there; --force uses the "
+                 "NT Kernel Logger, where it does)\n");
+
     if (err < 0)
         dm_etw_session_stop(s, NULL, 0);
     return err;

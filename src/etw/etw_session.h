@@ -57,7 +57,7 @@ struct dm_etw_session {
      * time. */
     uint64_t events_lost;
     uint64_t rt_buffers_lost;
-    char notice[320];             /* a note for the user, e.g. the fallback;
+    char notice[640];             /* a note for the user, e.g. the fallback;
                                    * the source hands it on (struct dm_notes) */
 };
 

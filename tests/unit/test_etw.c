@@ -583,6 +583,8 @@ DM_TEST(already_exists_notice_on_stderr)
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_OPEN, "diskmon", 0), 1);
     DM_ASSERT(strstr(text, "private") != NULL);
     DM_ASSERT(strstr(text, "NT Kernel Logger") != NULL);
+    /* What the private session may lack is said (etw-facts.md s.8). */
+    DM_ASSERT(strstr(text, "may show no name") != NULL);
     DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
     live_free(&lv);
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", CTL_STOP), 0);
