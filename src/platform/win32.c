@@ -474,6 +474,10 @@ void dm_stdio_init(void)
 #define WIN_DISK_FULL 112u
 #define WIN_NO_DATA 232u      /* "the pipe is being closed": a write after the
                                * reader exited (etw-facts.md s.8) */
+#define WIN_PIPE_NOT_CONNECTED 233u /* "no process is on the other end":
+                               * what Wine 8 answers for a Unix pipe whose
+                               * reader exited (tests/scripts/windows.sh);
+                               * libuv makes it EPIPE too */
 #define WIN_ALREADY_EXISTS 183u
 #define WIN_WMI_INSTANCE_NOT_FOUND 4201u
 
@@ -493,6 +497,7 @@ int dm_err_from_win32(unsigned long code)
         return DM_ENOMEM;
     case WIN_BROKEN_PIPE:
     case WIN_NO_DATA:
+    case WIN_PIPE_NOT_CONNECTED:
         return DM_EIO;
     default:
         return DM_EOS;
@@ -506,6 +511,7 @@ int dm_errno_from_win32(unsigned long code)
         return 0;
     case WIN_BROKEN_PIPE:
     case WIN_NO_DATA:
+    case WIN_PIPE_NOT_CONNECTED:
         return EPIPE; /* the reader went away: the quiet end of output */
     case WIN_ACCESS_DENIED:
         return EACCES;
