@@ -606,6 +606,10 @@ static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after
 #define LIVE_PAYLOAD 52u
 #define LIVE_RECORD_BYTES 72u
 #define LIVE_OP_READ 10u
+#define LIVE_FILE_OBJECT 0xFFFFA00000001000u
+/* FileIo_Name on x64: FileObject, then the UTF-16 name (etw-facts.md s.2). */
+#define LIVE_NAME_UNITS 40u
+#define LIVE_NAME_PAYLOAD (8u + 2u * LIVE_NAME_UNITS)
 
 struct live_rec {
     EVENT_RECORD er;
@@ -664,7 +668,7 @@ static void live_log(struct live_model *m, unsigned cpu, uint64_t ts)
     put_u32(r->payload + 4, 0);                       /* IrpFlags */
     put_u32(r->payload + 8, 4096);                    /* TransferSize */
     put_u64(r->payload + 16, k * 4096u);              /* ByteOffset */
-    put_u64(r->payload + 24, 0xFFFFA00000001000u + cpu); /* FileObject */
+    put_u64(r->payload + 24, LIVE_FILE_OBJECT);       /* FileObject: file 0 */
     put_u64(r->payload + 32, (uint64_t)(cpu + 1) << 40 | k); /* Irp */
     put_u64(r->payload + 40, 1000);                   /* HighResResponseTime */
     put_u32(r->payload + 48, 100u + cpu);             /* IssuingThreadId */
@@ -762,6 +766,62 @@ static ULONG live_log_due(struct live_model *m, uint64_t now)
     return 0;
 }
 
+/* The start rundown of the live model: rundown_files FileRundown records
+ * stamped when the toggle happened, in buffers of CPU 0 as full as 64 KB
+ * of such records allows. Returns 0 or W_CANCELLED. */
+static ULONG live_rundown(struct live_model *m)
+{
+    struct name_rec {
+        EVENT_RECORD er;
+        uint8_t payload[LIVE_NAME_PAYLOAD];
+    } *recs;
+    /* A PERFINFO64 header (16) and the payload, 8-aligned (etw-facts.md s.4). */
+    size_t per_buf = (size_t)fk.buffer_kb * 1024u / ((16u + LIVE_NAME_PAYLOAD + 7u) & ~7u);
+    ULONG rc = 0;
+
+    recs = malloc(per_buf * sizeof *recs);
+    if (recs == NULL)
+        return ERROR_NOT_ENOUGH_MEMORY;
+    for (unsigned first = 0; first < fk.cfg.load.rundown_files && rc == 0; first += (unsigned)per_buf) {
+        size_t n = 0;
+
+        for (unsigned i = first; i < fk.cfg.load.rundown_files && n < per_buf; i++, n++) {
+            struct name_rec *r = &recs[n];
+            char name[LIVE_NAME_UNITS];
+            size_t k;
+
+            memset(r, 0, sizeof *r);
+            r->er.EventHeader.Size = (USHORT)sizeof(EVENT_HEADER);
+            r->er.EventHeader.ProviderId = fileio_guid;
+            r->er.EventHeader.EventDescriptor.Opcode = OP_FILE_RUNDOWN;
+            r->er.EventHeader.EventDescriptor.Version = 2;
+            r->er.EventHeader.Flags = (USHORT)(EVENT_HEADER_FLAG_CLASSIC_HEADER |
+                                               EVENT_HEADER_FLAG_PROCESSOR_INDEX |
+                                               EVENT_HEADER_FLAG_64_BIT_HEADER);
+            r->er.EventHeader.ThreadId = UINT32_MAX;
+            r->er.EventHeader.ProcessId = UINT32_MAX;
+            r->er.EventHeader.TimeStamp.QuadPart = (LONGLONG)fk.toggle_qpc;
+            r->er.UserContext = m->lf->Context;
+            put_u64(r->payload, LIVE_FILE_OBJECT + 0x150u * (uint64_t)i);
+            snprintf(name, sizeof name, "\\Device\\DmTest\\f%u.txt", i);
+            for (k = 0; name[k] != '\0'; k++) {
+                r->payload[8 + 2 * k] = (uint8_t)name[k];
+                r->payload[9 + 2 * k] = 0;
+            }
+            r->er.UserData = r->payload;
+            r->er.UserDataLength = (USHORT)(8u + 2u * (k + 1u));
+        }
+        for (size_t i = 0; i < n; i++) {
+            m->lf->EventRecordCallback(&recs[i].er);
+            dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+        }
+        if (m->lf->BufferCallback != NULL && !m->lf->BufferCallback(m->lf))
+            rc = W_CANCELLED;
+    }
+    free(recs);
+    return rc;
+}
+
 static ULONG live_run(PEVENT_TRACE_LOGFILEW lf, int *running)
 {
     const struct dm_fake_load *ld = &fk.cfg.load;
@@ -791,6 +851,8 @@ static ULONG live_run(PEVENT_TRACE_LOGFILEW lf, int *running)
     m.t0 = (uint64_t)now.QuadPart;
     flush_ticks = m.freq * fk.flush_ms / 1000u;
     next_flush = m.t0 + flush_ticks;
+    if (rc == 0 && ld->rundown_files > 0 && fk.rundown_triggered)
+        rc = live_rundown(&m);
     while (rc == 0) {
         uint64_t t;
 

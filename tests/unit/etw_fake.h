@@ -69,6 +69,13 @@ struct dm_fake_load {
     unsigned duration_ms;     /* logging stops after this (session runs on) */
     unsigned single_io_ms;    /* >0: only one record, on CPU 1, this long
                                * after ProcessTrace started */
+    unsigned rundown_files;   /* files open before the session: when the
+                               * start rundown was triggered (the toggle),
+                               * their FileRundown records come first, in
+                               * full buffers of CPU 0, named
+                               * \Device\DmTest\f<i>.txt, FILE_OBJECTs
+                               * 0x150 apart from the one the DiskIo
+                               * records use (file 0) */
 };
 
 struct dm_fake_config {
