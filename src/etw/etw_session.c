@@ -23,6 +23,17 @@ const GUID dm_etw_system_trace_guid = {
 const GUID dm_etw_private_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
 
+/* diskmon's own, for its naming helper session; never reuse elsewhere. */
+const GUID dm_etw_rundown_session_guid = {
+    0x5a0e4c1d, 0x7b2f, 0x4e8a, {0x9d, 0x31, 0x6c, 0x2b, 0x84, 0xf0, 0x1e, 0x57}};
+
+/* KernelRundownGuid {3b9c9951-3480-4220-9377-9c8e5184f5cd} and its
+ * keyword KERNEL_FILE_KEYWORD_FILENAME 0x10 (etw-facts.md s.8; System
+ * Informer plugins/ExtendedTools/etwmon.c). */
+static const GUID kernel_rundown_guid = {
+    0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
+#define DM_KERNEL_FILE_KEYWORD_FILENAME 0x10u
+
 int dm_etw_elevated_override = -1;
 
 /* Win32 codes the session logic tells apart (winerror.h, etw-facts.md s.1). */
@@ -83,6 +94,8 @@ struct props_buf {
 
 static const WCHAR *logger_name(enum dm_etw_logger logger)
 {
+    if (logger == DM_ETW_RUNDOWN_HELPER)
+        return DM_ETW_RUNDOWN_NAME;
     return logger == DM_ETW_PRIVATE_LOGGER ? DM_ETW_PRIVATE_NAME
                                            : KERNEL_LOGGER_NAMEW;
 }
@@ -95,6 +108,8 @@ static const char *logger_label(enum dm_etw_logger logger)
 
 static const GUID *logger_guid(enum dm_etw_logger logger)
 {
+    if (logger == DM_ETW_RUNDOWN_HELPER)
+        return &dm_etw_rundown_session_guid;
     return logger == DM_ETW_PRIVATE_LOGGER ? &dm_etw_private_guid
                                            : &dm_etw_system_trace_guid;
 }
@@ -302,20 +317,74 @@ static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
     return 0;
 }
 
+/*
+ * The private session's naming helper. No peer relies on the zero-mask
+ * toggle on a private system logger, and private system loggers were seen
+ * to give no rundown where the NT Kernel Logger gave thousands (ferrisetw
+ * PR #162). System Informer names files there from a second, ordinary
+ * real-time session with the kernel rundown provider, KernelRundownGuid,
+ * keyword KERNEL_FILE_KEYWORD_FILENAME (plugins/ExtendedTools/etwmon.c,
+ * etw-facts.md s.8): enabling it makes the kernel log FileRundown for every
+ * open file into that session. diskmon does the same; etw_source.c reads
+ * it on a second consumer and feeds the names to the decoder. An ordinary
+ * session takes no system logger slot. It runs until diskmon's session
+ * stops. Returns 0 when it runs; otherwise the caller notes what may be
+ * missing.
+ */
+static int start_helper(struct dm_etw_session *s)
+{
+    struct props_buf b;
+    TRACEHANDLE h = 0;
+    ULONG rc;
+
+    init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+    rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
+    if (rc == DM_WIN_ALREADY_EXISTS) {
+        /* Its name and GUID are diskmon's: a killed diskmon left it. */
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
+        init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+        rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
+    }
+    if (rc != ERROR_SUCCESS)
+        return -1;
+    s->helper_handle = h;
+    s->helper_active = 1;
+    /* Level 0 and MatchAnyKeyword 0x10, as System Informer enables it. */
+    rc = dm_etw->enable_trace(h, &kernel_rundown_guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                              0, DM_KERNEL_FILE_KEYWORD_FILENAME, 0, 0, NULL);
+    if (rc != ERROR_SUCCESS) {
+        dm_etw_helper_stop(s);
+        return -1;
+    }
+    return 0;
+}
+
+void dm_etw_helper_stop(struct dm_etw_session *s)
+{
+    struct props_buf b;
+
+    if (!s->lock_ready)
+        return;
+    EnterCriticalSection(&s->lock);
+    if (s->helper_active) {
+        /* By handle, as our own session (dm_etw_session_stop). */
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
+        s->helper_active = 0;
+    }
+    LeaveCriticalSection(&s->lock);
+}
+
 /* A Windows 8+ session has just started: force the file rundown. If that
  * left the session without its flags, stop it again. */
 static int started(struct dm_etw_session *s, char *msg, size_t len)
 {
     int err = force_file_rundown(s, msg, len);
 
-    /* No peer uses the zero-mask toggle on a private system logger, and
-     * private system loggers were seen to give no rundown where the NT
-     * Kernel Logger gave thousands (ferrisetw PR #162; etw-facts.md s.8).
-     * System Informer names files there from a second, ordinary session
-     * with the kernel rundown provider (KernelRundownGuid, keyword
-     * KERNEL_FILE_KEYWORD_FILENAME; etwmon.c), which diskmon does not run.
-     * So the user is told what may be missing, and how to avoid it. */
-    if (err == 0 && s->logger == DM_ETW_PRIVATE_LOGGER && s->rundown_forced)
+    /* On the private session, the naming helper (above); without it the
+     * user is told what may be missing, and how to avoid it. */
+    if (err == 0 && s->logger == DM_ETW_PRIVATE_LOGGER && start_helper(s) != 0)
         snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
                  "diskmon: note: on the private session, files opened before "
                  "diskmon started may show no name until they are opened "
@@ -548,6 +617,11 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
             err = dm_etw_error(rc, what, msg, len);
         }
     }
+    if (s->helper_active) {
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
+        s->helper_active = 0;
+    }
     LeaveCriticalSection(&s->lock);
     return err;
 }
@@ -591,6 +665,11 @@ int dm_etw_cleanup(char *msg, size_t len)
     else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
         return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
                             msg, len);
+    /* The naming helper: diskmon's name and GUID too. */
+    init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+    rc = dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
+    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+        stopped_private = 1;
     /* The NT Kernel Logger only when a killed diskmon left it: by name,
      * the only handle there is, right after the QUERY that recognised it. */
     if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {

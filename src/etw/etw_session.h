@@ -8,7 +8,9 @@
  * the NT Kernel Logger, so there diskmon stops with a message naming --force.
  * --force stops the running NT Kernel Logger first (and retries StartTrace
  * while it winds down). On Windows 8+ a file rundown is forced right after
- * the start, so files opened earlier are named from the first I/O on. The
+ * the start, so files opened earlier are named from the first I/O on; the
+ * private session gets those names from a helper session of the kernel
+ * rundown provider ("diskmon rundown", stopped with it). The
  * session is stopped by dm_etw_session_stop(), which is safe from any thread
  * and idempotent, so whatever path ends the run, the session does not
  * outlive diskmon, except after a kill, a crash or a logoff (which end the
@@ -32,6 +34,10 @@
  * diskmon's own, fixed so --cleanup can find a session left behind. */
 #define DM_ETW_PRIVATE_NAME L"diskmon"
 extern const GUID dm_etw_private_guid;
+/* The private session's naming helper: an ordinary real-time session with
+ * the kernel rundown provider (etw_session.c), and its own GUID. */
+#define DM_ETW_RUNDOWN_NAME L"diskmon rundown"
+extern const GUID dm_etw_rundown_session_guid;
 /* SystemTraceControlGuid {9e814aad-3204-11d2-9a82-006008a86939}
  * (etw-facts.md s.1, [mingw evntrace.h]), defined here so no INITGUID is
  * needed. */
@@ -40,7 +46,8 @@ extern const GUID dm_etw_system_trace_guid;
 enum dm_etw_logger {
     DM_ETW_NONE = 0,
     DM_ETW_KERNEL_LOGGER,  /* "NT Kernel Logger" */
-    DM_ETW_PRIVATE_LOGGER  /* "diskmon", EVENT_TRACE_SYSTEM_LOGGER_MODE */
+    DM_ETW_PRIVATE_LOGGER, /* "diskmon", EVENT_TRACE_SYSTEM_LOGGER_MODE */
+    DM_ETW_RUNDOWN_HELPER  /* "diskmon rundown": names for the private one */
 };
 
 struct dm_etw_session {
@@ -50,6 +57,8 @@ struct dm_etw_session {
     int active;                   /* started by us, not stopped, still ours */
     int stop_requested;           /* dm_etw_session_stop() was called */
     int rundown_forced;           /* the start-time file rundown was asked for */
+    TRACEHANDLE helper_handle;    /* "diskmon rundown", when helper_active */
+    int helper_active;            /* started by us, not stopped */
     CRITICAL_SECTION lock;        /* serialises stop and ended_outside */
     int lock_ready;
     /* Session loss counters, from the QUERY and STOP that end the session:
@@ -129,6 +138,9 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
 
 /* The session's name, for OpenTrace. */
 const WCHAR *dm_etw_session_name(const struct dm_etw_session *s);
+
+/* Stop the naming helper only (its consumer failed to open). Any thread. */
+void dm_etw_helper_stop(struct dm_etw_session *s);
 
 /*
  * Read the loss counters (ControlTrace QUERY) and stop the session

@@ -54,6 +54,7 @@
 #define FAKE_MAX_CALLS 256
 #define FAKE_HANDLE_BASE 0x1000u
 #define FAKE_CONSUMER 0x5000u
+#define FAKE_HELPER_CONSUMER 0x5001u
 #define FAKE_WAIT_CAP_MS 30000u /* a blocked ProcessTrace gives up after this */
 /* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; etw-facts.md s.8). */
 #define FAKE_USE_MS_FLUSH_TIMER 0x00000010u
@@ -88,6 +89,10 @@ static const GUID rt_lost_guid = {
  * its last byte, so they reach the callback as "other" classes. */
 static const GUID other_guid_base = {
     0xfa4e0000, 0x0000, 0x0000, {0, 0, 0, 0, 0, 0, 0, 0}};
+/* KernelRundownGuid and KERNEL_FILE_KEYWORD_FILENAME (etw-facts.md s.8). */
+static const GUID kernel_rundown_guid = {
+    0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
+#define FAKE_FILE_KEYWORD_FILENAME 0x10u
 static const GUID system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 
@@ -126,8 +131,13 @@ static struct {
     /* The running sessions' handles and settings (StartTrace's properties,
      * or another tool's for a session configured as already running), for
      * ControlTrace by handle and QUERY. */
-    TRACEHANDLE kernel_handle, private_handle;
-    EVENT_TRACE_PROPERTIES kernel_props, private_props;
+    TRACEHANDLE kernel_handle, private_handle, helper_handle;
+    EVENT_TRACE_PROPERTIES kernel_props, private_props, helper_props;
+    /* "diskmon rundown", an ordinary session, and its consumer */
+    int helper_running, helper_enabled, helper_open;
+    uint64_t helper_qpc;
+    PEVENT_TRACE_LOGFILEW helper_lf;
+    HANDLE helper_wake;     /* manual reset: helper stopped or closed */
     /* the consumer */
     PEVENT_TRACE_LOGFILEW logfile;
     int consumer_open;
@@ -150,6 +160,7 @@ static struct {
     volatile LONG flush_asked; /* ControlTrace FLUSH since the last flush */
     /* the live model */
     uint64_t logged, single_io_qpc, full_buffers, timer_buffers;
+    uint64_t helper_delivered;
     /* the delivery plan */
     size_t *order;
     struct fake_buf *bufs;
@@ -209,12 +220,19 @@ static unsigned *busy_counter(const char *name)
     return NULL;
 }
 
+static int is_helper(const char *name)
+{
+    return strcmp(name, "diskmon rundown") == 0;
+}
+
 static int *running_flag(const char *name)
 {
     if (is_kernel(name))
         return &fk.kernel_running;
     if (strcmp(name, "diskmon") == 0)
         return &fk.private_running;
+    if (is_helper(name))
+        return &fk.helper_running;
     return NULL;
 }
 
@@ -224,6 +242,8 @@ static TRACEHANDLE *handle_of(const char *name)
         return &fk.kernel_handle;
     if (strcmp(name, "diskmon") == 0)
         return &fk.private_handle;
+    if (is_helper(name))
+        return &fk.helper_handle;
     return NULL;
 }
 
@@ -233,6 +253,8 @@ static EVENT_TRACE_PROPERTIES *props_of(const char *name)
         return &fk.kernel_props;
     if (strcmp(name, "diskmon") == 0)
         return &fk.private_props;
+    if (is_helper(name))
+        return &fk.helper_props;
     return NULL;
 }
 
@@ -273,10 +295,13 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     else if (is_kernel(c->name) &&
              memcmp(&p->Wnode.Guid, &system_trace_guid, sizeof(GUID)) != 0)
         rc = W_INVALID_PARAMETER;
-    else if (!is_kernel(c->name) &&
+    else if (!is_kernel(c->name) && !is_helper(c->name) &&
              (memcmp(&p->Wnode.Guid, &system_trace_guid, sizeof(GUID)) == 0 ||
               !(p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)))
         rc = W_INVALID_PARAMETER; /* kernel events need a system logger */
+    else if (is_helper(c->name) && (p->EnableFlags != 0 ||
+                                    (p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)))
+        rc = W_INVALID_PARAMETER; /* EnableFlags are for system loggers only */
     else if (running != NULL && *running)
         rc = W_ALREADY_EXISTS;
     else if (busy != NULL && *busy > 0) {
@@ -289,6 +314,10 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
         if (handle_of(c->name) != NULL) {
             *handle_of(c->name) = *h;
             *props_of(c->name) = *p;
+        }
+        if (is_helper(c->name)) {
+            fk.helper_enabled = 0;
+            ResetEvent(fk.helper_wake);
         }
         fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
         /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
@@ -336,6 +365,9 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
         } else if (h != 0 && h == fk.private_handle && fk.private_running) {
             snprintf(c->name, sizeof c->name, "diskmon");
             running = &fk.private_running;
+        } else if (h != 0 && h == fk.helper_handle && fk.helper_running) {
+            snprintf(c->name, sizeof c->name, "diskmon rundown");
+            running = &fk.helper_running;
         }
     } else {
         running = running_flag(c->name);
@@ -368,14 +400,80 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
             /* "already stopping": the stop goes on all the same */
             if (fk.cfg.stop_active_connections)
                 rc = W_ACTIVE_CONNECTIONS;
-            if (fk.consumer_open &&
-                fk.consumer_is_private == (running == &fk.private_running))
+            if (running == &fk.helper_running)
+                SetEvent(fk.helper_wake);
+            else if (fk.consumer_open &&
+                     fk.consumer_is_private == (running == &fk.private_running))
                 SetEvent(fk.wake);
         }
     }
     c->rc = rc;
     unlock();
     return rc;
+}
+
+/*
+ * EnableTraceEx2. Only the kernel rundown provider on "diskmon rundown" is
+ * modelled: with KERNEL_FILE_KEYWORD_FILENAME it makes the kernel log a
+ * FileRundown for every open file into that session (System Informer
+ * etwmon.c, etw-facts.md s.8): the sample's FileRundown records, stamped
+ * at this call, delivered to the helper's consumer.
+ */
+static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG control_code,
+                                      UCHAR level, ULONGLONG match_any,
+                                      ULONGLONG match_all, ULONG timeout,
+                                      PENABLE_TRACE_PARAMETERS params)
+{
+    struct dm_fake_call *c;
+    ULONG rc = 0;
+
+    (void)level;
+    (void)match_all;
+    (void)timeout;
+    (void)params;
+    lock();
+    c = log_call(DM_FAKE_ENABLE, NULL);
+    c->code = control_code;
+    c->match_any = match_any;
+    if (provider != NULL)
+        c->guid = *provider;
+    if (fk.cfg.enable_error != 0) {
+        rc = fk.cfg.enable_error;
+    } else if (h == 0 || h != fk.helper_handle || !fk.helper_running) {
+        rc = W_INVALID_HANDLE;
+    } else {
+        snprintf(c->name, sizeof c->name, "diskmon rundown");
+        if (provider != NULL && control_code == EVENT_CONTROL_CODE_ENABLE_PROVIDER &&
+            memcmp(provider, &kernel_rundown_guid, sizeof(GUID)) == 0 &&
+            (match_any & FAKE_FILE_KEYWORD_FILENAME)) {
+            LARGE_INTEGER now;
+
+            QueryPerformanceCounter(&now);
+            fk.helper_qpc = (uint64_t)now.QuadPart;
+            fk.helper_enabled = 1;
+        }
+    }
+    c->rc = rc;
+    unlock();
+    return rc;
+}
+
+/* ProcessTrace of the helper's consumer: the rundown (if enabled), then
+ * nothing until the helper is stopped or its consumer closed. */
+static ULONG helper_process(PEVENT_TRACE_LOGFILEW lf)
+{
+    for (size_t i = 0; fk.helper_enabled && i < fk.n_recs; i++) {
+        if (fk.recs[i].part != PART_COPY)
+            continue;
+        fk.recs[i].er.EventHeader.TimeStamp.QuadPart = (LONGLONG)fk.helper_qpc;
+        fk.recs[i].er.UserContext = lf->Context;
+        lf->EventRecordCallback(&fk.recs[i].er);
+        fk.helper_delivered++;
+    }
+    if (lf->BufferCallback != NULL)
+        lf->BufferCallback(lf);
+    WaitForSingleObject(fk.helper_wake, FAKE_WAIT_CAP_MS);
+    return 0;
 }
 
 /*
@@ -449,6 +547,18 @@ static TRACEHANDLE WINAPI fake_open(PEVENT_TRACE_LOGFILEW lf)
     lock();
     c = log_call(DM_FAKE_OPEN, lf->LoggerName);
     c->log_file_mode = lf->ProcessTraceMode;
+    if (is_helper(c->name)) {
+        if (!fk.helper_running || fk.cfg.helper_open_error != 0) {
+            c->rc = fk.helper_running ? fk.cfg.helper_open_error : W_NOT_FOUND;
+            unlock();
+            SetLastError(c->rc);
+            return (TRACEHANDLE)INVALID_PROCESSTRACE_HANDLE;
+        }
+        fk.helper_lf = lf;
+        fk.helper_open = 1;
+        unlock();
+        return FAKE_HELPER_CONSUMER;
+    }
     if (fk.cfg.open_error != 0) {
         c->rc = fk.cfg.open_error;
         unlock();
@@ -893,6 +1003,14 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
 
     (void)start;
     (void)end;
+    if (count == 1 && handles != NULL && handles[0] == FAKE_HELPER_CONSUMER) {
+        lock();
+        c = log_call(DM_FAKE_PROCESS, L"diskmon rundown");
+        lf = fk.helper_open ? fk.helper_lf : NULL;
+        c->rc = lf != NULL ? 0 : W_INVALID_HANDLE;
+        unlock();
+        return lf != NULL ? helper_process(lf) : W_INVALID_HANDLE;
+    }
     lock();
     c = log_call(DM_FAKE_PROCESS, fk.logfile != NULL ? fk.logfile->LoggerName : NULL);
     lf = fk.logfile;
@@ -981,6 +1099,15 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
     ULONG rc;
 
     lock();
+    if (h == FAKE_HELPER_CONSUMER) {
+        c = log_call(DM_FAKE_CLOSE, L"diskmon rundown");
+        rc = fk.helper_open ? 0 : W_INVALID_HANDLE;
+        fk.helper_open = 0;
+        SetEvent(fk.helper_wake);
+        c->rc = rc;
+        unlock();
+        return rc;
+    }
     c = log_call(DM_FAKE_CLOSE, fk.logfile != NULL ? fk.logfile->LoggerName : NULL);
     if (h != FAKE_CONSUMER || !fk.consumer_open) {
         rc = W_INVALID_HANDLE;
@@ -996,6 +1123,7 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
 
 static const struct dm_etw_api fake_api = {
     fake_start, fake_control, fake_open, fake_process, fake_close, fake_set_information,
+    fake_enable_trace,
 };
 
 static const GUID *group_guid(unsigned group, GUID *other)
@@ -1166,7 +1294,8 @@ int dm_fake_install(const struct dm_fake_config *cfg, char *err, size_t errlen)
     fk.private_handle = cfg->private_running ? 0x78u : 0;
     fk.wake = CreateEventW(NULL, TRUE, FALSE, NULL);
     fk.replayed = CreateEventW(NULL, TRUE, FALSE, NULL);
-    if (fk.wake == NULL || fk.replayed == NULL)
+    fk.helper_wake = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (fk.wake == NULL || fk.replayed == NULL || fk.helper_wake == NULL)
         return DM_EOS;
     rc = load_sample(cfg->etl_path, err, errlen);
     if (rc < 0) {
@@ -1184,6 +1313,13 @@ void dm_fake_uninstall(void)
         CloseHandle(fk.wake);
     if (fk.replayed != NULL)
         CloseHandle(fk.replayed);
+    if (fk.helper_wake != NULL)
+        CloseHandle(fk.helper_wake);
+    fk.helper_wake = NULL;
+    fk.helper_running = fk.helper_enabled = fk.helper_open = 0;
+    fk.helper_handle = 0;
+    fk.helper_qpc = fk.helper_delivered = 0;
+    fk.helper_lf = NULL;
     free(fk.recs);
     free(fk.arena);
     free(fk.order);
@@ -1357,4 +1493,19 @@ uint64_t dm_fake_timer_buffers(void)
 unsigned dm_fake_flush_ms(void)
 {
     return fk.flush_ms;
+}
+
+int dm_fake_helper_running(void)
+{
+    int r;
+
+    lock();
+    r = fk.helper_running;
+    unlock();
+    return r;
+}
+
+uint64_t dm_fake_helper_delivered(void)
+{
+    return fk.helper_delivered;
 }

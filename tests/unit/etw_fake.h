@@ -16,7 +16,9 @@
  * stopped (and perhaps restarted) by another program; 183 from StartTrace
  * for a moment after a STOP, 2402 from a STOP of a stopping session;
  * buffers still queued at STOP are delivered unless the BufferCallback says
- * FALSE. What it proves is that our logic does the right thing with the
+ * FALSE; the kernel rundown provider enabled on an ordinary session
+ * ("diskmon rundown") delivering FileRundown to its own consumer. What it
+ * proves is that our logic does the right thing with the
  * answers ETW documents; it proves nothing about Windows itself.
  */
 #ifndef DM_ETW_FAKE_H
@@ -33,7 +35,8 @@ enum dm_fake_call_kind {
     DM_FAKE_OPEN,
     DM_FAKE_PROCESS,
     DM_FAKE_CLOSE,
-    DM_FAKE_SET_INFO
+    DM_FAKE_SET_INFO,
+    DM_FAKE_ENABLE
 };
 
 struct dm_fake_call {
@@ -46,7 +49,9 @@ struct dm_fake_call {
     ULONG log_file_mode;    /* StartTrace: props.LogFileMode; OpenTrace: ProcessTraceMode */
     ULONG enable_flags;     /* StartTrace; TraceSetInformation: mask[0] */
     ULONG client_context;   /* StartTrace: Wnode.ClientContext */
-    GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid */
+    GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid;
+                             * EnableTraceEx2: the provider */
+    ULONGLONG match_any;    /* EnableTraceEx2: MatchAnyKeyword */
     uint64_t when_ns;       /* dm_monotonic_ns() at the call */
 };
 
@@ -108,6 +113,8 @@ struct dm_fake_config {
     size_t buffer_records;      /* records per "buffer" in global-order mode
                                  * (NO_PER_PROCESSOR_BUFFERING); 0: 64 */
     struct dm_fake_load load;   /* the live model (see above) */
+    ULONG enable_error;         /* EnableTraceEx2 fails with this */
+    ULONG helper_open_error;    /* OpenTrace of "diskmon rundown" fails */
 };
 
 /*
@@ -157,6 +164,11 @@ uint64_t dm_fake_full_buffers(void);
 uint64_t dm_fake_timer_buffers(void);
 /* The flush period the session asked for, in ms (0: none started). */
 unsigned dm_fake_flush_ms(void);
+
+/* The private session's naming helper "diskmon rundown": running, and
+ * the FileRundown records its consumer was given. */
+int dm_fake_helper_running(void);
+uint64_t dm_fake_helper_delivered(void);
 
 /* Records delivered after the session was stopped (queued buffers, end
  * rundown). */

@@ -583,8 +583,9 @@ DM_TEST(already_exists_notice_on_stderr)
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_OPEN, "diskmon", 0), 1);
     DM_ASSERT(strstr(text, "private") != NULL);
     DM_ASSERT(strstr(text, "NT Kernel Logger") != NULL);
-    /* What the private session may lack is said (etw-facts.md s.8). */
-    DM_ASSERT(strstr(text, "may show no name") != NULL);
+    /* The naming helper runs, so nothing is said to be missing. */
+    DM_ASSERT(strstr(text, "may show no name") == NULL);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_OPEN, "diskmon rundown", 0), 1);
     DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
     live_free(&lv);
     DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_CONTROL, "NT Kernel Logger", CTL_STOP), 0);
@@ -1144,13 +1145,26 @@ struct names_result {
     size_t total;        /* all events, and replay's */
     size_t replay_total;
     int in_order;        /* live lines in time order */
+    int helper_started, helper_left;
+    uint64_t helper_delivered;
 };
 
 /* Run the live source over the sample with the fake, forward only (the
  * decoder never sees the end rundown before the I/O), and compare each I/O
  * with replay's decoding. toggle: whether the start-time rundown works
  * (else TraceSetInformation fails, as on Windows 7 or Wine). */
+static int named_share_ex(const char *etl_name, int toggle, int private_helper,
+                          struct names_result *r);
+
 static int named_share(const char *etl_name, int toggle, struct names_result *r)
+{
+    return named_share_ex(etl_name, toggle, 0, r);
+}
+
+/* private_helper: another tool holds the NT Kernel Logger, so diskmon runs
+ * the private session, whose names come from the helper session. */
+static int named_share_ex(const char *etl_name, int toggle, int private_helper,
+                          struct names_result *r)
 {
     struct dm_fake_config cfg;
     struct dm_options opt;
@@ -1165,6 +1179,7 @@ static int named_share(const char *etl_name, int toggle, struct names_result *r)
     cfg.etl_path = etl;
     if (!toggle)
         cfg.set_info_error = ERROR_NOT_SUPPORTED;
+    cfg.kernel_running = private_helper;
     if (dm_fake_install(&cfg, err, sizeof err) < 0)
         return -1;
     default_options(&opt, NULL);
@@ -1176,6 +1191,9 @@ static int named_share(const char *etl_name, int toggle, struct names_result *r)
     }
     live_ev = drain(lv.sink.ring, &n_live);
     live_free(&lv);
+    r->helper_started = dm_fake_count(DM_FAKE_START, "diskmon rundown", 0);
+    r->helper_delivered = dm_fake_helper_delivered();
+    r->helper_left = dm_fake_helper_running();
     dm_fake_uninstall();
     ref = replay_events(etl, &n_ref);
     if (live_ev == NULL || ref == NULL) {
@@ -1250,6 +1268,90 @@ DM_TEST(file_names_from_start_win8)
 DM_TEST(file_names_from_start_win11)
 {
     check_named_files(WIN11_ETL, "Windows 11 sample");
+}
+
+/* The private session (another tool holds the NT Kernel Logger), with the
+ * zero-mask toggle unavailable: the names of files opened before the start
+ * come from the helper session of the kernel rundown provider
+ * (KernelRundownGuid, KERNEL_FILE_KEYWORD_FILENAME; System Informer
+ * etwmon.c), which is stopped again at the end. */
+DM_TEST(private_session_names_from_rundown_helper)
+{
+    struct names_result r;
+    struct dm_fake_call calls[64];
+    size_t n;
+    int enabled = 0;
+    static const uint8_t kernel_rundown[16] = {
+        /* {3b9c9951-3480-4220-9377-9c8e5184f5cd}, little-endian Data1..3 */
+        0x51, 0x99, 0x9c, 0x3b, 0x80, 0x34, 0x20, 0x42,
+        0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd};
+
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
+    if (!dm_etw_is_win8_or_later())
+        DM_SKIP("the OS reports a version before Windows 8 (no private system loggers)");
+    DM_ASSERT_EQ_INT(named_share_ex(WIN8_ETL, 0, 1, &r), 0);
+    fprintf(stderr, "    private session: file named for %u of %u Read/Write I/Os "
+                    "(%u as replay names them), %llu rundown names from the helper\n",
+            (unsigned)r.named, (unsigned)r.ios, (unsigned)r.named_same,
+            (unsigned long long)r.helper_delivered);
+    DM_ASSERT_EQ_INT(r.helper_started, 1);
+    DM_ASSERT(r.helper_delivered > 0);
+    DM_ASSERT(!r.helper_left);
+    DM_ASSERT(r.ios > 0);
+    DM_ASSERT(r.named_same * 100 >= r.ios * 95);
+    DM_ASSERT_EQ_U64(r.named_same, r.named);
+    /* How it was enabled (a second install: the calls of one start). */
+    {
+        struct dm_fake_config cfg;
+        struct dm_etw_session s;
+        char msg[512];
+        int ok;
+
+        memset(&cfg, 0, sizeof cfg);
+        cfg.kernel_running = 1;
+        install_or_fail(&cfg, &ok);
+        if (!ok)
+            return;
+        DM_ASSERT_EQ_INT(dm_etw_session_start(&s, 0, 1, msg, sizeof msg), 0);
+        DM_ASSERT(s.helper_active);
+        n = dm_fake_calls(calls, 64);
+        for (size_t i = 0; i < n && i < 64; i++)
+            if (calls[i].kind == DM_FAKE_ENABLE && calls[i].rc == 0 &&
+                memcmp(&calls[i].guid, kernel_rundown, 16) == 0 &&
+                (calls[i].match_any & 0x10u) && strcmp(calls[i].name, "diskmon rundown") == 0)
+                enabled = 1;
+            else if (calls[i].kind == DM_FAKE_START && strcmp(calls[i].name, "diskmon rundown") == 0)
+                DM_ASSERT(!(calls[i].log_file_mode & M_SYSTEM_LOGGER)); /* takes no slot */
+        DM_ASSERT(enabled);
+        DM_ASSERT(strstr(s.notice, "may show no name") == NULL);
+        dm_etw_session_free(&s);
+        DM_ASSERT(!dm_fake_helper_running());
+        DM_ASSERT(!dm_fake_private_running());
+        DM_ASSERT(dm_fake_kernel_running()); /* the other tool's */
+        dm_fake_uninstall();
+    }
+}
+
+/* When the helper cannot be had, the note says what may be missing. */
+DM_TEST(private_session_without_helper_says_so)
+{
+    struct dm_fake_config cfg;
+    struct dm_etw_session s;
+    char msg[512];
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kernel_running = 1;
+    cfg.enable_error = ERROR_ACCESS_DENIED;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(dm_etw_session_start(&s, 0, 1, msg, sizeof msg), 0);
+    DM_ASSERT(!s.helper_active);
+    DM_ASSERT(strstr(s.notice, "may show no name") != NULL);
+    DM_ASSERT(!dm_fake_helper_running()); /* started, then stopped again */
+    dm_etw_session_free(&s);
+    dm_fake_uninstall();
 }
 
 /* The rundown toggle cannot work (Windows 7 has no such class; Wine's
@@ -1996,6 +2098,8 @@ const struct dmt_case dm_suite_etw[] = {
     {"file_names_from_start_win8", file_names_from_start_win8},
     {"file_names_from_start_win11", file_names_from_start_win11},
     {"rundown_toggle_failure_is_a_note", rundown_toggle_failure_is_a_note},
+    {"private_session_names_from_rundown_helper", private_session_names_from_rundown_helper},
+    {"private_session_without_helper_says_so", private_session_without_helper_says_so},
     {"force_retries_while_old_session_stops", force_retries_while_old_session_stops},
     {"force_gives_up_within_bound", force_gives_up_within_bound},
     {"force_takes_2402_as_stopping", force_takes_2402_as_stopping},

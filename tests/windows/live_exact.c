@@ -222,10 +222,12 @@ static void check_no_leftover(const char *name, int kernel_was_ours)
 {
     int kernel = kernel_was_ours && listed(KERNEL_LOGGER_NAMEW);
     int priv = listed(L"diskmon");
+    int helper = listed(L"diskmon rundown"); /* the private session's helper */
 
-    if (kernel || priv)
-        result("FAIL", name, "left running:%s%s", kernel ? " \"NT Kernel Logger\"" : "",
-               priv ? " \"diskmon\"" : "");
+    if (kernel || priv || helper)
+        result("FAIL", name, "left running:%s%s%s",
+               kernel ? " \"NT Kernel Logger\"" : "", priv ? " \"diskmon\"" : "",
+               helper ? " \"diskmon rundown\"" : "");
     else
         result("PASS", name, "nothing left running");
     /* Whatever the verdict, leave the machine clean. */
@@ -233,6 +235,8 @@ static void check_no_leftover(const char *name, int kernel_was_ours)
         stop_session(KERNEL_LOGGER_NAMEW);
     if (priv)
         stop_session(L"diskmon");
+    if (helper)
+        stop_session(L"diskmon rundown");
 }
 
 /* --- the child ------------------------------------------------------------ */
