@@ -1740,6 +1740,65 @@ DM_TEST(one_io_then_silence_within_half_second)
     DM_ASSERT((seen - io) * 1000u / freq <= 400u);
 }
 
+/* The same through dm_run and the printer, to a file: the line itself is
+ * in the output within 0.5 s of the I/O's timestamp (the README's
+ * "Latency"), with no other event. */
+DM_TEST(one_io_then_silence_line_within_half_second)
+{
+    struct dm_fake_config cfg;
+    struct whole_run w;
+    dm_thread *thr = NULL;
+    char out_path[MAX_PATH + 64], err_path[MAX_PATH + 64], text[4096];
+    uint64_t seen = 0, io, freq = qpc_frequency(), deadline;
+    size_t lines = 0;
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.load.n_cpus = 4;
+    cfg.load.single_io_ms = 200;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    memset(&w, 0, sizeof w);
+    default_options(&w.opt, "--no-header");
+    w.out = temp_file("line_out", out_path, sizeof out_path);
+    w.errf = temp_file("line_err", err_path, sizeof err_path);
+    DM_ASSERT(w.out != NULL && w.errf != NULL);
+    dm_interrupt_clear();
+    DM_ASSERT_EQ_INT(dm_thread_start(&thr, whole_run_thread, &w), 0);
+    deadline = qpc_now() + 5 * freq;
+    while (seen == 0 && qpc_now() < deadline) {
+        FILE *f = fopen(out_path, "rb");
+        size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
+
+        if (f != NULL)
+            fclose(f);
+        text[n] = '\0';
+        if (strchr(text, '\n') != NULL)
+            seen = qpc_now();
+        else
+            dm_sleep_ms(2);
+    }
+    io = dm_fake_single_io_qpc();
+    dm_interrupt_raise();
+    DM_ASSERT(dm_thread_join_timeout(thr, 15000) == 0);
+    dm_interrupt_clear();
+    read_all(w.out, text, sizeof text);
+    lines = count_lines(text);
+    fclose(w.out);
+    fclose(w.errf);
+    remove(out_path);
+    remove(err_path);
+    dm_fake_uninstall();
+    DM_ASSERT_EQ_INT(w.rc, DM_EXIT_OK);
+    DM_ASSERT_EQ_U64(lines, 1);
+    DM_ASSERT(io != 0 && seen >= io);
+    if (seen >= io)
+        fprintf(stderr, "    one I/O: its line out %llu ms after its timestamp\n",
+                (unsigned long long)((seen - io) * 1000u / freq));
+    DM_ASSERT((seen - io) * 1000u / freq <= 500u);
+}
+
 /* A 100,000-file start rundown (a busy server; a Windows 11 desktop's has
  * about 26,000, etw-facts.md s.8), then one read of the first file: it is
  * named, and no table said it was full. */
@@ -2115,6 +2174,7 @@ const struct dmt_case dm_suite_etw[] = {
     {"blocked_printer_still_stops_session", blocked_printer_still_stops_session},
     {"one_io_then_silence_within_half_second", one_io_then_silence_within_half_second},
     {"two_busy_of_eight_cpus_none_late", two_busy_of_eight_cpus_none_late},
+    {"one_io_then_silence_line_within_half_second", one_io_then_silence_line_within_half_second},
     {"rundown_100k_files_then_io_named", rundown_100k_files_then_io_named},
     {"outside_stop_then_ctrl_c_no_stop_by_name", outside_stop_then_ctrl_c_no_stop_by_name},
     {"cleanup_stops_leftover_kernel_logger_only", cleanup_stops_leftover_kernel_logger_only},
