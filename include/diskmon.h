@@ -207,6 +207,10 @@ struct dm_source {
     void *impl;              /* the source's own state */
     /* Set by the source; read by main after run() returned. */
     uint64_t lost_events;    /* lost by the kernel or the trace itself */
+    /* Whole buffers of events lost, their events uncounted (ETW's
+     * RealTimeBuffersLost); loss_detail says how large. Exit 3 as for
+     * lost events. */
+    uint64_t lost_buffers;
     uint64_t malformed;      /* records that failed size or sanity checks */
     uint64_t start_wall_ns;  /* wall clock at time_ns == 0, ns since 1970 */
     int is_live;             /* 1: drop when the ring is full; 0: wait */

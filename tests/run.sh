@@ -153,6 +153,29 @@ count_lines "$LOG/windows.log"
 # .github/workflows/ci.yml runs on GitHub only; here it is checked against
 # the workflow schema with @action-validator/cli (npm; a WebAssembly build,
 # runs offline once installed), pinned, installed into build/tools/npm.
+# --- the Windows code under clang's conversion warnings ------------------------
+# MSVC's /W4 narrowing warnings cannot run here; clang targeting mingw-w64
+# with -Wconversion and -Wshorten-64-to-32 stands in for them, on the code
+# only Windows builds: src/etw, src/platform/win32.c, tests/windows.
+note "clang windows (x86_64-w64-mingw32 -Wconversion -Wshorten-64-to-32)"
+: >"$LOG/clang-windows.log"
+if ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/x86_64-w64-mingw32/include/windows.h ]; then
+    echo "SKIP clang-windows: needs clang and the mingw-w64 headers (apt-get install clang mingw-w64)" >>"$LOG/clang-windows.log"
+else
+    for src in src/etw/*.c src/platform/win32.c tests/windows/*.c; do
+        if clang --target=x86_64-w64-mingw32 -std=c11 -fsyntax-only -Wall -Wextra \
+            -Werror -Wshorten-64-to-32 -Wconversion \
+            -isystem /usr/x86_64-w64-mingw32/include -Iinclude -Isrc \
+            -D_WIN32_WINNT=0x0602 -DWIN32_LEAN_AND_MEAN -DUNICODE -D_UNICODE \
+            "$src" >"$LOG/clang-windows-$(basename "$src").log" 2>&1; then
+            echo "PASS clang-windows/$src" >>"$LOG/clang-windows.log"
+        else
+            echo "FAIL clang-windows/$src: $(grep -m1 -E 'error|warning' "$LOG/clang-windows-$(basename "$src").log")" >>"$LOG/clang-windows.log"
+        fi
+    done
+fi
+count_lines "$LOG/clang-windows.log"
+
 note "lint .github/workflows/ci.yml"
 lint_workflow() {
     local dir=$ROOT/build/tools/npm v=$ROOT/build/tools/npm/node_modules/.bin/action-validator

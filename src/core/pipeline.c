@@ -388,7 +388,12 @@ join:
         report_unmatched_disks(opt, &run->census, errf);
     /* The one loss line: the source's own account of its part (Linux: which
      * transport, what the kernel dropped) is folded in, not a second line. */
-    if (lost > 0) {
+    if (lost == 0 && src.lost_buffers > 0) {
+        /* Only whole buffers: their events were never counted. */
+        fprintf(errf, "diskmon: events lost (%s)\n", src.loss_detail);
+        if (exit_code == DM_EXIT_OK)
+            exit_code = DM_EXIT_LOST;
+    } else if (lost > 0) {
         /* Only the parts that are not zero: "0 dropped" beside a loss reads
          * as a contradiction to a user counting the parts. */
         fprintf(errf, "diskmon: %" PRIu64 " event%s lost (", lost, lost == 1 ? "" : "s");

@@ -45,9 +45,19 @@ static ULONG WINAPI real_set_information(TRACEHANDLE handle, TRACE_INFO_CLASS in
     return TraceSetInformation(handle, info_class, info, length);
 }
 
+static ULONG WINAPI real_enable_trace(TRACEHANDLE handle, LPCGUID provider,
+                                      ULONG control_code, UCHAR level,
+                                      ULONGLONG match_any, ULONGLONG match_all,
+                                      ULONG timeout, PENABLE_TRACE_PARAMETERS params)
+{
+    return EnableTraceEx2(handle, provider, control_code, level, match_any, match_all,
+                          timeout, params);
+}
+
 const struct dm_etw_api dm_etw_real = {
     real_start_trace,   real_control_trace, real_open_trace,
     real_process_trace, real_close_trace,   real_set_information,
+    real_enable_trace,
 };
 
 const struct dm_etw_api *dm_etw = &dm_etw_real;

@@ -28,6 +28,11 @@ struct dm_etw_api {
      * rundown at start (etw_session.c). */
     ULONG(WINAPI *set_information)(TRACEHANDLE handle, TRACE_INFO_CLASS info_class,
                                    PVOID info, ULONG length);
+    /* EnableTraceEx2 (Windows 7+): only to enable the kernel rundown
+     * provider on the private session's helper (etw_session.c). */
+    ULONG(WINAPI *enable_trace)(TRACEHANDLE handle, LPCGUID provider, ULONG control_code,
+                                UCHAR level, ULONGLONG match_any, ULONGLONG match_all,
+                                ULONG timeout, PENABLE_TRACE_PARAMETERS params);
 };
 
 /* The table in use; the real one unless a test replaced it. */

@@ -8,6 +8,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <windows.h>
+#include <tlhelp32.h>
 
 #include "diskmon.h"
 #include "etw/etw_session.h"
@@ -20,6 +22,17 @@ const GUID dm_etw_system_trace_guid = {
 /* diskmon's own, generated once for this project; never reuse elsewhere. */
 const GUID dm_etw_private_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
+
+/* diskmon's own, for its naming helper session; never reuse elsewhere. */
+const GUID dm_etw_rundown_session_guid = {
+    0x5a0e4c1d, 0x7b2f, 0x4e8a, {0x9d, 0x31, 0x6c, 0x2b, 0x84, 0xf0, 0x1e, 0x57}};
+
+/* KernelRundownGuid {3b9c9951-3480-4220-9377-9c8e5184f5cd} and its
+ * keyword KERNEL_FILE_KEYWORD_FILENAME 0x10 (etw-facts.md s.8; System
+ * Informer plugins/ExtendedTools/etwmon.c). */
+static const GUID kernel_rundown_guid = {
+    0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
+#define DM_KERNEL_FILE_KEYWORD_FILENAME 0x10u
 
 int dm_etw_elevated_override = -1;
 
@@ -74,7 +87,6 @@ struct props_buf {
  *    any order: a completion can arrive before its thread's DCStart or its
  *    Init. etw_source.c puts records back in time order before decoding.
  */
-#define DM_ETW_BUFFER_KB 64u
 #define DM_ETW_SPARE_BUFFERS 16u
 #define DM_ETW_GROWTH_BUFFERS 240u
 /* Wnode.ClientContext 1: QueryPerformanceCounter timestamps [MS-wnode]. */
@@ -82,6 +94,8 @@ struct props_buf {
 
 static const WCHAR *logger_name(enum dm_etw_logger logger)
 {
+    if (logger == DM_ETW_RUNDOWN_HELPER)
+        return DM_ETW_RUNDOWN_NAME;
     return logger == DM_ETW_PRIVATE_LOGGER ? DM_ETW_PRIVATE_NAME
                                            : KERNEL_LOGGER_NAMEW;
 }
@@ -94,6 +108,8 @@ static const char *logger_label(enum dm_etw_logger logger)
 
 static const GUID *logger_guid(enum dm_etw_logger logger)
 {
+    if (logger == DM_ETW_RUNDOWN_HELPER)
+        return &dm_etw_rundown_session_guid;
     return logger == DM_ETW_PRIVATE_LOGGER ? &dm_etw_private_guid
                                            : &dm_etw_system_trace_guid;
 }
@@ -301,15 +317,145 @@ static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
     return 0;
 }
 
+/*
+ * The private session's naming helper. No peer relies on the zero-mask
+ * toggle on a private system logger, and private system loggers were seen
+ * to give no rundown where the NT Kernel Logger gave thousands (ferrisetw
+ * PR #162). System Informer names files there from a second, ordinary
+ * real-time session with the kernel rundown provider, KernelRundownGuid,
+ * keyword KERNEL_FILE_KEYWORD_FILENAME (plugins/ExtendedTools/etwmon.c,
+ * etw-facts.md s.8): enabling it makes the kernel log FileRundown for every
+ * open file into that session. diskmon does the same; etw_source.c reads
+ * it on a second consumer and feeds the names to the decoder. An ordinary
+ * session takes no system logger slot. It runs until diskmon's session
+ * stops. Returns 0 when it runs; otherwise the caller notes what may be
+ * missing.
+ */
+static int start_helper(struct dm_etw_session *s)
+{
+    struct props_buf b;
+    TRACEHANDLE h = 0;
+    ULONG rc;
+
+    init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+    rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
+    if (rc == DM_WIN_ALREADY_EXISTS) {
+        /* Its name and GUID are diskmon's: a killed diskmon left it. */
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
+        init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+        rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
+    }
+    if (rc != ERROR_SUCCESS)
+        return -1;
+    s->helper_handle = h;
+    s->helper_active = 1;
+    /* Level 0 and MatchAnyKeyword 0x10, as System Informer enables it. */
+    rc = dm_etw->enable_trace(h, &kernel_rundown_guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                              0, DM_KERNEL_FILE_KEYWORD_FILENAME, 0, 0, NULL);
+    if (rc != ERROR_SUCCESS) {
+        dm_etw_helper_stop(s);
+        return -1;
+    }
+    return 0;
+}
+
+void dm_etw_helper_stop(struct dm_etw_session *s)
+{
+    struct props_buf b;
+
+    if (!s->lock_ready)
+        return;
+    EnterCriticalSection(&s->lock);
+    if (s->helper_active) {
+        /* By handle, as our own session (dm_etw_session_stop). */
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
+        s->helper_active = 0;
+    }
+    LeaveCriticalSection(&s->lock);
+}
+
 /* A Windows 8+ session has just started: force the file rundown. If that
  * left the session without its flags, stop it again. */
 static int started(struct dm_etw_session *s, char *msg, size_t len)
 {
     int err = force_file_rundown(s, msg, len);
 
+    /* On the private session, the naming helper (above); without it the
+     * user is told what may be missing, and how to avoid it. */
+    if (err == 0 && s->logger == DM_ETW_PRIVATE_LOGGER && start_helper(s) != 0)
+        snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
+                 "diskmon: note: on the private session, files opened before "
+                 "diskmon started may show no name until they are opened "
+                 "again (Windows may not name them there; --force uses the "
+                 "NT Kernel Logger, where it does)\n");
+
     if (err < 0)
         dm_etw_session_stop(s, NULL, 0);
     return err;
+}
+
+int dm_etw_other_diskmon_override = -1;
+
+/* Whether another process named diskmon.exe runs (a Toolhelp snapshot of
+ * the processes), or what dm_etw_other_diskmon_override pretends. When the
+ * snapshot fails the answer is "yes": never take a live diskmon's session
+ * for a leftover. */
+static int other_diskmon_running(void)
+{
+    PROCESSENTRY32W pe;
+    HANDLE snap;
+    DWORD self = GetCurrentProcessId();
+    int found = 0;
+
+    if (dm_etw_other_diskmon_override >= 0)
+        return dm_etw_other_diskmon_override;
+    snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+    if (snap == INVALID_HANDLE_VALUE)
+        return 1;
+    pe.dwSize = sizeof pe;
+    for (BOOL ok = Process32FirstW(snap, &pe); ok && !found; ok = Process32NextW(snap, &pe))
+        found = pe.th32ProcessID != self && _wcsicmp(pe.szExeFile, L"diskmon.exe") == 0;
+    CloseHandle(snap);
+    return found;
+}
+
+/* EVENT_TRACE_FILE_MODE_SEQUENTIAL, _CIRCULAR, _APPEND, _NEWFILE
+ * (evntrace.h): a session with any of them writes a file. */
+#define DM_ETW_FILE_MODES 0x0000000Fu
+
+/*
+ * Whether the running session of this name is one a diskmon left behind
+ * when it was killed or crashed (a console close after the handler's 5 s,
+ * Task Manager; etw-facts.md s.8): its settings are exactly those diskmon
+ * starts with (flags, buffer sizes, flush period, real time only, no log
+ * file), for Windows 7's or Windows 8's flags, and no other diskmon
+ * process runs. A QUERY by name is the only way to ask about a session
+ * that is not ours; it changes nothing.
+ */
+static int diskmon_leftover(enum dm_etw_logger logger)
+{
+    struct props_buf got, want;
+    const ULONG flags8 = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                         EVENT_TRACE_FLAG_DISK_IO | EVENT_TRACE_FLAG_DISK_FILE_IO;
+    const ULONG modes = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_USE_MS_FLUSH_TIMER;
+
+    init_control_props(&got, logger);
+    if (dm_etw->control_trace(0, logger_name(logger), &got.p,
+                              EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS)
+        return 0;
+    init_start_props(&want, logger, flags8);
+    if ((got.p.EnableFlags != flags8 &&
+         got.p.EnableFlags != (flags8 | EVENT_TRACE_FLAG_DISK_IO_INIT)) ||
+        got.p.BufferSize != want.p.BufferSize ||
+        got.p.MinimumBuffers != want.p.MinimumBuffers ||
+        got.p.MaximumBuffers != want.p.MaximumBuffers ||
+        got.p.FlushTimer != want.p.FlushTimer ||
+        (got.p.LogFileMode & modes) != modes ||
+        (got.p.LogFileMode & DM_ETW_FILE_MODES) != 0 || got.log_file_name[0] != 0)
+        return 0;
+    return !other_diskmon_running();
 }
 
 int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
@@ -359,6 +505,20 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                  DM_ETW_RESTART_WAIT_MS * DM_ETW_RESTART_TRIES);
         return DM_EEXISTS;
     }
+    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
+        if (!win8) {
+            snprintf(msg, len,
+                     "the NT Kernel Logger was left running by a diskmon that "
+                     "was killed or crashed (it has diskmon's settings, and no "
+                     "other diskmon runs): stop it with diskmon --cleanup, "
+                     "then start diskmon again");
+            return DM_EEXISTS;
+        }
+        snprintf(s->notice, sizeof s->notice,
+                 "diskmon: the NT Kernel Logger was left running by a diskmon "
+                 "that was killed or crashed; using a private kernel session "
+                 "\"diskmon\" instead (diskmon --cleanup stops the leftover)\n");
+    }
     if (!win8) {
         snprintf(msg, len,
                  "the NT Kernel Logger is already running (another tool such "
@@ -371,10 +531,12 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
     /* Windows 8+: leave the other tool's session alone and use our own. */
     rc = start_logger(s, DM_ETW_PRIVATE_LOGGER);
     if (rc == ERROR_SUCCESS) {
-        snprintf(s->notice, sizeof s->notice,
-                 "diskmon: the NT Kernel Logger is in use by another program; "
-                 "using a private kernel session \"diskmon\" instead (run "
-                 "with --force to take over the NT Kernel Logger)\n");
+        if (s->notice[0] == '\0')
+            snprintf(s->notice, sizeof s->notice,
+                     "diskmon: the NT Kernel Logger is in use by another "
+                     "program; using a private kernel session \"diskmon\" "
+                     "instead (run with --force to take over the NT Kernel "
+                     "Logger)\n");
         return started(s, msg, len);
     }
     if (rc == DM_WIN_ALREADY_EXISTS) {
@@ -426,19 +588,21 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
     EnterCriticalSection(&s->lock);
     s->stop_requested = 1;
     if (s->active) {
-        const WCHAR *name = logger_name(s->logger);
-
-        /* QUERY first: its counters are what the session saw while
-         * running. STOP fills the same fields with the final values
-         * [MS-ctl]; keep the larger of each. */
+        /* By handle, InstanceName NULL: ControlTrace then acts on the
+         * session this handle started and fails once that one is gone,
+         * where a name would reach whatever session holds the name now,
+         * another program's after an outside stop and restart ([MS-ctl],
+         * etw-facts.md s.8). QUERY first: its counters are what the
+         * session saw while running. STOP fills the same fields with the
+         * final values [MS-ctl]; keep the larger of each. */
         init_control_props(&b, s->logger);
-        if (dm_etw->control_trace(s->handle, name, &b.p,
+        if (dm_etw->control_trace(s->handle, NULL, &b.p,
                                   EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS) {
             s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
             s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
         }
         init_control_props(&b, s->logger);
-        rc = dm_etw->control_trace(s->handle, name, &b.p, EVENT_TRACE_CONTROL_STOP);
+        rc = dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
         if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
             s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
             s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
@@ -452,6 +616,11 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
                      logger_label(s->logger));
             err = dm_etw_error(rc, what, msg, len);
         }
+    }
+    if (s->helper_active) {
+        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
+        s->helper_active = 0;
     }
     LeaveCriticalSection(&s->lock);
     return err;
@@ -485,21 +654,54 @@ int dm_etw_cleanup(char *msg, size_t len)
 {
     struct props_buf b;
     ULONG rc;
+    int stopped_private = 0, stopped_kernel = 0, kernel_other = 0;
 
+    /* "diskmon" with diskmon's GUID is ours whoever started it. */
     init_control_props(&b, DM_ETW_PRIVATE_LOGGER);
     rc = dm_etw->control_trace(0, DM_ETW_PRIVATE_NAME, &b.p,
                                EVENT_TRACE_CONTROL_STOP);
-    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
-        snprintf(msg, len, "stopped the leftover trace session \"diskmon\"");
+    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+        stopped_private = 1;
+    else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
+        return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
+                            msg, len);
+    /* The naming helper: diskmon's name and GUID too. */
+    init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+    rc = dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
+    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+        stopped_private = 1;
+    /* The NT Kernel Logger only when a killed diskmon left it: by name,
+     * the only handle there is, right after the QUERY that recognised it. */
+    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
+        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
+        rc = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
+                                   EVENT_TRACE_CONTROL_STOP);
+        if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
+            stopped_kernel = 1;
+        else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
+            return dm_etw_error(rc,
+                                "stopping the NT Kernel Logger a diskmon left "
+                                "running (--cleanup)",
+                                msg, len);
+    } else {
+        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
+        kernel_other = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
+                                             EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS;
+    }
+    if (stopped_private || stopped_kernel) {
+        snprintf(msg, len, "stopped %s left running by a diskmon that did not "
+                           "exit cleanly",
+                 stopped_private && stopped_kernel
+                     ? "the trace sessions \"diskmon\" and \"NT Kernel Logger\""
+                 : stopped_private ? "the trace session \"diskmon\""
+                                   : "the NT Kernel Logger");
         return 0;
     }
-    if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
-        snprintf(msg, len,
-                 "no trace session \"diskmon\" was running; nothing to clean "
-                 "up (a leftover NT Kernel Logger is stopped by diskmon "
-                 "--force)");
-        return DM_ENOTFOUND;
-    }
-    return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
-                        msg, len);
+    snprintf(msg, len,
+             "no trace session left by diskmon was running; nothing to clean "
+             "up%s",
+             kernel_other ? " (the NT Kernel Logger that runs belongs to "
+                            "another program: diskmon --force takes it over)"
+                          : "");
+    return DM_ENOTFOUND;
 }

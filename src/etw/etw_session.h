@@ -8,11 +8,16 @@
  * the NT Kernel Logger, so there diskmon stops with a message naming --force.
  * --force stops the running NT Kernel Logger first (and retries StartTrace
  * while it winds down). On Windows 8+ a file rundown is forced right after
- * the start, so files opened earlier are named from the first I/O on. The
+ * the start, so files opened earlier are named from the first I/O on; the
+ * private session gets those names from a helper session of the kernel
+ * rundown provider ("diskmon rundown", stopped with it). The
  * session is stopped by dm_etw_session_stop(), which is safe from any thread
- * and idempotent, so whatever path ends the run, the session never outlives
- * diskmon; but once the session was stopped from outside it is never
- * queried or stopped again (dm_etw_session_ended_outside).
+ * and idempotent, so whatever path ends the run, the session does not
+ * outlive diskmon, except after a kill, a crash or a logoff (which end the
+ * process without running its handlers; --cleanup then stops what was
+ * left). Once started, the session is queried and stopped by its handle,
+ * never by name, and once it was stopped from outside it is never queried
+ * or stopped again (dm_etw_session_ended_outside).
  * Facts: ../shared/docs/etw-facts.md sections 1 and 7.
  */
 #ifndef DM_ETW_SESSION_H
@@ -29,6 +34,10 @@
  * diskmon's own, fixed so --cleanup can find a session left behind. */
 #define DM_ETW_PRIVATE_NAME L"diskmon"
 extern const GUID dm_etw_private_guid;
+/* The private session's naming helper: an ordinary real-time session with
+ * the kernel rundown provider (etw_session.c), and its own GUID. */
+#define DM_ETW_RUNDOWN_NAME L"diskmon rundown"
+extern const GUID dm_etw_rundown_session_guid;
 /* SystemTraceControlGuid {9e814aad-3204-11d2-9a82-006008a86939}
  * (etw-facts.md s.1, [mingw evntrace.h]), defined here so no INITGUID is
  * needed. */
@@ -37,7 +46,8 @@ extern const GUID dm_etw_system_trace_guid;
 enum dm_etw_logger {
     DM_ETW_NONE = 0,
     DM_ETW_KERNEL_LOGGER,  /* "NT Kernel Logger" */
-    DM_ETW_PRIVATE_LOGGER  /* "diskmon", EVENT_TRACE_SYSTEM_LOGGER_MODE */
+    DM_ETW_PRIVATE_LOGGER, /* "diskmon", EVENT_TRACE_SYSTEM_LOGGER_MODE */
+    DM_ETW_RUNDOWN_HELPER  /* "diskmon rundown": names for the private one */
 };
 
 struct dm_etw_session {
@@ -47,6 +57,8 @@ struct dm_etw_session {
     int active;                   /* started by us, not stopped, still ours */
     int stop_requested;           /* dm_etw_session_stop() was called */
     int rundown_forced;           /* the start-time file rundown was asked for */
+    TRACEHANDLE helper_handle;    /* "diskmon rundown", when helper_active */
+    int helper_active;            /* started by us, not stopped */
     CRITICAL_SECTION lock;        /* serialises stop and ended_outside */
     int lock_ready;
     /* Session loss counters, from the QUERY and STOP that end the session:
@@ -54,13 +66,16 @@ struct dm_etw_session {
      * time. */
     uint64_t events_lost;
     uint64_t rt_buffers_lost;
-    char notice[320];             /* a note for the user, e.g. the fallback;
+    char notice[640];             /* a note for the user, e.g. the fallback;
                                    * the source hands it on (struct dm_notes) */
 };
 
 /* Tests only: -1 (default) asks the OS whether diskmon runs elevated;
  * 0 or 1 pretends. */
 extern int dm_etw_elevated_override;
+/* Tests only: -1 (default) looks for another diskmon.exe process; 0 or 1
+ * pretends (a leftover NT Kernel Logger is recognised only when none runs). */
+extern int dm_etw_other_diskmon_override;
 
 /* --force: after STOP, StartTrace of the same name can still fail with 183
  * for a moment while the old session winds down. PerfView stops, sleeps
@@ -68,6 +83,8 @@ extern int dm_etw_elevated_override;
  * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
  * tries, so --force gives up after about 2 s. */
 #define DM_ETW_RESTART_WAIT_MS 100u
+/* The session's BufferSize in KB (etw_session.c explains it). */
+#define DM_ETW_BUFFER_KB 64u
 /*
  * How long a line can take, in one place (the README's "Latency" repeats it).
  *  - DM_ETW_FLUSH_MS: the session's FlushTimer, in milliseconds through
@@ -122,6 +139,9 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
 /* The session's name, for OpenTrace. */
 const WCHAR *dm_etw_session_name(const struct dm_etw_session *s);
 
+/* Stop the naming helper only (its consumer failed to open). Any thread. */
+void dm_etw_helper_stop(struct dm_etw_session *s);
+
 /*
  * Read the loss counters (ControlTrace QUERY) and stop the session
  * (ControlTrace STOP). Any thread; only the first call does the work, later
@@ -146,9 +166,12 @@ int dm_etw_session_ended_outside(struct dm_etw_session *s);
 void dm_etw_session_free(struct dm_etw_session *s);
 
 /*
- * --cleanup: stop a "diskmon" session left behind by a diskmon that was
- * killed. Returns 0 when one was stopped, DM_ENOTFOUND when none was
- * running, or another negative dm_err; msg always says what happened.
+ * --cleanup: stop what a diskmon that was killed or crashed left running:
+ * a "diskmon" session (diskmon's own name and GUID), and an NT Kernel
+ * Logger whose settings are exactly diskmon's while no other diskmon runs.
+ * Any other program's NT Kernel Logger is never touched. Returns 0 when
+ * something was stopped, DM_ENOTFOUND when nothing was left, or another
+ * negative dm_err; msg always says what happened.
  */
 int dm_etw_cleanup(char *msg, size_t len);
 

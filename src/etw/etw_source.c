@@ -97,6 +97,14 @@ struct etw_source {
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
     uint64_t rt_lost[3];
     uint64_t copy_failed;              /* records the reorder stage could not take */
+    /* The private session's naming helper (etw_session.c): its own
+     * consumer, on its own thread, feeding FileRundown names to kd. */
+    EVENT_TRACE_LOGFILEW helper_logfile;
+    WCHAR helper_name[64];
+    TRACEHANDLE helper_consumer;
+    volatile LONG helper_open;         /* 1 until its CloseTrace */
+    dm_thread *helper_thread;
+    volatile LONG helper_buffers;      /* buffers the helper delivered */
 };
 
 static int guid_eq(const GUID *a, const GUID *b)
@@ -195,6 +203,120 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
         s->copy_failed++;
 }
 
+/* The naming helper's EventRecordCallback: FileIo name records (the
+ * kernel rundown provider's FileRundown) go straight to the decoder's file
+ * table, not through the reorder stage: they name files that were open
+ * before the session, so their names hold for every I/O from now on. */
+static VOID WINAPI on_helper_event(PEVENT_RECORD er)
+{
+    struct etw_source *s = er->UserContext;
+    const EVENT_HEADER *h = &er->EventHeader;
+    struct dm_krecord rec;
+    struct dm_event ev;
+    uint8_t guid[16];
+
+    if (s == NULL)
+        return;
+    memcpy(guid, &h->ProviderId, sizeof guid);
+    rec.kclass = dm_kclass_from_guid(guid);
+    if (rec.kclass != DM_K_FILEIO)
+        return;
+    rec.opcode = h->EventDescriptor.Opcode;
+    rec.version = h->EventDescriptor.Version;
+    if (h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
+        rec.pointer_size = 8;
+    else if (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER)
+        rec.pointer_size = 4;
+    else
+        rec.pointer_size = s->default_pointer_size;
+    rec.timestamp = (uint64_t)h->TimeStamp.QuadPart;
+    rec.tid = DM_KNO_ID;
+    rec.pid = DM_KNO_ID;
+    rec.payload = er->UserData;
+    rec.payload_len = er->UserData != NULL ? er->UserDataLength : 0;
+    EnterCriticalSection(&s->ro_lock);
+    dm_kdecode(s->kd, &rec, &ev);
+    LeaveCriticalSection(&s->ro_lock);
+}
+
+static ULONG WINAPI on_helper_buffer(PEVENT_TRACE_LOGFILEW lf)
+{
+    struct etw_source *s = lf->Context;
+
+    if (s != NULL)
+        InterlockedIncrement(&s->helper_buffers);
+    return TRUE;
+}
+
+/* Before the main consumer starts: let the helper's rundown in first, so
+ * that the first I/O lines already have their names. Windows buffers the
+ * main session's events meanwhile (etw_session.c: about a second of a busy
+ * disk). Done when the helper delivered a buffer and then none for
+ * HELPER_QUIET_MS, or after HELPER_WAIT_MS at most (the rundown's size is
+ * not known in advance; names that come later still name later I/O). */
+#define HELPER_WAIT_MS 2000u
+#define HELPER_QUIET_MS (2u * DM_ETW_FLUSH_MS)
+#define HELPER_POLL_MS 20u
+
+static void wait_for_helper(struct etw_source *s)
+{
+    LONG seen = 0;
+    unsigned quiet = 0;
+
+    for (unsigned waited = 0; waited < HELPER_WAIT_MS; waited += HELPER_POLL_MS) {
+        LONG now = InterlockedCompareExchange(&s->helper_buffers, 0, 0);
+
+        if (now != seen) {
+            seen = now;
+            quiet = 0;
+        } else if (seen > 0 && (quiet += HELPER_POLL_MS) >= HELPER_QUIET_MS) {
+            return;
+        }
+        Sleep(HELPER_POLL_MS);
+    }
+}
+
+static void helper_main(void *arg)
+{
+    struct etw_source *s = arg;
+
+    dm_etw->process_trace(&s->helper_consumer, 1, NULL, NULL);
+}
+
+/* Open the helper's consumer; on failure stop the helper and say what the
+ * private session may lack. */
+static void open_helper(struct dm_source *src, struct etw_source *s)
+{
+    wcsncpy(s->helper_name, DM_ETW_RUNDOWN_NAME,
+            sizeof s->helper_name / sizeof s->helper_name[0] - 1);
+    s->helper_logfile.LoggerName = s->helper_name;
+    s->helper_logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME |
+                                         PROCESS_TRACE_MODE_EVENT_RECORD |
+                                         PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+    s->helper_logfile.EventRecordCallback = on_helper_event;
+    s->helper_logfile.BufferCallback = on_helper_buffer;
+    s->helper_logfile.Context = s;
+    s->helper_consumer = dm_etw->open_trace(&s->helper_logfile);
+    if (s->helper_consumer != DM_INVALID_TRACE &&
+        (sizeof(void *) != 4 || s->helper_consumer != DM_INVALID_TRACE32)) {
+        s->helper_open = 1;
+        return;
+    }
+    dm_etw_helper_stop(&s->session);
+    dm_note(&src->notes,
+            "diskmon: note: on the private session, files opened before "
+            "diskmon started may show no name until they are opened again "
+            "(the kernel rundown session could not be read: OpenTrace error "
+            "%lu; --force uses the NT Kernel Logger instead)\n",
+            (unsigned long)GetLastError());
+}
+
+static void close_helper(struct etw_source *s)
+{
+    if (InterlockedExchange(&s->helper_open, 0) != 0)
+        dm_etw->close_trace(s->helper_consumer);
+}
+
 /* Called by ProcessTrace after each buffer: release what can no longer be
  * overtaken, by the QPC clock the records are stamped with. FALSE makes
  * ProcessTrace return at once with ERROR_CANCELLED, dropping what is still
@@ -249,6 +371,7 @@ static void stop_all(struct etw_source *s, char *msg, size_t len)
 {
     dm_etw_session_stop(&s->session, msg, len);
     close_consumer(s);
+    close_helper(s);
 }
 
 /*
@@ -402,6 +525,8 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return rc < 0 ? rc : DM_EOS;
     }
     s->consumer_open = 1;
+    if (s->session.helper_active)
+        open_helper(src, s);
     /* DM_ETW_HOLD_MS in ticks, without overflow for any QPC rate. */
     s->hold_ticks = (uint64_t)qpf.QuadPart / 1000u * DM_ETW_HOLD_MS +
                     (uint64_t)qpf.QuadPart % 1000u * DM_ETW_HOLD_MS / 1000u;
@@ -438,6 +563,10 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
         ResetEvent(s->releaser_stop);
         if (dm_thread_start(&s->releaser, releaser_main, s) != 0)
             s->releaser = NULL;
+        if (s->helper_open && dm_thread_start(&s->helper_thread, helper_main, s) != 0)
+            s->helper_thread = NULL;
+        if (s->helper_thread != NULL)
+            wait_for_helper(s);
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
         /* A FALSE from on_buffer ended ProcessTrace: it had the lock back. */
         if (s->in_buffer) {
@@ -481,14 +610,27 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     /* Whatever ended ProcessTrace, the session has no reader any more. A
      * session stopped from outside is skipped by dm_etw_session_stop. */
     stop_all(s, NULL, 0);
+    if (s->helper_thread != NULL) {
+        dm_thread_join(s->helper_thread); /* its session stopped, its
+                                           * consumer closed: it returns */
+        s->helper_thread = NULL;
+    }
 
     /* Losses: the session's counters and the in-stream RT_LostEvent records
      * describe the same losses seen from two sides, so each kind counts the
-     * larger of the two rather than their sum. A lost buffer counts as one
-     * event: a lower bound, as its size is unknown. */
+     * larger of the two rather than their sum. RealTimeBuffersLost and
+     * RTLostBuffer count whole buffers of up to BufferSize KB, not events
+     * ([MS-props], etw-facts.md s.8): they are reported as buffers, their
+     * events uncounted. */
     src->lost_events += dm_etw_max_u64(s->session.events_lost, s->rt_lost[0]) +
-                        dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
+    src->lost_buffers += dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]);
+    if (src->lost_buffers > 0)
+        snprintf(src->loss_detail, sizeof src->loss_detail,
+                 "ETW: %llu whole buffer%s of up to %u KB of events lost, "
+                 "their events not counted",
+                 (unsigned long long)src->lost_buffers,
+                 src->lost_buffers == 1 ? "" : "s", DM_ETW_BUFFER_KB);
     src->malformed = dm_kdecoder_malformed(s->kd);
     if (dm_kdecoder_replaced(s->kd) > 0)
         dm_note(&src->notes, DM_KDECODER_FULL_NOTE,

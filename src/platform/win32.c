@@ -341,10 +341,25 @@ int dm_terminal_size(FILE *f, int *rows, int *cols)
 #define ENABLE_VIRTUAL_TERMINAL_PROCESSING 0x0004
 #endif
 
-/* The console mode before dm_terminal_enable_vt changed it: set before the
- * printer thread starts, restored by it at its end (--top), so no lock. */
+/* The console mode and output code page before dm_terminal_enable_vt
+ * changed them: set before the printer thread starts, restored by it at
+ * its end (--top), so no lock. */
 static DWORD saved_console_mode;
 static int console_mode_changed;
+static UINT saved_output_cp;
+
+/* --top's screen goes through stdio as UTF-8 bytes, not through
+ * dm_write_all's UTF-16, so while it draws the console's output code page
+ * is UTF-8 (65001); Windows 10 1511 and later, the consoles that take VT
+ * sequences at all, handle UTF-8 there correctly (etw-facts.md s.8: the
+ * counting fault is older consoles'). dm_terminal_restore puts it back. */
+static void screen_code_page(void)
+{
+    UINT cp = GetConsoleOutputCP();
+
+    if (cp != 0 && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8))
+        saved_output_cp = cp;
+}
 
 int dm_terminal_enable_vt(FILE *f)
 {
@@ -353,13 +368,16 @@ int dm_terminal_enable_vt(FILE *f)
 
     if (h == NULL || !GetConsoleMode(h, &mode))
         return 0;
-    if (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING)
+    if (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING) {
+        screen_code_page();
         return 1;
+    }
     /* Older consoles refuse the flag: then --top draws plain blocks. */
     if (!SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
         return 0;
     saved_console_mode = mode;
     console_mode_changed = 1;
+    screen_code_page();
     return 1;
 }
 
@@ -370,6 +388,9 @@ void dm_terminal_restore(FILE *f)
     if (h != NULL && console_mode_changed)
         SetConsoleMode(h, saved_console_mode);
     console_mode_changed = 0;
+    if (saved_output_cp != 0)
+        SetConsoleOutputCP(saved_output_cp);
+    saved_output_cp = 0;
 }
 
 /*
@@ -474,6 +495,10 @@ void dm_stdio_init(void)
 #define WIN_DISK_FULL 112u
 #define WIN_NO_DATA 232u      /* "the pipe is being closed": a write after the
                                * reader exited (etw-facts.md s.8) */
+#define WIN_PIPE_NOT_CONNECTED 233u /* "no process is on the other end":
+                               * what Wine 8 answers for a Unix pipe whose
+                               * reader exited (tests/scripts/windows.sh);
+                               * libuv makes it EPIPE too */
 #define WIN_ALREADY_EXISTS 183u
 #define WIN_WMI_INSTANCE_NOT_FOUND 4201u
 
@@ -493,6 +518,7 @@ int dm_err_from_win32(unsigned long code)
         return DM_ENOMEM;
     case WIN_BROKEN_PIPE:
     case WIN_NO_DATA:
+    case WIN_PIPE_NOT_CONNECTED:
         return DM_EIO;
     default:
         return DM_EOS;
@@ -506,6 +532,7 @@ int dm_errno_from_win32(unsigned long code)
         return 0;
     case WIN_BROKEN_PIPE:
     case WIN_NO_DATA:
+    case WIN_PIPE_NOT_CONNECTED:
         return EPIPE; /* the reader went away: the quiet end of output */
     case WIN_ACCESS_DENIED:
         return EACCES;

@@ -35,7 +35,17 @@
  * releases at each buffer, and the final flush, from the start of run() to
  * its return (the fake ends the session itself after the replay).
  *
+ * Each figure is the median of ROUNDS rounds (default DM_BENCH_ROUNDS,
+ * 301). The live path's figure, "DiskIo records only ... reorder+decode+
+ * filter+enqueue", is held to 50 ns per record, and a median of a few
+ * rounds swung 2x between runs (36-95 ns over 20 rounds), so a figure
+ * needs at least DM_BENCH_MIN_ROUNDS rounds; fewer (bench/run.sh --short
+ * runs 1 to check the output) are marked as a check, not a figure. The
+ * reorder lines also give the 10th and 90th percentile of the rounds, so
+ * the spread is seen beside the median.
+ *
  * Usage: bench_callback [ETL_DIR] [ROUNDS]. Not a test: prints figures.
+ * Run it on a quiet machine: tests/bench/run.sh does (its table's row 1).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,6 +67,9 @@
 #include "etw/etw_session.h"
 #include "etw_fake.h"
 #endif
+
+#define DM_BENCH_ROUNDS 301
+#define DM_BENCH_MIN_ROUNDS 300
 
 static const char *const samples[] = {
     "perfview-net452-x64-win8.etl",
@@ -396,20 +409,26 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One line of figures: the median of the rounds' times, per record.
- * run.sh reads these lines (trace, which records, what was timed). */
+/* One line of figures: the median of the rounds' times, per record, and
+ * with spread the 10th and 90th percentiles too. run.sh reads these lines
+ * (trace, which records, what was timed). */
 static void report(const char *trace, int only_diskio, uint64_t records,
                    uint64_t emitted, const char *path_name, uint64_t *times,
-                   int rounds)
+                   int rounds, int spread)
 {
     uint64_t med;
+    double per = records ? 1.0 / (double)records : 0.0;
 
     qsort(times, (size_t)rounds, sizeof *times, cmp_u64);
     med = times[rounds / 2];
     printf("%s: %s: %" PRIu64 " records, %" PRIu64 " completions; "
-           "%s %.1f ns/record\n",
+           "%s %.1f ns/record",
            trace, only_diskio ? "DiskIo records only" : "all records", records,
-           emitted, path_name, records ? (double)med / (double)records : 0.0);
+           emitted, path_name, (double)med * per);
+    if (spread)
+        printf(" (p10 %.1f, p90 %.1f, %d rounds)", (double)times[rounds / 10] * per,
+               (double)times[rounds - 1 - rounds / 10] * per, rounds);
+    printf("\n");
 }
 
 #ifdef _WIN32
@@ -473,7 +492,7 @@ static uint64_t etw_pass(const char *path, const struct dm_options *opt,
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : getenv("DM_SHARED_ETL");
-    int rounds = argc > 2 ? atoi(argv[2]) : 20;
+    int rounds = argc > 2 ? atoi(argv[2]) : DM_BENCH_ROUNDS;
     char a0[] = "diskmon", err[256];
     char *args[] = {a0, NULL};
     struct dm_options opt;
@@ -491,7 +510,10 @@ int main(int argc, char **argv)
         return 1;
     dm_filter_init(&filter, &opt);
     warm_ring(ring);
-    printf("bench_callback: %d rounds per trace, median reported\n", rounds);
+    printf("bench_callback: %d rounds per trace, median reported%s\n", rounds,
+           rounds < DM_BENCH_MIN_ROUNDS ? " (fewer than 300 rounds: a check of the "
+                                          "output, not a figure)"
+                                        : "");
     for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
         char path[1024];
         struct loaded l;
@@ -506,16 +528,16 @@ int main(int argc, char **argv)
             for (int i = 0; i < rounds; i++)
                 times[i] = pass(&l, &filter, ring, only, &timed, &emitted);
             report(samples[s], only, timed, emitted, "decode+filter+enqueue", times,
-                   rounds);
+                   rounds, 0);
         }
         for (int i = 0; i < rounds; i++)
             times[i] = reorder_pass(&l, &filter, ring, &emitted);
         report(samples[s], 0, l.n, emitted, "reorder+decode+filter+enqueue", times,
-               rounds);
+               rounds, 1);
         for (int i = 0; i < rounds; i++)
             times[i] = reorder_diskio_pass(&l, &filter, ring, &emitted);
         report(samples[s], 1, l.n_diskio, emitted, "reorder+decode+filter+enqueue",
-               times, rounds);
+               times, rounds, 1);
 #ifdef _WIN32
         {
             size_t recs = 0;

@@ -4,7 +4,8 @@
 # Cross-compiles both MinGW presets (mingw-x64, mingw-i686; warnings are
 # errors), runs their CTest suites under Wine, then checks diskmon.exe
 # itself: replay output (text, csv, json, both sample traces) byte-identical
-# to the native build's, --help, and that live capture under Wine (whose ETW
+# to the native build's, --help, a closed pipe ending the output quietly
+# (exit 0, no message), and that live capture under Wine (whose ETW
 # is a stub: OpenTrace fails with access denied) exits 1 with a clear
 # message, in time and without crashing, and that the real-Windows live
 # check (live_exact.exe) skips under Wine with its reason.
@@ -176,6 +177,34 @@ check_live() { # preset, exe
     fi
 }
 
+# The end of a pipe is the end of output, as `| head -1` on Linux: exit 0,
+# nothing on stderr. Through a Unix pipe whose reader exits early (Wine's
+# WriteFile then fails with 233; Windows says 232 or 109: the unit tests of
+# suite win32_io play those), and through Wine's cmd as the issue's user
+# would type it (Wine's cmd joins a pipe through a file, so there the
+# reader's early exit is not exercised; the check still sees no message).
+check_closed_pipe() { # preset, exe
+    local etl=$ETL_DIR/perfview-net452-x64-win8.etl err=$LOG/windows-$1-pipe.err rc
+    if [ ! -f "$etl" ]; then
+        skip "$1/closed-pipe" "sample traces not found in $ETL_DIR"
+        return
+    fi
+    wine_run 120 "$2" -r "$(winpath "$etl")" 2>"$err" | head -c 100 >/dev/null
+    rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then
+        pass "$1/closed-pipe"
+    else
+        fail "$1/closed-pipe" "exit $rc, stderr: $(head -c 200 "$err")"
+    fi
+    wine_run 120 cmd /c "$(winpath "$2") -r $(winpath "$etl") | cmd /c exit" >/dev/null 2>"$err"
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then
+        pass "$1/closed-pipe-cmd"
+    else
+        fail "$1/closed-pipe-cmd" "exit $rc, stderr: $(head -c 200 "$err")"
+    fi
+}
+
 # The real-Windows live check (tests/windows/live_exact.c) is built for every
 # preset; under Wine it must skip (exit 77) and say why, never touch ETW.
 check_live_exact_skips() { # preset, exe dir
@@ -225,6 +254,7 @@ run_preset() { # preset
     check_help "$preset" "$exe"
     compare_replay "$preset" "$exe"
     check_live "$preset" "$exe"
+    check_closed_pipe "$preset" "$exe"
     check_live_exact_skips "$preset" "$bdir"
     [ $built -eq 1 ] || return
 

@@ -54,6 +54,7 @@
 #define FAKE_MAX_CALLS 256
 #define FAKE_HANDLE_BASE 0x1000u
 #define FAKE_CONSUMER 0x5000u
+#define FAKE_HELPER_CONSUMER 0x5001u
 #define FAKE_WAIT_CAP_MS 30000u /* a blocked ProcessTrace gives up after this */
 /* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; etw-facts.md s.8). */
 #define FAKE_USE_MS_FLUSH_TIMER 0x00000010u
@@ -88,6 +89,10 @@ static const GUID rt_lost_guid = {
  * its last byte, so they reach the callback as "other" classes. */
 static const GUID other_guid_base = {
     0xfa4e0000, 0x0000, 0x0000, {0, 0, 0, 0, 0, 0, 0, 0}};
+/* KernelRundownGuid and KERNEL_FILE_KEYWORD_FILENAME (etw-facts.md s.8). */
+static const GUID kernel_rundown_guid = {
+    0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
+#define FAKE_FILE_KEYWORD_FILENAME 0x10u
 static const GUID system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 
@@ -123,6 +128,16 @@ static struct {
     size_t n_calls;
     int kernel_running, private_running;
     unsigned next_handle;
+    /* The running sessions' handles and settings (StartTrace's properties,
+     * or another tool's for a session configured as already running), for
+     * ControlTrace by handle and QUERY. */
+    TRACEHANDLE kernel_handle, private_handle, helper_handle;
+    EVENT_TRACE_PROPERTIES kernel_props, private_props, helper_props;
+    /* "diskmon rundown", an ordinary session, and its consumer */
+    int helper_running, helper_enabled, helper_open;
+    uint64_t helper_qpc;
+    PEVENT_TRACE_LOGFILEW helper_lf;
+    HANDLE helper_wake;     /* manual reset: helper stopped or closed */
     /* the consumer */
     PEVENT_TRACE_LOGFILEW logfile;
     int consumer_open;
@@ -145,6 +160,7 @@ static struct {
     volatile LONG flush_asked; /* ControlTrace FLUSH since the last flush */
     /* the live model */
     uint64_t logged, single_io_qpc, full_buffers, timer_buffers;
+    uint64_t helper_delivered;
     /* the delivery plan */
     size_t *order;
     struct fake_buf *bufs;
@@ -204,13 +220,54 @@ static unsigned *busy_counter(const char *name)
     return NULL;
 }
 
+static int is_helper(const char *name)
+{
+    return strcmp(name, "diskmon rundown") == 0;
+}
+
 static int *running_flag(const char *name)
 {
     if (is_kernel(name))
         return &fk.kernel_running;
     if (strcmp(name, "diskmon") == 0)
         return &fk.private_running;
+    if (is_helper(name))
+        return &fk.helper_running;
     return NULL;
+}
+
+static TRACEHANDLE *handle_of(const char *name)
+{
+    if (is_kernel(name))
+        return &fk.kernel_handle;
+    if (strcmp(name, "diskmon") == 0)
+        return &fk.private_handle;
+    if (is_helper(name))
+        return &fk.helper_handle;
+    return NULL;
+}
+
+static EVENT_TRACE_PROPERTIES *props_of(const char *name)
+{
+    if (is_kernel(name))
+        return &fk.kernel_props;
+    if (strcmp(name, "diskmon") == 0)
+        return &fk.private_props;
+    if (is_helper(name))
+        return &fk.helper_props;
+    return NULL;
+}
+
+/* Another tool's settings, for a session that runs before diskmon starts
+ * (xperf's defaults: 64 KB buffers, FlushTimer 0, a log file). */
+static void other_tool_props(EVENT_TRACE_PROPERTIES *p)
+{
+    memset(p, 0, sizeof *p);
+    p->BufferSize = 64;
+    p->MinimumBuffers = 64;
+    p->MaximumBuffers = 320;
+    p->LogFileMode = 0x00000001u; /* EVENT_TRACE_FILE_MODE_SEQUENTIAL */
+    p->EnableFlags = 0x00000307u; /* PROC_THREAD+LOADER+DISK_IO+FILE */
 }
 
 static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPERTIES p)
@@ -238,10 +295,13 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     else if (is_kernel(c->name) &&
              memcmp(&p->Wnode.Guid, &system_trace_guid, sizeof(GUID)) != 0)
         rc = W_INVALID_PARAMETER;
-    else if (!is_kernel(c->name) &&
+    else if (!is_kernel(c->name) && !is_helper(c->name) &&
              (memcmp(&p->Wnode.Guid, &system_trace_guid, sizeof(GUID)) == 0 ||
               !(p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)))
         rc = W_INVALID_PARAMETER; /* kernel events need a system logger */
+    else if (is_helper(c->name) && (p->EnableFlags != 0 ||
+                                    (p->LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)))
+        rc = W_INVALID_PARAMETER; /* EnableFlags are for system loggers only */
     else if (running != NULL && *running)
         rc = W_ALREADY_EXISTS;
     else if (busy != NULL && *busy > 0) {
@@ -251,6 +311,14 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
         if (running != NULL)
             *running = 1;
         *h = FAKE_HANDLE_BASE + fk.next_handle++;
+        if (handle_of(c->name) != NULL) {
+            *handle_of(c->name) = *h;
+            *props_of(c->name) = *p;
+        }
+        if (is_helper(c->name)) {
+            fk.helper_enabled = 0;
+            ResetEvent(fk.helper_wake);
+        }
         fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
         /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
          * [MS-props]; milliseconds with EVENT_TRACE_USE_MS_FLUSH_TIMER
@@ -269,24 +337,55 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     return rc;
 }
 
+/*
+ * ControlTrace. With a name, the handle is ignored and the call acts on
+ * whatever session runs under that name now; with InstanceName NULL it acts
+ * on the session of that handle, and fails (4201) once that session is
+ * gone, even when another one of the same name runs [MS-ctl], etw-facts.md
+ * s.7 and s.8. The call is logged under the session it acted on (by_name
+ * says how it was named).
+ */
 static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
                                  PEVENT_TRACE_PROPERTIES p, ULONG code)
 {
     struct dm_fake_call *c;
-    int *running;
+    int *running = NULL;
     ULONG rc;
 
-    (void)h;
     lock();
     c = log_call(DM_FAKE_CONTROL, name);
     c->code = code;
     c->guid = p->Wnode.Guid;
-    running = running_flag(c->name);
+    c->by_name = name != NULL;
+    if (name == NULL) {
+        /* The session this handle started, if it still runs. */
+        if (h != 0 && h == fk.kernel_handle && fk.kernel_running) {
+            snprintf(c->name, sizeof c->name, "NT Kernel Logger");
+            running = &fk.kernel_running;
+        } else if (h != 0 && h == fk.private_handle && fk.private_running) {
+            snprintf(c->name, sizeof c->name, "diskmon");
+            running = &fk.private_running;
+        } else if (h != 0 && h == fk.helper_handle && fk.helper_running) {
+            snprintf(c->name, sizeof c->name, "diskmon rundown");
+            running = &fk.helper_running;
+        }
+    } else {
+        running = running_flag(c->name);
+    }
     if (code == EVENT_TRACE_CONTROL_STOP && fk.cfg.stop_error != 0) {
         rc = fk.cfg.stop_error;
     } else if (running == NULL || !*running) {
         rc = W_NOT_FOUND;
     } else {
+        const EVENT_TRACE_PROPERTIES *now = props_of(c->name);
+
+        /* QUERY and STOP report the session's settings [MS-ctl]. */
+        p->BufferSize = now->BufferSize;
+        p->MinimumBuffers = now->MinimumBuffers;
+        p->MaximumBuffers = now->MaximumBuffers;
+        p->FlushTimer = now->FlushTimer;
+        p->LogFileMode = now->LogFileMode;
+        p->EnableFlags = now->EnableFlags;
         p->EventsLost = fk.cfg.events_lost;
         p->RealTimeBuffersLost = fk.cfg.rt_buffers_lost;
         rc = 0;
@@ -301,14 +400,80 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
             /* "already stopping": the stop goes on all the same */
             if (fk.cfg.stop_active_connections)
                 rc = W_ACTIVE_CONNECTIONS;
-            if (fk.consumer_open &&
-                fk.consumer_is_private == (running == &fk.private_running))
+            if (running == &fk.helper_running)
+                SetEvent(fk.helper_wake);
+            else if (fk.consumer_open &&
+                     fk.consumer_is_private == (running == &fk.private_running))
                 SetEvent(fk.wake);
         }
     }
     c->rc = rc;
     unlock();
     return rc;
+}
+
+/*
+ * EnableTraceEx2. Only the kernel rundown provider on "diskmon rundown" is
+ * modelled: with KERNEL_FILE_KEYWORD_FILENAME it makes the kernel log a
+ * FileRundown for every open file into that session (System Informer
+ * etwmon.c, etw-facts.md s.8): the sample's FileRundown records, stamped
+ * at this call, delivered to the helper's consumer.
+ */
+static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG control_code,
+                                      UCHAR level, ULONGLONG match_any,
+                                      ULONGLONG match_all, ULONG timeout,
+                                      PENABLE_TRACE_PARAMETERS params)
+{
+    struct dm_fake_call *c;
+    ULONG rc = 0;
+
+    (void)level;
+    (void)match_all;
+    (void)timeout;
+    (void)params;
+    lock();
+    c = log_call(DM_FAKE_ENABLE, NULL);
+    c->code = control_code;
+    c->match_any = match_any;
+    if (provider != NULL)
+        c->guid = *provider;
+    if (fk.cfg.enable_error != 0) {
+        rc = fk.cfg.enable_error;
+    } else if (h == 0 || h != fk.helper_handle || !fk.helper_running) {
+        rc = W_INVALID_HANDLE;
+    } else {
+        snprintf(c->name, sizeof c->name, "diskmon rundown");
+        if (provider != NULL && control_code == EVENT_CONTROL_CODE_ENABLE_PROVIDER &&
+            memcmp(provider, &kernel_rundown_guid, sizeof(GUID)) == 0 &&
+            (match_any & FAKE_FILE_KEYWORD_FILENAME)) {
+            LARGE_INTEGER now;
+
+            QueryPerformanceCounter(&now);
+            fk.helper_qpc = (uint64_t)now.QuadPart;
+            fk.helper_enabled = 1;
+        }
+    }
+    c->rc = rc;
+    unlock();
+    return rc;
+}
+
+/* ProcessTrace of the helper's consumer: the rundown (if enabled), then
+ * nothing until the helper is stopped or its consumer closed. */
+static ULONG helper_process(PEVENT_TRACE_LOGFILEW lf)
+{
+    for (size_t i = 0; fk.helper_enabled && i < fk.n_recs; i++) {
+        if (fk.recs[i].part != PART_COPY)
+            continue;
+        fk.recs[i].er.EventHeader.TimeStamp.QuadPart = (LONGLONG)fk.helper_qpc;
+        fk.recs[i].er.UserContext = lf->Context;
+        lf->EventRecordCallback(&fk.recs[i].er);
+        fk.helper_delivered++;
+    }
+    if (lf->BufferCallback != NULL)
+        lf->BufferCallback(lf);
+    WaitForSingleObject(fk.helper_wake, FAKE_WAIT_CAP_MS);
+    return 0;
 }
 
 /*
@@ -382,6 +547,18 @@ static TRACEHANDLE WINAPI fake_open(PEVENT_TRACE_LOGFILEW lf)
     lock();
     c = log_call(DM_FAKE_OPEN, lf->LoggerName);
     c->log_file_mode = lf->ProcessTraceMode;
+    if (is_helper(c->name)) {
+        if (!fk.helper_running || fk.cfg.helper_open_error != 0) {
+            c->rc = fk.helper_running ? fk.cfg.helper_open_error : W_NOT_FOUND;
+            unlock();
+            SetLastError(c->rc);
+            return (TRACEHANDLE)INVALID_PROCESSTRACE_HANDLE;
+        }
+        fk.helper_lf = lf;
+        fk.helper_open = 1;
+        unlock();
+        return FAKE_HELPER_CONSUMER;
+    }
     if (fk.cfg.open_error != 0) {
         c->rc = fk.cfg.open_error;
         unlock();
@@ -539,6 +716,10 @@ static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after
 #define LIVE_PAYLOAD 52u
 #define LIVE_RECORD_BYTES 72u
 #define LIVE_OP_READ 10u
+#define LIVE_FILE_OBJECT 0xFFFFA00000001000u
+/* FileIo_Name on x64: FileObject, then the UTF-16 name (etw-facts.md s.2). */
+#define LIVE_NAME_UNITS 40u
+#define LIVE_NAME_PAYLOAD (8u + 2u * LIVE_NAME_UNITS)
 
 struct live_rec {
     EVENT_RECORD er;
@@ -597,7 +778,7 @@ static void live_log(struct live_model *m, unsigned cpu, uint64_t ts)
     put_u32(r->payload + 4, 0);                       /* IrpFlags */
     put_u32(r->payload + 8, 4096);                    /* TransferSize */
     put_u64(r->payload + 16, k * 4096u);              /* ByteOffset */
-    put_u64(r->payload + 24, 0xFFFFA00000001000u + cpu); /* FileObject */
+    put_u64(r->payload + 24, LIVE_FILE_OBJECT);       /* FileObject: file 0 */
     put_u64(r->payload + 32, (uint64_t)(cpu + 1) << 40 | k); /* Irp */
     put_u64(r->payload + 40, 1000);                   /* HighResResponseTime */
     put_u32(r->payload + 48, 100u + cpu);             /* IssuingThreadId */
@@ -695,6 +876,62 @@ static ULONG live_log_due(struct live_model *m, uint64_t now)
     return 0;
 }
 
+/* The start rundown of the live model: rundown_files FileRundown records
+ * stamped when the toggle happened, in buffers of CPU 0 as full as 64 KB
+ * of such records allows. Returns 0 or W_CANCELLED. */
+static ULONG live_rundown(struct live_model *m)
+{
+    struct name_rec {
+        EVENT_RECORD er;
+        uint8_t payload[LIVE_NAME_PAYLOAD];
+    } *recs;
+    /* A PERFINFO64 header (16) and the payload, 8-aligned (etw-facts.md s.4). */
+    size_t per_buf = (size_t)fk.buffer_kb * 1024u / ((16u + LIVE_NAME_PAYLOAD + 7u) & ~7u);
+    ULONG rc = 0;
+
+    recs = malloc(per_buf * sizeof *recs);
+    if (recs == NULL)
+        return ERROR_NOT_ENOUGH_MEMORY;
+    for (unsigned first = 0; first < fk.cfg.load.rundown_files && rc == 0; first += (unsigned)per_buf) {
+        size_t n = 0;
+
+        for (unsigned i = first; i < fk.cfg.load.rundown_files && n < per_buf; i++, n++) {
+            struct name_rec *r = &recs[n];
+            char name[LIVE_NAME_UNITS];
+            size_t k;
+
+            memset(r, 0, sizeof *r);
+            r->er.EventHeader.Size = (USHORT)sizeof(EVENT_HEADER);
+            r->er.EventHeader.ProviderId = fileio_guid;
+            r->er.EventHeader.EventDescriptor.Opcode = OP_FILE_RUNDOWN;
+            r->er.EventHeader.EventDescriptor.Version = 2;
+            r->er.EventHeader.Flags = (USHORT)(EVENT_HEADER_FLAG_CLASSIC_HEADER |
+                                               EVENT_HEADER_FLAG_PROCESSOR_INDEX |
+                                               EVENT_HEADER_FLAG_64_BIT_HEADER);
+            r->er.EventHeader.ThreadId = UINT32_MAX;
+            r->er.EventHeader.ProcessId = UINT32_MAX;
+            r->er.EventHeader.TimeStamp.QuadPart = (LONGLONG)fk.toggle_qpc;
+            r->er.UserContext = m->lf->Context;
+            put_u64(r->payload, LIVE_FILE_OBJECT + 0x150u * (uint64_t)i);
+            snprintf(name, sizeof name, "\\Device\\DmTest\\f%u.txt", i);
+            for (k = 0; name[k] != '\0'; k++) {
+                r->payload[8 + 2 * k] = (uint8_t)name[k];
+                r->payload[9 + 2 * k] = 0;
+            }
+            r->er.UserData = r->payload;
+            r->er.UserDataLength = (USHORT)(8u + 2u * (k + 1u));
+        }
+        for (size_t i = 0; i < n; i++) {
+            m->lf->EventRecordCallback(&recs[i].er);
+            dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+        }
+        if (m->lf->BufferCallback != NULL && !m->lf->BufferCallback(m->lf))
+            rc = W_CANCELLED;
+    }
+    free(recs);
+    return rc;
+}
+
 static ULONG live_run(PEVENT_TRACE_LOGFILEW lf, int *running)
 {
     const struct dm_fake_load *ld = &fk.cfg.load;
@@ -724,6 +961,8 @@ static ULONG live_run(PEVENT_TRACE_LOGFILEW lf, int *running)
     m.t0 = (uint64_t)now.QuadPart;
     flush_ticks = m.freq * fk.flush_ms / 1000u;
     next_flush = m.t0 + flush_ticks;
+    if (rc == 0 && ld->rundown_files > 0 && fk.rundown_triggered)
+        rc = live_rundown(&m);
     while (rc == 0) {
         uint64_t t;
 
@@ -764,6 +1003,14 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
 
     (void)start;
     (void)end;
+    if (count == 1 && handles != NULL && handles[0] == FAKE_HELPER_CONSUMER) {
+        lock();
+        c = log_call(DM_FAKE_PROCESS, L"diskmon rundown");
+        lf = fk.helper_open ? fk.helper_lf : NULL;
+        c->rc = lf != NULL ? 0 : W_INVALID_HANDLE;
+        unlock();
+        return lf != NULL ? helper_process(lf) : W_INVALID_HANDLE;
+    }
     lock();
     c = log_call(DM_FAKE_PROCESS, fk.logfile != NULL ? fk.logfile->LoggerName : NULL);
     lf = fk.logfile;
@@ -811,10 +1058,21 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
         rc = deliver(lf, queued_first, fk.n_bufs, 1, &last);
         if (fk.cfg.outside_restart) {
             lock();
-            if (running != NULL)
+            if (running != NULL) {
+                TRACEHANDLE *their = running == &fk.kernel_running ? &fk.kernel_handle
+                                                                   : &fk.private_handle;
+
                 *running = 1; /* their new session, under the same name */
+                *their = FAKE_HANDLE_BASE + fk.next_handle++;
+                other_tool_props(running == &fk.kernel_running ? &fk.kernel_props
+                                                               : &fk.private_props);
+            }
             unlock();
         }
+        /* ProcessTrace may return seconds after an outside stop [MS-proc]:
+         * a Ctrl+C can come meanwhile. CloseTrace ends the wait. */
+        if (fk.cfg.outside_lag_ms > 0)
+            WaitForSingleObject(fk.wake, fk.cfg.outside_lag_ms);
     } else if (rc == 0) {
         int stopped;
 
@@ -841,6 +1099,15 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
     ULONG rc;
 
     lock();
+    if (h == FAKE_HELPER_CONSUMER) {
+        c = log_call(DM_FAKE_CLOSE, L"diskmon rundown");
+        rc = fk.helper_open ? 0 : W_INVALID_HANDLE;
+        fk.helper_open = 0;
+        SetEvent(fk.helper_wake);
+        c->rc = rc;
+        unlock();
+        return rc;
+    }
     c = log_call(DM_FAKE_CLOSE, fk.logfile != NULL ? fk.logfile->LoggerName : NULL);
     if (h != FAKE_CONSUMER || !fk.consumer_open) {
         rc = W_INVALID_HANDLE;
@@ -856,6 +1123,7 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
 
 static const struct dm_etw_api fake_api = {
     fake_start, fake_control, fake_open, fake_process, fake_close, fake_set_information,
+    fake_enable_trace,
 };
 
 static const GUID *group_guid(unsigned group, GUID *other)
@@ -1020,9 +1288,14 @@ int dm_fake_install(const struct dm_fake_config *cfg, char *err, size_t errlen)
     fk.cfg = *cfg;
     fk.kernel_running = cfg->kernel_running;
     fk.private_running = cfg->private_running;
+    other_tool_props(&fk.kernel_props);
+    other_tool_props(&fk.private_props);
+    fk.kernel_handle = cfg->kernel_running ? 0x77u : 0;
+    fk.private_handle = cfg->private_running ? 0x78u : 0;
     fk.wake = CreateEventW(NULL, TRUE, FALSE, NULL);
     fk.replayed = CreateEventW(NULL, TRUE, FALSE, NULL);
-    if (fk.wake == NULL || fk.replayed == NULL)
+    fk.helper_wake = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (fk.wake == NULL || fk.replayed == NULL || fk.helper_wake == NULL)
         return DM_EOS;
     rc = load_sample(cfg->etl_path, err, errlen);
     if (rc < 0) {
@@ -1040,6 +1313,13 @@ void dm_fake_uninstall(void)
         CloseHandle(fk.wake);
     if (fk.replayed != NULL)
         CloseHandle(fk.replayed);
+    if (fk.helper_wake != NULL)
+        CloseHandle(fk.helper_wake);
+    fk.helper_wake = NULL;
+    fk.helper_running = fk.helper_enabled = fk.helper_open = 0;
+    fk.helper_handle = 0;
+    fk.helper_qpc = fk.helper_delivered = 0;
+    fk.helper_lf = NULL;
     free(fk.recs);
     free(fk.arena);
     free(fk.order);
@@ -1087,6 +1367,17 @@ static int matches(const struct dm_fake_call *c, enum dm_fake_call_kind kind,
 {
     return c->kind == kind && (name == NULL || strcmp(c->name, name) == 0) &&
            (kind != DM_FAKE_CONTROL || code == ULONG_MAX || c->code == code);
+}
+
+int dm_fake_count_by_name(const char *name, ULONG code)
+{
+    int n = 0;
+
+    lock();
+    for (size_t i = 0; i < fk.n_calls; i++)
+        n += matches(&fk.calls[i], DM_FAKE_CONTROL, name, code) && fk.calls[i].by_name;
+    unlock();
+    return n;
 }
 
 int dm_fake_count(enum dm_fake_call_kind kind, const char *name, ULONG code)
@@ -1202,4 +1493,19 @@ uint64_t dm_fake_timer_buffers(void)
 unsigned dm_fake_flush_ms(void)
 {
     return fk.flush_ms;
+}
+
+int dm_fake_helper_running(void)
+{
+    int r;
+
+    lock();
+    r = fk.helper_running;
+    unlock();
+    return r;
+}
+
+uint64_t dm_fake_helper_delivered(void)
+{
+    return fk.helper_delivered;
 }

@@ -16,7 +16,9 @@
  * stopped (and perhaps restarted) by another program; 183 from StartTrace
  * for a moment after a STOP, 2402 from a STOP of a stopping session;
  * buffers still queued at STOP are delivered unless the BufferCallback says
- * FALSE. What it proves is that our logic does the right thing with the
+ * FALSE; the kernel rundown provider enabled on an ordinary session
+ * ("diskmon rundown") delivering FileRundown to its own consumer. What it
+ * proves is that our logic does the right thing with the
  * answers ETW documents; it proves nothing about Windows itself.
  */
 #ifndef DM_ETW_FAKE_H
@@ -33,18 +35,23 @@ enum dm_fake_call_kind {
     DM_FAKE_OPEN,
     DM_FAKE_PROCESS,
     DM_FAKE_CLOSE,
-    DM_FAKE_SET_INFO
+    DM_FAKE_SET_INFO,
+    DM_FAKE_ENABLE
 };
 
 struct dm_fake_call {
     enum dm_fake_call_kind kind;
     char name[64];          /* session name (ASCII) */
     ULONG code;             /* ControlTrace code; TraceSetInformation: class */
+    int by_name;            /* ControlTrace: named the session (else by
+                             * handle; name is then the session it hit) */
     ULONG rc;               /* what the fake returned (OpenTrace: last error) */
     ULONG log_file_mode;    /* StartTrace: props.LogFileMode; OpenTrace: ProcessTraceMode */
     ULONG enable_flags;     /* StartTrace; TraceSetInformation: mask[0] */
     ULONG client_context;   /* StartTrace: Wnode.ClientContext */
-    GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid */
+    GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid;
+                             * EnableTraceEx2: the provider */
+    ULONGLONG match_any;    /* EnableTraceEx2: MatchAnyKeyword */
     uint64_t when_ns;       /* dm_monotonic_ns() at the call */
 };
 
@@ -67,6 +74,13 @@ struct dm_fake_load {
     unsigned duration_ms;     /* logging stops after this (session runs on) */
     unsigned single_io_ms;    /* >0: only one record, on CPU 1, this long
                                * after ProcessTrace started */
+    unsigned rundown_files;   /* files open before the session: when the
+                               * start rundown was triggered (the toggle),
+                               * their FileRundown records come first, in
+                               * full buffers of CPU 0, named
+                               * \Device\DmTest\f<i>.txt, FILE_OBJECTs
+                               * 0x150 apart from the one the DiskIo
+                               * records use (file 0) */
 };
 
 struct dm_fake_config {
@@ -83,6 +97,8 @@ struct dm_fake_config {
                                  * rundown and returns 0 on its own */
     int outside_restart;        /* ...and then starts its own session under
                                  * the same name (a STOP by name would hit it) */
+    unsigned outside_lag_ms;    /* ...and ProcessTrace returns only this much
+                                 * later (or at CloseTrace) */
     unsigned busy_after_stop;   /* after a STOP, the next K StartTrace calls
                                  * of that name still return 183 */
     int stop_active_connections; /* STOP returns 2402 (stopping anyway) */
@@ -97,6 +113,8 @@ struct dm_fake_config {
     size_t buffer_records;      /* records per "buffer" in global-order mode
                                  * (NO_PER_PROCESSOR_BUFFERING); 0: 64 */
     struct dm_fake_load load;   /* the live model (see above) */
+    ULONG enable_error;         /* EnableTraceEx2 fails with this */
+    ULONG helper_open_error;    /* OpenTrace of "diskmon rundown" fails */
 };
 
 /*
@@ -113,6 +131,8 @@ size_t dm_fake_calls(struct dm_fake_call *out, size_t max);
 /* How many calls match kind, name (NULL: any) and, for CONTROL, code
  * (ULONG_MAX: any). */
 int dm_fake_count(enum dm_fake_call_kind kind, const char *name, ULONG code);
+/* ControlTrace calls that named their session (InstanceName not NULL). */
+int dm_fake_count_by_name(const char *name, ULONG code);
 /* Time of the first matching call, 0 if none. */
 uint64_t dm_fake_first_ns(enum dm_fake_call_kind kind, const char *name, ULONG code);
 
@@ -144,6 +164,11 @@ uint64_t dm_fake_full_buffers(void);
 uint64_t dm_fake_timer_buffers(void);
 /* The flush period the session asked for, in ms (0: none started). */
 unsigned dm_fake_flush_ms(void);
+
+/* The private session's naming helper "diskmon rundown": running, and
+ * the FileRundown records its consumer was given. */
+int dm_fake_helper_running(void);
+uint64_t dm_fake_helper_delivered(void);
 
 /* Records delivered after the session was stopped (queued buffers, end
  * rundown). */

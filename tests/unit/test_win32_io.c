@@ -159,6 +159,13 @@ DM_TEST(write_broken_pipe_109_is_epipe)
     closed_pipe_is_epipe(109);
 }
 
+/* ERROR_PIPE_NOT_CONNECTED: Wine's answer for a Unix pipe whose reader
+ * exited (measured with a WriteFile loop under Wine 8). */
+DM_TEST(write_pipe_not_connected_233_is_epipe)
+{
+    closed_pipe_is_epipe(233);
+}
+
 /* Another error stays an error (not the quiet end): disk full. */
 DM_TEST(write_disk_full_is_not_epipe)
 {
@@ -327,6 +334,7 @@ DM_TEST(replay_into_closed_pipe_109_exits_0)
 const struct dmt_case dm_suite_win32_io[] = {
     {"write_no_data_232_is_epipe", write_no_data_232_is_epipe},
     {"write_broken_pipe_109_is_epipe", write_broken_pipe_109_is_epipe},
+    {"write_pipe_not_connected_233_is_epipe", write_pipe_not_connected_233_is_epipe},
     {"write_disk_full_is_not_epipe", write_disk_full_is_not_epipe},
     {"file_gets_utf8_bytes", file_gets_utf8_bytes},
     {"console_gets_utf16_intact", console_gets_utf16_intact},

@@ -7,14 +7,20 @@
  * later. Anywhere else (not elevated, Wine) it prints why and exits 77, the
  * skip code CTest is told about. What it checks, against the real kernel:
  *
- *  exact      diskmon -f json runs as a child; this program writes and reads
- *             known sizes at known offsets of a file opened with
- *             FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH (so every
- *             call is one disk request), calls FlushFileBuffers, and stops
- *             diskmon with CTRL_BREAK. Each Read and Write must appear
- *             exactly once, with this process's pid and image name, the
- *             file's drive-letter path, the volume's disk number and the
+ *  exact      This program opens a file with FILE_FLAG_NO_BUFFERING |
+ *             FILE_FLAG_WRITE_THROUGH (so every call is one disk request)
+ *             *before* diskmon starts, so only the start rundown can name
+ *             it; then diskmon -f json runs as a child, this program writes
+ *             and reads known sizes at known offsets, calls
+ *             FlushFileBuffers, and stops diskmon with CTRL_BREAK. Each Read
+ *             and Write must appear exactly once, with this process's pid
+ *             and image name, the file's drive-letter path (both sides
+ *             compared as long paths: a hosted runner's TEMP is an 8.3
+ *             path, etw-facts.md s.8), the volume's disk number and the
  *             right byte count; a Flush by this pid must appear.
+ *  exact/latency  The lines of that I/O appear in diskmon's output within
+ *             LINE_BOUND_MS of the last call (the README's bound).
+ *  exact/time-order  Every line's time is at or after the line before.
  *  no-leftover  After each run no "NT Kernel Logger" or "diskmon" session
  *             diskmon started is left (QueryAllTraces).
  *  force      With an NT Kernel Logger of this program's own running,
@@ -38,6 +44,7 @@
 #include <winioctl.h>
 #include <shellapi.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +61,17 @@ static const GUID system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 
 /* How long diskmon may take to start its session, and how long events may
- * take to reach it: FlushTimer 1 s plus the reorder window (1.5 s). */
+ * take to reach its output: the README's bound (etw_session.h
+ * DM_ETW_LINE_BOUND_MS: 100 ms FlushTimer, 150 ms margin, 50 ms release
+ * tick, 100 ms printer), checked as LINE_BOUND_MS, plus 50 ms for this
+ * program's polling of the output file. */
 #define START_WAIT_MS 15000u
 #define SETTLE_MS 2000u
 #define DRAIN_MS 3000u
 #define EXIT_WAIT_MS 20000u
+#define LINE_BOUND_MS 450u
+#define POLL_MS 20u
+#define POLL_SLACK_MS 50u
 
 static int failures, passes;
 static wchar_t diskmon_path[MAX_PATH];
@@ -209,10 +222,12 @@ static void check_no_leftover(const char *name, int kernel_was_ours)
 {
     int kernel = kernel_was_ours && listed(KERNEL_LOGGER_NAMEW);
     int priv = listed(L"diskmon");
+    int helper = listed(L"diskmon rundown"); /* the private session's helper */
 
-    if (kernel || priv)
-        result("FAIL", name, "left running:%s%s", kernel ? " \"NT Kernel Logger\"" : "",
-               priv ? " \"diskmon\"" : "");
+    if (kernel || priv || helper)
+        result("FAIL", name, "left running:%s%s%s",
+               kernel ? " \"NT Kernel Logger\"" : "", priv ? " \"diskmon\"" : "",
+               helper ? " \"diskmon rundown\"" : "");
     else
         result("PASS", name, "nothing left running");
     /* Whatever the verdict, leave the machine clean. */
@@ -220,6 +235,8 @@ static void check_no_leftover(const char *name, int kernel_was_ours)
         stop_session(KERNEL_LOGGER_NAMEW);
     if (priv)
         stop_session(L"diskmon");
+    if (helper)
+        stop_session(L"diskmon rundown");
 }
 
 /* --- the child ------------------------------------------------------------ */
@@ -361,9 +378,16 @@ struct expect {
     int seen;
 };
 
-static int do_io(const wchar_t *path, struct expect *exp)
+/* The file of the I/O, created before diskmon starts. */
+static HANDLE open_io_file(const wchar_t *path)
 {
-    HANDLE f;
+    return CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
+                       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH,
+                       NULL);
+}
+
+static int do_io(HANDLE f, struct expect *exp)
+{
     uint8_t *buf;
     uint64_t offset = 0;
     DWORD done = 0;
@@ -374,13 +398,6 @@ static int do_io(const wchar_t *path, struct expect *exp)
     if (buf == NULL)
         return -1;
     memset(buf, 0x5a, 8 * BLOCK);
-    f = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
-                    FILE_ATTRIBUTE_NORMAL | FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH,
-                    NULL);
-    if (f == INVALID_HANDLE_VALUE) {
-        VirtualFree(buf, 0, MEM_RELEASE);
-        return -1;
-    }
     for (int pass = 0; pass < 2 && ok; pass++) {
         offset = 0;
         for (size_t i = 0; i < N_IO && ok; i++) {
@@ -400,9 +417,22 @@ static int do_io(const wchar_t *path, struct expect *exp)
         }
     }
     ok = ok && FlushFileBuffers(f);
-    CloseHandle(f);
     VirtualFree(buf, 0, MEM_RELEASE);
     return ok ? (int)n : -1;
+}
+
+/* A path as its long form (GetLongPathNameW), UTF-8: a hosted runner's
+ * TEMP is an 8.3 path (C:\Users\RUNNER~1\...), diskmon prints the
+ * kernel's long one. Unchanged when the file cannot be asked. */
+static void long_path_utf8(const char *in, char *out, size_t len)
+{
+    wchar_t wide[MAX_PATH], long_form[MAX_PATH];
+
+    snprintf(out, len, "%s", in);
+    if (MultiByteToWideChar(CP_UTF8, 0, in, -1, wide, MAX_PATH) == 0 ||
+        GetLongPathNameW(wide, long_form, MAX_PATH) == 0)
+        return;
+    WideCharToMultiByte(CP_UTF8, 0, long_form, -1, out, (int)len, NULL, NULL);
 }
 
 /* The disk number of the volume holding path (IOCTL_STORAGE_GET_DEVICE_NUMBER
@@ -478,8 +508,15 @@ static void check_lines(const char *name, char *out, struct expect *exp, int n_e
             flushes++;
             continue;
         }
-        if (!json_field(line, "file", file, sizeof file) || _stricmp(file, file_utf8) != 0)
+        if (!json_field(line, "file", file, sizeof file))
             continue;
+        {
+            char long_file[1024];
+
+            long_path_utf8(file, long_file, sizeof long_file);
+            if (_stricmp(long_file, file_utf8) != 0)
+                continue;
+        }
         json_field(line, "bytes", bytes, sizeof bytes);
         json_field(line, "process", proc, sizeof proc);
         json_field(line, "disk", dsk, sizeof dsk);
@@ -526,6 +563,42 @@ static void check_lines(const char *name, char *out, struct expect *exp, int n_e
 
 /* --- the checks ------------------------------------------------------------ */
 
+/* Lines of out whose "file" is file_utf8 (long form), and whether every
+ * line's "time" is at or after the one before. */
+static int lines_for_file(const char *out, const char *file_utf8, int *in_order)
+{
+    const char *p = out;
+    double last = -1.0;
+    int n = 0;
+
+    *in_order = 1;
+    while (p != NULL && *p != '\0') {
+        const char *nl = strchr(p, '\n');
+        char line[2048], file[1024], t[64];
+        size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+
+        if (len >= sizeof line)
+            len = sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = '\0';
+        if (json_field(line, "time", t, sizeof t)) {
+            double v = strtod(t, NULL);
+
+            if (v < last)
+                *in_order = 0;
+            last = v;
+        }
+        if (json_field(line, "file", file, sizeof file)) {
+            char long_file[1024];
+
+            long_path_utf8(file, long_file, sizeof long_file);
+            n += _stricmp(long_file, file_utf8) == 0;
+        }
+        p = nl != NULL ? nl + 1 : NULL;
+    }
+    return n;
+}
+
 static void check_exact(int kernel_before)
 {
     struct child c;
@@ -533,12 +606,26 @@ static void check_exact(int kernel_before)
     wchar_t file[MAX_PATH], long_file[MAX_PATH];
     char file_utf8[3 * MAX_PATH];
     const WCHAR *session;
+    ULONGLONG done_at, seen_at = 0;
+    HANDLE f;
     long disk;
-    int n;
+    int n, in_order = 1;
 
     swprintf(file, MAX_PATH, L"%ls\\io.bin", work_dir);
+    /* Opened before diskmon starts: no FileCreate while it runs, so only
+     * the start rundown can name it. */
+    f = open_io_file(file);
+    if (f == INVALID_HANDLE_VALUE) {
+        result("FAIL", "exact", "cannot create %ls (error %lu)", file, GetLastError());
+        return;
+    }
+    if (GetLongPathNameW(file, long_file, MAX_PATH) == 0)
+        wcscpy(long_file, file);
+    WideCharToMultiByte(CP_UTF8, 0, long_file, -1, file_utf8, (int)sizeof file_utf8, NULL, NULL);
     if (child_start(&c, L"exact", L"-f json", CREATE_NEW_PROCESS_GROUP) != 0) {
         result("FAIL", "exact", "cannot start %ls (error %lu)", diskmon_path, GetLastError());
+        CloseHandle(f);
+        DeleteFileW(file);
         return;
     }
     session = wait_session(&c, kernel_before);
@@ -547,10 +634,26 @@ static void check_exact(int kernel_before)
         result("FAIL", "exact", "diskmon started no session (exit %lu): %s", c.exit_code,
                c.err != NULL ? c.err : "");
         child_free(&c);
+        CloseHandle(f);
+        DeleteFileW(file);
         return;
     }
-    n = do_io(file, exp);
-    Sleep(DRAIN_MS);
+    n = do_io(f, exp);
+    done_at = GetTickCount64();
+    /* Poll diskmon's output until every line of the I/O is there. */
+    while (n > 0 && GetTickCount64() - done_at < DRAIN_MS) {
+        char *now = slurp(c.out_path);
+        int have = now != NULL ? lines_for_file(now, file_utf8, &in_order) : 0;
+
+        free(now);
+        if (have >= n) {
+            seen_at = GetTickCount64();
+            break;
+        }
+        Sleep(POLL_MS);
+    }
+    Sleep(SETTLE_MS);
+    CloseHandle(f);
     child_break(&c);
     if (child_finish(&c, EXIT_WAIT_MS) != 0)
         result("FAIL", "exact/ctrl-break", "diskmon did not exit within %u ms of CTRL_BREAK",
@@ -562,16 +665,24 @@ static void check_exact(int kernel_before)
     if (n < 0) {
         result("FAIL", "exact", "the test's own I/O failed (error %lu)", GetLastError());
     } else {
-        if (GetLongPathNameW(file, long_file, MAX_PATH) == 0)
-            wcscpy(long_file, file);
-        WideCharToMultiByte(CP_UTF8, 0, long_file, -1, file_utf8, (int)sizeof file_utf8, NULL,
-                            NULL);
-        disk = volume_disk(long_file);
-        {
-            char empty[1] = "";
+        char empty[1] = "";
 
-            check_lines("exact", c.out != NULL ? c.out : empty, exp, n, file_utf8, disk);
-        }
+        disk = volume_disk(long_file);
+        if (seen_at == 0)
+            result("FAIL", "exact/latency", "the I/O's lines were not all out %u ms after it",
+                   DRAIN_MS);
+        else if (seen_at - done_at > LINE_BOUND_MS + POLL_SLACK_MS)
+            result("FAIL", "exact/latency", "lines out %llu ms after the I/O (bound %u ms)",
+                   (unsigned long long)(seen_at - done_at), LINE_BOUND_MS);
+        else
+            result("PASS", "exact/latency", "lines out %llu ms after the I/O (bound %u ms)",
+                   (unsigned long long)(seen_at - done_at), LINE_BOUND_MS);
+        if (c.out != NULL)
+            lines_for_file(c.out, file_utf8, &in_order);
+        result(in_order ? "PASS" : "FAIL", "exact/time-order",
+               in_order ? "every line at or after the one before"
+                        : "a line's time is before the line above it");
+        check_lines("exact", c.out != NULL ? c.out : empty, exp, n, file_utf8, disk);
     }
     DeleteFileW(file);
     child_free(&c);
@@ -794,6 +905,14 @@ int main(void)
     if (!CreateDirectoryW(work_dir, NULL)) {
         fprintf(stderr, "live_exact: cannot create %ls\n", work_dir);
         return 2;
+    }
+    {
+        /* TEMP may be an 8.3 path (hosted runners): work in the long form
+         * diskmon will print. */
+        wchar_t long_dir[MAX_PATH];
+
+        if (GetLongPathNameW(work_dir, long_dir, MAX_PATH) != 0)
+            wcscpy(work_dir, long_dir);
     }
     /* GenerateConsoleCtrlEvent needs a console shared with the child. */
     if (GetConsoleWindow() == NULL && !AttachConsole(ATTACH_PARENT_PROCESS))
