@@ -390,10 +390,10 @@ static int over_budget(const struct dm_etl *etl, const struct buf_entry *e,
 }
 
 /*
- * Walk the buffer headers after buffer 0 and chain them per CPU. A bad header
- * stops the walk; its error is kept for next() to report after the records
- * of the buffers before it. Only running out of memory, or the budget,
- * fails here.
+ * Walk the buffer headers after buffer 0 and chain them per CPU, one stream
+ * per CPU (the merge over them is etl_reader.c's). A bad header stops the
+ * walk; its error is kept for next() to report after the records of the
+ * buffers before it. Only running out of memory, or the budget, fails here.
  */
 static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
 {
@@ -403,6 +403,7 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     uint32_t scratch = 0;     /* the largest compressed buffer read */
     uint64_t off = etl->bufs[0].disk_size;
     uint8_t hdr[BUF_HDR_SIZE];
+    int rc;
 
     for (unsigned c = 0; c < MAX_CPUS; c++) {
         last[c] = NO_BUF;
@@ -412,7 +413,6 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     etl->held_max = held_bytes(etl, &etl->bufs[0]) + scratch_bytes(etl, &etl->bufs[0]);
     while (off < etl->info.file_size) {
         struct buf_entry e;
-        int rc;
 
         if (etl->info.file_size - off < BUF_HDR_SIZE) {
             snprintf(etl->index_msg, sizeof etl->index_msg,
@@ -457,10 +457,13 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     }
 
     etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
-    if (etl->streams == NULL || dm_etl__merge_init(etl, err, errlen) != 0) {
+    if (etl->streams == NULL) {
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
+    rc = dm_etl__merge_init(etl, err, errlen);
+    if (rc < 0)
+        return rc;
     for (uint32_t i = etl->nbufs; i-- > 1;) {
         struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
 

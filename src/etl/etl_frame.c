@@ -2,7 +2,8 @@
  * etl_frame.c - framing the records of one loaded .etl buffer (see
  * etl_internal.h), and turning a framed record into a dm_etl_record.
  *
- * Three paths frame a record, side by side below:
+ * Three paths frame a record (frame_quick is inline in etl_internal.h, for
+ * dm_etl_next's merge step; the other two are here):
  *   frame_record (through frame_slow)  the checking path: every marker and
  *       header kind, every size checked, a message for each kind of damage;
  *   frame_quick (etl_internal.h)       the common well-formed kinds, in the
@@ -332,9 +333,9 @@ static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t p
  * decoded here are skipped by their size and counted. Every decodable
  * record moves the stream's merge key, also one the selection skips: the
  * merge must place the picked ones where the unselected merge would (see
- * before()). A skipped record costs its header only: its frame, timestamp
- * and the selection test (and an EVENT_HEADER's extended items, checked so
- * that a damaged one fails here as it would unselected).
+ * before(), etl_reader.c). A skipped record costs its header only: its
+ * frame, timestamp and the selection test (and an EVENT_HEADER's extended
+ * items, checked so that a damaged one fails here as it would unselected).
  *
  * The loop works in locals (the record bytes are read through uint8_t
  * pointers, which may alias anything, so fields of s would be reloaded

@@ -132,9 +132,9 @@ struct stream {
     uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
     /* The merge key: the largest (timestamp, buffer index) of the stream's
-     * decodable records so far, picked or not (see before()). The
-     * timestamp lives in the reader's keys array, which the tree compares
-     * inline (dm_kmerge_use_keys). */
+     * decodable records so far, picked or not (see before() in
+     * etl_reader.c). The timestamp lives in the reader's keys array, which
+     * the tree compares inline (dm_kmerge_use_keys). */
     uint64_t *key_ts;
     uint32_t key_buf;
     int has_key;         /* a decodable record was met */
@@ -153,7 +153,7 @@ struct dm_etl {
     char *name;
     struct dm_etl_info info;
     uint32_t max_filled;     /* largest Offset accepted for compressed buffers */
-    uint64_t held_max;       /* most buffer bytes held at once (index_buffers) */
+    uint64_t held_max;       /* most buffer bytes held at once (etl_file.c) */
 
     struct buf_entry *bufs;  /* bufs[0] is the header buffer */
     uint32_t nbufs, bufs_cap;
@@ -222,8 +222,9 @@ static inline size_t next_pos(size_t pos, uint32_t size, size_t len)
  * kind, at and ts set (its pos, left and hdr are for frame_slow's
  * messages only), 0 to leave it to frame_slow (padding, the end marker,
  * skipped kinds, EVENT_HEADER extended items, damage). The checks are
- * frame_record's, so a record either takes, it takes the same way. Inline,
- * into loops that keep f in registers.
+ * frame_record's, so a record either takes, it takes the same way (the top
+ * of etl_frame.c, where both are). Inline, into loops that keep f in
+ * registers.
  */
 static inline int frame_quick(const uint8_t *r, size_t left, struct frame *f)
 {
