@@ -2,7 +2,7 @@
  * diskio.c - decoding of the kernel's DiskIo MOF payloads (see diskio.h).
  *
  * The decoding itself is inline in diskio.h, so that the kernel decoder's
- * hot path (nt_kernel.c, once per DiskIo record) compiles it in place; this
+ * hot path (nt_kernel_diskio.c, once per DiskIo record) compiles it in place; this
  * is the out-of-line entry for everyone else.
  */
 #include "decode/diskio.h"

@@ -7,8 +7,8 @@
  *   every record, touching every payload byte:
  *     clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
  *         -Iinclude -Isrc tests/fuzz/fuzz_etl.c \
- *         src/etl/etl_reader.c src/etl/lz77.c src/core/kmerge.c \
- *         src/platform/posix.c -o fuzz_etl
+ *         src/etl/etl_file.c src/etl/etl_frame.c src/etl/etl_reader.c \
+ *         src/etl/lz77.c src/core/kmerge.c src/platform/posix.c -o fuzz_etl
  *
  *   LZ77 inflater (-DDM_FUZZ_LZ77): inflates the input into buffers of a
  *   few sizes, checking the result is DM_ECORRUPT or fits the buffer:

@@ -1,0 +1,146 @@
+/*
+ * nt_kernel_file.c - the FileIo name records and SysConfig VolumeMapping
+ * (nt_kernel.h): which file a FILE_OBJECT address names, as a DOS path
+ * where a volume mapping is known.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bytes.h"
+#include "decode/ktable.h"
+#include "decode/nt_kernel.h"
+#include "decode/nt_kernel_internal.h"
+#include "decode/nt_paths.h"
+
+/* Opcodes of the FileIo class (etw-facts.md s.2). */
+#define FILEIO_NAME 0
+#define FILEIO_FILECREATE 32
+#define FILEIO_FILEDELETE 35
+#define FILEIO_FILERUNDOWN 36
+/* SysConfig {9b79ee91-b5fd-41c0-a243-4248e266e9d0} opcode 35 VolumeMapping:
+ * NtPath and DosPath, two NUL-terminated UTF-16 strings. Opcode and GUID
+ * from PerfView KernelTraceEventParser.cs (SysConfigTaskGuid,
+ * "VolumeMapping"); the layout was checked on the win8 sample, where e.g.
+ * DataLen 58 = "\Device\HarddiskVolume2\" (25 units with NUL) + "C:\" (4). */
+#define SYSCONFIG_VOLUME_MAPPING 35
+
+/*
+ * FileIo_Name (Name 0, FileCreate 32, FileDelete 35, FileRundown 36):
+ * FileObject 0 (ptr), then the NT path as NUL-terminated UTF-16 at P.
+ * A FileObject is the address of a kernel FILE_OBJECT, which is reused
+ * once the object is freed; Microsoft's FileIo_Name page matches it to
+ * DiskIo's FileObject, and its FileIo class page says FileRundown
+ * "enumerates all open files on the computer at the end of the trace
+ * session" (they are still open then).
+ *
+ * Forward (what a live session sees, in time order): Name, FileCreate and
+ * FileRundown name the object from then on; FileDelete ends the mapping:
+ * the object is gone, and a later object at the same address is another
+ * file. (PerfView, which works on whole files, keeps the deleted name in
+ * force after FileDelete: its HistoryDictionary adds every FileIo_Name
+ * record from its time onward.)
+ *
+ * Rundown (replay's first pass): FileDelete and FileRundown describe the
+ * name an object had before them (PerfView's isRundown: opcodes 35, 36).
+ * The first such record of an address names the first object that lived
+ * there: every request on that address up to the record's time (until)
+ * gets it, unless the forward table names it. Later objects at the same
+ * address were created during the trace and are named forward by their
+ * FileCreate; a request of theirs after the first record's time never gets
+ * the first object's name. PerfView, too, applies a rundown name backwards
+ * only when nothing named the address before (HistoryDictionary.Add,
+ * isEndRundown), but from time 0 and without the end. We take the first
+ * FileDelete/FileRundown even after a FileCreate of the same address: the
+ * win8 sample reads a directory through its new file object 0.12 ms before
+ * that object's FileCreate is logged (the create's own I/O).
+ * [etw-facts.md s.2; MS fileio-name, fileio; PerfView
+ * KernelTraceEventParser.cs FileIONameTraceData callback, HistoryDictionary.cs]
+ */
+int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
+                           const struct dm_krecord *rec, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, ps = rec->pointer_size, units, n, s;
+    const uint8_t *name;
+    uint64_t file_object;
+    struct file_slot *f;
+    int terminated, cut, had_entry;
+    uint8_t mapped = 0;
+    char *copy;
+
+    if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
+        rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)
+        return 0;
+    if (len < ps)
+        return malformed(kd, pass);
+    file_object = dm_le_ptr(b, (unsigned)ps);
+    if (pass == PASS_FORWARD && rec->opcode == FILEIO_FILEDELETE) {
+        s = dm_kt_find(&nm->files, file_object);
+        if (s != DM_KT_NONE) {
+            free(file_at(&nm->files, s)->name);
+            dm_kt_remove(&nm->files, s);
+        }
+        return 0;
+    }
+    if (pass == PASS_RUNDOWN &&
+        (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE ||
+         dm_kt_find(&nm->files, file_object) != DM_KT_NONE))
+        return 0; /* not the address's first end-of-life record: see above */
+    units = dm_utf16_units(b + ps, len - ps, &terminated);
+    if (units == 0)
+        return 0;
+    name = b + ps;
+    cut = 0;
+    if (units > DM_NAME_UNITS_MAX) { /* cannot happen in a 64 KB record */
+        name += 2 * (units - DM_NAME_UNITS_MAX);
+        units = DM_NAME_UNITS_MAX;
+        cut = 1;
+    }
+    n = dm_utf16_to_utf8(name, units, kd->scratch);
+    cut |= dm_volumes_store_path(&kd->volumes, kd->path, DM_FILE_MAX, kd->scratch, n,
+                                 &mapped);
+    n = strlen(kd->path);
+    copy = malloc(n + 1);
+    s = dm_kt_claim(&nm->files, file_object, ++kd->clock, &had_entry);
+    f = file_at(&nm->files, s);
+    if (had_entry)
+        free(f->name);
+    if (copy == NULL) {
+        /* Out of memory: the object goes unnamed, as when its entry is
+         * replaced; its requests are still shown. */
+        dm_kt_remove(&nm->files, s);
+        return 0;
+    }
+    memcpy(copy, kd->path, n + 1);
+    f->name = copy;
+    f->name_len = (uint16_t)n;
+    f->until = rec->timestamp;
+    f->cut = (uint8_t)cut;
+    f->mapped = mapped;
+    f->volumes_generation = kd->volumes.generation;
+    return 0;
+}
+
+/* SysConfig VolumeMapping: NtPath, DosPath (see SYSCONFIG_VOLUME_MAPPING). */
+int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                              enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, nt_units, dos_units;
+    char nt[DM_VOLUME_NT_MAX * 3], dos[DM_VOLUME_DOS_MAX * 3];
+    int terminated;
+
+    if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
+        return 0;
+    nt_units = dm_utf16_units(b, len, &terminated);
+    if (!terminated)
+        return malformed(kd, pass);
+    dos_units = dm_utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
+                            &terminated);
+    if (nt_units >= DM_VOLUME_NT_MAX || dos_units >= DM_VOLUME_DOS_MAX)
+        return 0; /* longer than any real device prefix: ignore */
+    dm_utf16_to_utf8(b, nt_units, nt);
+    dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
+    (void)dm_kdecoder_add_volume(kd, nt, dos); /* a full table keeps the first */
+    return 0;
+}

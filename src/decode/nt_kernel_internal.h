@@ -1,0 +1,174 @@
+/*
+ * nt_kernel_internal.h - what the NT kernel decoder's files share (not part
+ * of nt_kernel.h).
+ *
+ * The decoder (nt_kernel.h) is four files:
+ *   nt_kernel.c          the entry points and the tables' glue: creating,
+ *                        sizing and freeing the tables, and which class
+ *                        goes to which handler;
+ *   nt_kernel_process.c  Thread and Process records (thread -> process,
+ *                        process -> image name);
+ *   nt_kernel_file.c     FileIo name records and SysConfig VolumeMapping
+ *                        (file object -> file name, device -> drive);
+ *   nt_kernel_diskio.c   DiskIo: Init records, completions into dm_events,
+ *                        the lookups that attribute them and the clock
+ *                        arithmetic.
+ * This header holds the decoder's struct, the table slots, the limits the
+ * handlers share and the calls between the files, named dm_kdecoder__
+ * (internal, like dm_kmerge__replay).
+ */
+#ifndef DM_NT_KERNEL_INTERNAL_H
+#define DM_NT_KERNEL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diskmon.h"
+#include "decode/ktable.h"
+#include "decode/nt_kernel.h"
+#include "decode/nt_paths.h"
+
+/* UTF-16 -> UTF-8 room for the longest name a record can hold
+ * (nt_paths.h, DM_NAME_UNITS_MAX). */
+#define SCRATCH_SIZE (3u * DM_NAME_UNITS_MAX + 1u)
+
+/*
+ * How long a thread's entry outlives its End event. Its I/O can complete
+ * after the thread ended (etw-facts.md s.7). An I/O still outstanding at
+ * End completes within its own service time, and 5 s is more than ten
+ * times the slowest completion in the sample traces (0.40 s win8, 0.3 ms
+ * win11). A new Start of the same thread id replaces the entry at once,
+ * so a longer grace cannot attribute a reused id wrongly; it only keeps a
+ * table slot a little longer.
+ */
+#define THREAD_GRACE_SEC 5u
+#define THREAD_ALIVE UINT64_MAX /* thread_end of a thread that has not ended */
+/* The table age of an ended thread: older than every entry written, which
+ * get ages from 2 on (0 marks a free slot). */
+#define AGE_ENDED 1u
+
+/* The tables' slots: struct dm_kslot (key, age) first, then the value.
+ * An age is the decoder's write clock when the entry was written. */
+struct thread_slot {
+    struct dm_kslot k;  /* key: thread id */
+    uint64_t end;       /* timestamp of the End, or THREAD_ALIVE */
+    uint32_t pid;
+};
+
+struct process_slot {
+    struct dm_kslot k;  /* key: process id */
+    char name[DM_PROCESS_MAX];
+};
+
+struct file_slot {
+    struct dm_kslot k;  /* key: FILE_OBJECT address */
+    uint64_t until;     /* rundown tables: time of the FileDelete/FileRundown */
+    uint8_t cut;        /* the start of the path was dropped */
+    uint8_t mapped;     /* a volume mapping was applied */
+    uint32_t volumes_generation; /* of kd->volumes when name was stored */
+    uint16_t name_len;  /* bytes, without the NUL */
+    /* Allocated to the name's length (name_len + 1): a slot holding
+     * DM_FILE_MAX bytes in place would be 296 bytes, and a trace names
+     * thousands of files, most with short paths. Owned by the slot: freed
+     * when the entry is removed, replaced or the table freed. */
+    char *name;
+};
+
+struct irp_slot {
+    struct dm_kslot k;  /* key: IRP address */
+    uint64_t timestamp; /* of the Init */
+    uint32_t tid, pid;
+    uint8_t has_tid, has_pid;
+};
+
+/* What the naming records tell: one set follows the trace forward, the
+ * optional second holds rundown names (see the top of nt_kernel.c). */
+struct names {
+    struct dm_ktable threads;   /* struct thread_slot */
+    struct dm_ktable processes; /* struct process_slot */
+    struct dm_ktable files;     /* struct file_slot */
+};
+
+/* Ticks of a clock to nanoseconds. Both clocks usually tick at 10 MHz
+ * (QPC on Windows 10 and later, and the FILETIME clock), 100 ns a tick: a
+ * multiplication then gives the exact result, and the general
+ * multiply-divide (two 64-bit divisions) is left for other rates. */
+struct tick_scale {
+    uint64_t freq;        /* ticks per second */
+    uint64_t ns_per_tick; /* NS_PER_SEC / freq when that is whole, else 0 */
+    uint64_t max_ticks;   /* UINT64_MAX / ns_per_tick: beyond, saturate */
+};
+
+/* Which records a pass takes its names from. */
+enum pass { PASS_FORWARD, PASS_RUNDOWN };
+
+struct dm_kdecoder {
+    struct tick_scale ts_scale;   /* record timestamps */
+    struct tick_scale hrrt_scale; /* HighResResponseTime (QPC) */
+    uint64_t start_ts;
+    uint64_t thread_grace; /* THREAD_GRACE_SEC in timestamp ticks */
+    uint64_t clock; /* write clock for the tables' replacement order */
+    uint64_t malformed;
+    uint64_t diskio_counts[6];
+
+    struct names names;
+    struct names *rundown; /* NULL until dm_kdecode_rundown() is used */
+    struct dm_ktable irps; /* struct irp_slot */
+
+    struct dm_volumes volumes;
+
+    char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
+    /* A path being stored (translated, before its copy), or an event's
+     * file when a volume mapping is applied at lookup: the event's names
+     * are valid until the next dm_kdecode() (diskmon.h). */
+    char path[DM_FILE_MAX];
+};
+
+/* Typed views of the tables' slots. */
+static inline struct thread_slot *thread_at(const struct dm_ktable *t, size_t s)
+{
+    return (struct thread_slot *)dm_kt_slot(t, s);
+}
+
+static inline struct process_slot *process_at(const struct dm_ktable *t, size_t s)
+{
+    return (struct process_slot *)dm_kt_slot(t, s);
+}
+
+static inline struct file_slot *file_at(const struct dm_ktable *t, size_t s)
+{
+    return (struct file_slot *)dm_kt_slot(t, s);
+}
+
+static inline struct irp_slot *irp_at(const struct dm_ktable *t, size_t s)
+{
+    return (struct irp_slot *)dm_kt_slot(t, s);
+}
+
+/* A record that failed its size checks. Counted once: on the forward pass
+ * (a replay's rundown pass sees the same records again). */
+static inline int malformed(struct dm_kdecoder *kd, enum pass pass)
+{
+    if (pass == PASS_FORWARD)
+        kd->malformed++;
+    return DM_ECORRUPT;
+}
+
+/* The handlers, one per class: 0 when the record only updated the tables
+ * or was of no interest, 1 when *ev was filled (DiskIo), DM_ECORRUPT when
+ * the record failed its size checks (counted by malformed()). */
+int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
+                           const struct dm_krecord *rec, enum pass pass);
+int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
+                            const struct dm_krecord *rec, enum pass pass);
+int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
+                           const struct dm_krecord *rec, enum pass pass);
+int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                              enum pass pass);
+int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                           struct dm_event *ev);
+
+/* nt_kernel_diskio.c: a clock's rate, for ticks_to_ns. */
+void dm_kdecoder__tick_scale_init(struct tick_scale *sc, uint64_t freq);
+
+#endif /* DM_NT_KERNEL_INTERNAL_H */

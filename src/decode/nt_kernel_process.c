@@ -1,0 +1,121 @@
+/*
+ * nt_kernel_process.c - the Thread and Process records (nt_kernel.h): which
+ * process a thread belongs to, and a process's image name, for attributing
+ * DiskIo completions (nt_kernel_diskio.c), which name neither.
+ */
+#include "core/bytes.h"
+#include "decode/ktable.h"
+#include "decode/nt_kernel.h"
+#include "decode/nt_kernel_internal.h"
+
+/* Opcodes of the Thread and Process classes (etw-facts.md s.2). */
+#define THREAD_START 1
+#define THREAD_END 2
+#define THREAD_DCSTART 3
+#define THREAD_DCEND 4
+#define PROCESS_START 1
+#define PROCESS_END 2
+#define PROCESS_DCSTART 3
+#define PROCESS_DCEND 4
+
+/*
+ * Thread_TypeGroup1: ProcessId 0, TThreadId 4 from version 1 on; version 0
+ * had them the other way round (PerfView ThreadTraceData comments).
+ * Forward: Start/DCStart add (replacing an ended entry of a reused id at
+ * once), End only marks the entry ended: it serves the thread's last I/O
+ * for THREAD_GRACE_SEC more. Rundown: End/DCEnd add.
+ * [etw-facts.md s.2 and s.7; MS thread-typegroup1]
+ */
+int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
+                           const struct dm_krecord *rec, enum pass pass)
+{
+    unsigned op = rec->opcode;
+    uint32_t pid, tid;
+    struct thread_slot *t;
+
+    if (pass == PASS_FORWARD ? op != THREAD_START && op != THREAD_DCSTART &&
+                                   op != THREAD_END
+                             : op != THREAD_END && op != THREAD_DCEND)
+        return 0;
+    if (rec->payload_len < 8)
+        return malformed(kd, pass);
+    pid = dm_le32(rec->payload + (rec->version >= 1 ? 0 : 4));
+    tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
+    t = thread_at(&nm->threads, dm_kt_put(&nm->threads, tid, ++kd->clock));
+    t->pid = pid;
+    t->end = THREAD_ALIVE;
+    if (pass == PASS_FORWARD && op == THREAD_END) {
+        t->end = rec->timestamp;
+        /* Oldest possible age: when a probe window is full, an ended
+         * thread makes room before any live one (dm_kt_put replaces the
+         * oldest). */
+        t->k.age = AGE_ENDED;
+    }
+    return 0;
+}
+
+/*
+ * Process_TypeGroup1 Start/DCStart, with P the pointer size:
+ *   UniqueProcessKey 0 (ptr), ProcessId P, ParentId P+4, SessionId P+8,
+ *   ExitStatus P+12, then
+ *   v2: UserSID at P+16                               (24 x64, 20 x86)
+ *   v3: DirectoryTableBase P+16 (ptr), UserSID 2P+16  (32 x64, 24 x86)
+ *   v4+: DirectoryTableBase, Flags 2P+16, UserSID 2P+20 (36 x64, 28 x86)
+ * The SID field is 4 zero bytes when absent; otherwise a TOKEN_USER (two
+ * pointers) followed by the SID: 8 bytes (Revision, SubAuthorityCount at
+ * byte 1, IdentifierAuthority) plus 4 per sub-authority. ImageFileName, a
+ * NUL-terminated 8-bit string, follows. Later fields (CommandLine, ...) are
+ * not needed. End and DCEnd have the same layout.
+ * [etw-facts.md s.2; MS process-typegroup1; PerfView ProcessTraceData, SkipSID]
+ */
+int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
+                            const struct dm_krecord *rec, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, ps = rec->pointer_size;
+    size_t sid_off, name_off, end;
+    uint32_t pid;
+    char *dst;
+
+    if (pass == PASS_FORWARD ? rec->opcode != PROCESS_START &&
+                                   rec->opcode != PROCESS_DCSTART
+                             : rec->opcode != PROCESS_END &&
+                                   rec->opcode != PROCESS_DCEND)
+        return 0;       /* forward: End, DCEnd, Defunct keep the name */
+    if (rec->version < 2)
+        return 0;       /* pre-Vista layouts are not decoded */
+    if (rec->version == 2)
+        sid_off = ps + 16;
+    else if (rec->version == 3)
+        sid_off = 2 * ps + 16;
+    else
+        sid_off = 2 * ps + 20;
+    if (len < sid_off + 4)
+        return malformed(kd, pass);
+    pid = dm_le32(b + ps);
+    if (dm_le32(b + sid_off) == 0) {
+        name_off = sid_off + 4;
+    } else {
+        size_t sid = sid_off + 2 * ps;
+        if (len < sid + 8)
+            return malformed(kd, pass);
+        name_off = sid + 8 + 4 * (size_t)b[sid + 1];
+    }
+    for (end = name_off; end < len && b[end] != 0; end++)
+        ;
+    if (end >= len)
+        return malformed(kd, pass); /* no NUL: the name is cut off */
+
+    dst = process_at(&nm->processes,
+                     dm_kt_put(&nm->processes, pid, ++kd->clock))->name;
+    for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
+        unsigned char c = b[name_off + i];
+        /* The name is in the system's 8-bit code page, which we cannot
+         * convert portably: keep ASCII, mark the rest. */
+        dst[i] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+        dst[i + 1] = '\0';
+    }
+    if (end == name_off)
+        dst[0] = '\0';
+    return 0;
+}

@@ -1,0 +1,635 @@
+/*
+ * etl_file.c - opening an .etl trace (a path or bytes in memory) and
+ * reading its buffers: buffer 0 and the trace header record in it (with
+ * its time zone), the index of every other buffer (chained per CPU, within
+ * the memory budget), and one buffer at a time into a stream, inflating a
+ * compressed one (see etl_internal.h for the reader's other files).
+ *
+ * Every length read from the file is checked against the bytes that hold
+ * it before anything is read through it (etl_reader.c says how the reader
+ * as a whole treats damage).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bytes.h"
+#include "core/kmerge.h"
+#include "diskmon.h"
+#include "etl/etl.h"
+#include "etl/etl_internal.h"
+#include "etl/lz77.h"
+#include "platform/platform.h"
+
+/* Bounds on a compressed buffer's inflated size, which only its header
+ * states. ETW caps a session's buffers at 1 MB [MS-props], and no buffer
+ * exceeds the session's BufferSize from the trace header; a compressed
+ * buffer may claim the larger of the two, never more than 16 MB, so a forged
+ * header cannot ask for gigabytes. */
+#define ETW_MAX_BUFFER_BYTES (1u << 20)
+#define MAX_BUFFER_BYTES (16u << 20)
+
+/* TRACE_LOGFILE_HEADER, the payload of the first record, 32-bit layout; the
+ * 64-bit layout is 8 bytes longer from 0x40 on because the two pointers at
+ * 0x38 widen. etw-facts.md s.4 [GC-tlh][mingw offsetof]. */
+#define TLH_BUFFER_SIZE 0x00
+#define TLH_VERSION 0x04
+#define TLH_PROVIDER_VERSION 0x08
+#define TLH_NUM_PROCESSORS 0x0C
+#define TLH_LOG_FILE_MODE 0x20
+#define TLH_POINTER_SIZE 0x2C
+#define TLH_EVENTS_LOST 0x30
+#define TLH_CPU_MHZ 0x34
+#define TLH_TIME_ZONE 0x40    /* TIME_ZONE_INFORMATION, 0xAC bytes */
+#define TLH_PERF_FREQ 0xF8    /* after TimeZone (0xAC bytes) and a 4-byte pad */
+#define TLH_START_TIME 0x100
+#define TLH_RESERVED_FLAGS 0x108 /* clock type */
+#define TLH_BUFFERS_LOST 0x10C
+#define TLH_SIZE32 0x110
+#define TLH_WIDE_SHIFT 8      /* 64-bit layout: everything from 0x40 moves by 8 */
+#define FILETIME_PER_SECOND 10000000u
+
+/* Read len bytes at file offset off into dst. The index pass has checked the
+ * range against the file size, so a short read means the file changed or
+ * the disk failed. */
+static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
+                   char *err, size_t errlen)
+{
+    if (etl->mem != NULL) {
+        if (off > etl->info.file_size || len > etl->info.file_size - off) {
+            snprintf(err, errlen, "%s: read past the end of the trace at offset %" PRIu64,
+                     etl->name, off);
+            return DM_ETRUNCATED;
+        }
+        memcpy(dst, etl->mem + off, len);
+        return 0;
+    }
+    if (dm_file_read_at(etl->fp, off, dst, len) != 0) {
+        snprintf(err, errlen,
+                 "%s: cannot read %zu bytes at offset %" PRIu64
+                 " (was the file changed or truncated while being read?)",
+                 etl->name, len, off);
+        return DM_EIO;
+    }
+    return 0;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    uint8_t *p;
+
+    if (*cap >= need)
+        return 0;
+    p = realloc(*buf, need);
+    if (p == NULL)
+        return DM_ENOMEM;
+    *buf = p;
+    *cap = need;
+    return 0;
+}
+
+/*
+ * Check one buffer header (hdr, 72 bytes, at file offset off) and fill *e.
+ * max_filled bounds the inflated size of a compressed buffer. On failure
+ * returns DM_ECORRUPT or DM_ETRUNCATED with a message naming the offset.
+ */
+static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
+                               uint64_t off, uint32_t max_filled,
+                               struct buf_entry *e, char *err, size_t errlen)
+{
+    uint64_t left = etl->info.file_size - off;
+
+    e->offset = off;
+    e->disk_size = dm_le32(hdr + BUF_OFF_SIZE);
+    e->filled = dm_le32(hdr + BUF_OFF_FILLED);
+    e->flags = dm_le16(hdr + BUF_OFF_FLAGS);
+    e->next = NO_BUF;
+    if (e->flags & BUF_FLAG_PROC_INDEX)
+        e->cpu = (uint16_t)(dm_le16(hdr + BUF_OFF_CONTEXT) & PROC_INDEX_MASK);
+    else
+        e->cpu = hdr[BUF_OFF_CONTEXT];
+
+    if (e->disk_size < BUF_HDR_SIZE) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": size %" PRIu32 " is smaller than the 72-byte header",
+                 etl->name, off, e->disk_size);
+        return DM_ECORRUPT;
+    }
+    if (e->disk_size > left) {
+        snprintf(err, errlen,
+                 "%s: truncated trace: the buffer at offset %" PRIu64
+                 " needs %" PRIu32 " bytes but the file ends %" PRIu64
+                 " bytes later (was the copy cut short?)",
+                 etl->name, off, e->disk_size, left);
+        return DM_ETRUNCATED;
+    }
+    if (e->filled < BUF_HDR_SIZE) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": filled size %" PRIu32 " is smaller than the 72-byte header",
+                 etl->name, off, e->filled);
+        return DM_ECORRUPT;
+    }
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && e->filled > e->disk_size) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": filled size %" PRIu32 " exceeds the buffer size %" PRIu32,
+                 etl->name, off, e->filled, e->disk_size);
+        return DM_ECORRUPT;
+    }
+    if ((e->flags & BUF_FLAG_COMPRESSED) && e->filled > max_filled) {
+        snprintf(err, errlen,
+                 "%s: corrupt buffer header at offset %" PRIu64
+                 ": compressed buffer claims %" PRIu32
+                 " bytes, more than the %" PRIu32 " a buffer can hold",
+                 etl->name, off, e->filled, max_filled);
+        return DM_ECORRUPT;
+    }
+    return 0;
+}
+
+/* Read (and inflate) buffer index bi into s, ready to walk from its first
+ * record. A plain buffer of a trace in memory is walked where it lies. */
+int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
+                        char *err, size_t errlen)
+{
+    const struct buf_entry *e = &etl->bufs[bi];
+    size_t len = e->filled - BUF_HDR_SIZE;
+    int rc;
+
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL) {
+        /* The index checked filled <= disk_size <= the bytes left. */
+        s->recs = etl->mem + e->offset + BUF_HDR_SIZE;
+    } else if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+        snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
+                 etl->name, e->offset);
+        return DM_ENOMEM;
+    } else if (e->flags & BUF_FLAG_COMPRESSED) {
+        size_t zlen = e->disk_size - BUF_HDR_SIZE;
+        const uint8_t *z;
+        long got;
+
+        if (etl->mem != NULL) {
+            z = etl->mem + e->offset + BUF_HDR_SIZE;
+        } else {
+            if (grow(&etl->scratch, &etl->scratch_cap, zlen > 0 ? zlen : 1) != 0) {
+                snprintf(err, errlen,
+                         "%s: out of memory for the buffer at offset %" PRIu64,
+                         etl->name, e->offset);
+                return DM_ENOMEM;
+            }
+            rc = read_at(etl, e->offset + BUF_HDR_SIZE, etl->scratch, zlen, err, errlen);
+            if (rc < 0)
+                return rc;
+            z = etl->scratch;
+        }
+        got = dm_lz77_decompress(z, zlen, s->data, len);
+        if (got != (long)len) {
+            if (got < 0)
+                snprintf(err, errlen,
+                         "%s: corrupt compressed buffer at offset %" PRIu64
+                         ": its LZ77 data is malformed",
+                         etl->name, e->offset);
+            else
+                snprintf(err, errlen,
+                         "%s: corrupt compressed buffer at offset %" PRIu64
+                         ": inflates to %ld bytes, its header says %zu",
+                         etl->name, e->offset, got, len);
+            return DM_ECORRUPT;
+        }
+        s->recs = s->data;
+    } else {
+        rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
+        if (rc < 0)
+            return rc;
+        s->recs = s->data;
+    }
+    s->cur = bi;
+    s->next = e->next;
+    s->len = len;
+    s->pos = 0;
+    etl->bytes_done += e->disk_size;
+    if (etl->on_buffer != NULL && etl->on_buffer(etl->on_buffer_ctx, etl->bytes_done)) {
+        snprintf(err, errlen, "%s: stopped", etl->name);
+        return DM_ESTOPPED;
+    }
+    return 0;
+}
+
+/* TIME_ZONE_INFORMATION (minwinbase.h / timezoneapi.h in the mingw-w64
+ * headers): LONG Bias @0; WCHAR StandardName[32] @4; SYSTEMTIME StandardDate
+ * @0x44; LONG StandardBias @0x54; WCHAR DaylightName[32] @0x58; SYSTEMTIME
+ * DaylightDate @0x98; LONG DaylightBias @0xA8; 0xAC bytes in all. SYSTEMTIME
+ * is eight WORDs: year, month, day of week, day, hour, minute, second, ms.
+ * The names are not kept: they are resource references ("@tzres.dll,-212"). */
+#define TZI_BIAS 0x00
+#define TZI_STANDARD_DATE 0x44
+#define TZI_STANDARD_BIAS 0x54
+#define TZI_DAYLIGHT_DATE 0x98
+#define TZI_DAYLIGHT_BIAS 0xA8
+
+static void read_systemtime(const uint8_t *p, struct dm_tz_date *d)
+{
+    d->year = dm_le16(p);
+    d->month = dm_le16(p + 2);
+    d->day_of_week = dm_le16(p + 4);
+    d->day = dm_le16(p + 6);
+    d->hour = dm_le16(p + 8);
+    d->minute = dm_le16(p + 10);
+    d->second = dm_le16(p + 12);
+    d->milliseconds = dm_le16(p + 14);
+}
+
+/* p points at 0xAC bytes inside the header payload (checked by the caller's
+ * length check: TLH_SIZE32 covers it). */
+static void read_time_zone(const uint8_t *p, struct dm_time_zone *tz)
+{
+    tz->bias = (int32_t)dm_le32(p + TZI_BIAS);
+    tz->standard_bias = (int32_t)dm_le32(p + TZI_STANDARD_BIAS);
+    tz->daylight_bias = (int32_t)dm_le32(p + TZI_DAYLIGHT_BIAS);
+    read_systemtime(p + TZI_STANDARD_DATE, &tz->standard_date);
+    read_systemtime(p + TZI_DAYLIGHT_DATE, &tz->daylight_date);
+    tz->valid = 1;
+}
+
+/*
+ * Parse the trace header record (first in buffer 0): marker, then
+ * TRACE_LOGFILE_HEADER fields into etl->info.
+ */
+static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
+{
+    struct stream *s = &etl->prologue;
+    struct dm_etl_record *rec = &etl->header_rec;
+    const uint8_t *p;
+    unsigned wide;
+    uint32_t marker, cpu_mhz;
+    int rc;
+
+    marker = s->len >= 4 ? dm_le32(s->recs) : 0;
+    if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
+        snprintf(err, errlen,
+                 "%s: not an .etl trace (no trace header record at offset %u)",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    rc = dm_etl__next_in_buffer(etl, s, rec, err, errlen);
+    if (rc < 0)
+        return rc;
+    wide = marker == MARKER_HEADER64 ? TLH_WIDE_SHIFT : 0;
+    if (rc == 0 || rec->group != 0 || rec->opcode != 0 ||
+        rec->payload_len < TLH_SIZE32 + wide) {
+        snprintf(err, errlen,
+                 "%s: not an .etl trace (the record at offset %u is not a "
+                 "complete trace header)",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    p = rec->payload;
+    etl->info.buffer_size = dm_le32(p + TLH_BUFFER_SIZE);
+    etl->info.os_version = dm_le32(p + TLH_VERSION);
+    etl->info.provider_version = dm_le32(p + TLH_PROVIDER_VERSION);
+    etl->info.number_of_processors = dm_le32(p + TLH_NUM_PROCESSORS);
+    etl->info.log_file_mode = dm_le32(p + TLH_LOG_FILE_MODE);
+    etl->info.pointer_size = dm_le32(p + TLH_POINTER_SIZE);
+    etl->info.events_lost = dm_le32(p + TLH_EVENTS_LOST);
+    cpu_mhz = dm_le32(p + TLH_CPU_MHZ);
+    etl->info.perf_freq = dm_le64(p + TLH_PERF_FREQ + wide);
+    etl->info.qpc_freq = etl->info.perf_freq;
+    etl->info.start_time = dm_le64(p + TLH_START_TIME + wide);
+    etl->info.reserved_flags = dm_le32(p + TLH_RESERVED_FLAGS + wide);
+    etl->info.buffers_lost = dm_le32(p + TLH_BUFFERS_LOST + wide);
+    etl->info.header_timestamp = rec->timestamp;
+    read_time_zone(p + TLH_TIME_ZONE + wide, &etl->info.time_zone);
+
+    /* perf_freq is the rate of the record timestamps, which depends on the
+     * session's clock [MS-wnode]: QPC ticks (PerfFreq), FILETIME units, or
+     * CPU cycles at CpuSpeedInMHz. */
+    if (etl->info.reserved_flags == DM_ETL_CLOCK_SYSTEM_TIME)
+        etl->info.perf_freq = FILETIME_PER_SECOND;
+    else if (etl->info.reserved_flags == DM_ETL_CLOCK_CPU_CYCLES && cpu_mhz != 0)
+        etl->info.perf_freq = (uint64_t)cpu_mhz * 1000000u;
+    if (etl->info.perf_freq == 0) {
+        snprintf(err, errlen,
+                 "%s: corrupt trace header at offset %u: the timer frequency "
+                 "(PerfFreq) is 0",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    if (etl->info.pointer_size != 4 && etl->info.pointer_size != 8) {
+        snprintf(err, errlen,
+                 "%s: corrupt trace header at offset %u: PointerSize %" PRIu32
+                 " is neither 4 nor 8",
+                 etl->name, BUF_HDR_SIZE, etl->info.pointer_size);
+        return DM_ECORRUPT;
+    }
+    etl->max_filled = ETW_MAX_BUFFER_BYTES;
+    if (etl->info.buffer_size > etl->max_filled)
+        etl->max_filled = etl->info.buffer_size < MAX_BUFFER_BYTES
+                              ? etl->info.buffer_size
+                              : MAX_BUFFER_BYTES;
+    return 0;
+}
+
+static int add_buffer(struct dm_etl *etl, const struct buf_entry *e)
+{
+    if (etl->nbufs == etl->bufs_cap) {
+        uint32_t cap = etl->bufs_cap ? etl->bufs_cap * 2 : 64;
+        struct buf_entry *p;
+
+        if (etl->bufs_cap >= NO_BUF / 4)
+            return DM_ENOMEM;
+        p = realloc(etl->bufs, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return DM_ENOMEM;
+        etl->bufs = p;
+        etl->bufs_cap = cap;
+    }
+    etl->bufs[etl->nbufs++] = *e;
+    return 0;
+}
+
+/*
+ * The memory budget (etl.h). A CPU's stream holds one buffer at a time, in
+ * memory that only grows until the stream ends, so what replay holds at
+ * once is at most, over the CPUs, each one's largest buffer, plus buffer 0
+ * and the largest compressed buffer as read from the file. Those sizes are
+ * what the buffer headers claim; for a compressed buffer nothing but the
+ * budget bounds the claim (a few bytes of LZ77 can inflate to 16 MiB), so
+ * it is checked before anything is allocated for it.
+ */
+static uint32_t held_bytes(const struct dm_etl *etl, const struct buf_entry *e)
+{
+    /* A plain buffer of a trace in memory is walked where it lies. */
+    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL)
+        return 0;
+    return e->filled - BUF_HDR_SIZE;
+}
+
+/* Compressed bytes read from a file before inflating: its scratch. */
+static uint32_t scratch_bytes(const struct dm_etl *etl, const struct buf_entry *e)
+{
+    if (!(e->flags & BUF_FLAG_COMPRESSED) || etl->mem != NULL)
+        return 0;
+    return e->disk_size - BUF_HDR_SIZE;
+}
+
+static int over_budget(const struct dm_etl *etl, const struct buf_entry *e,
+                       char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "%s: refused: the %sbuffer at offset %" PRIu64 " of CPU %u claims %" PRIu32
+             " bytes, which takes the buffers replay holds at once to %" PRIu64
+             " bytes, over the memory budget of %u MiB",
+             etl->name, (e->flags & BUF_FLAG_COMPRESSED) ? "compressed " : "",
+             e->offset, e->cpu, e->filled - BUF_HDR_SIZE, etl->held_max,
+             DM_ETL_BUDGET_BYTES >> 20);
+    return DM_ENOMEM;
+}
+
+/*
+ * Walk the buffer headers after buffer 0 and chain them per CPU, one stream
+ * per CPU (the merge over them is etl_reader.c's). A bad header stops the
+ * walk; its error is kept for next() to report after the records of the
+ * buffers before it. Only running out of memory, or the budget, fails here.
+ */
+static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
+{
+    uint32_t last[MAX_CPUS];
+    unsigned stream_of[MAX_CPUS];
+    uint32_t held[MAX_CPUS];  /* per CPU, its largest buffer as held */
+    uint32_t scratch = 0;     /* the largest compressed buffer read */
+    uint64_t off = etl->bufs[0].disk_size;
+    uint8_t hdr[BUF_HDR_SIZE];
+    int rc;
+
+    for (unsigned c = 0; c < MAX_CPUS; c++) {
+        last[c] = NO_BUF;
+        stream_of[c] = UINT32_MAX;
+        held[c] = 0;
+    }
+    etl->held_max = held_bytes(etl, &etl->bufs[0]) + scratch_bytes(etl, &etl->bufs[0]);
+    while (off < etl->info.file_size) {
+        struct buf_entry e;
+
+        if (etl->info.file_size - off < BUF_HDR_SIZE) {
+            snprintf(etl->index_msg, sizeof etl->index_msg,
+                     "%s: truncated trace: %" PRIu64 " bytes at offset %" PRIu64
+                     " are too few for a buffer header (was the copy cut short?)",
+                     etl->name, etl->info.file_size - off, off);
+            etl->index_err = DM_ETRUNCATED;
+            break;
+        }
+        rc = read_at(etl, off, hdr, sizeof hdr, etl->index_msg, sizeof etl->index_msg);
+        if (rc == 0)
+            rc = check_buffer_header(etl, hdr, off, etl->max_filled, &e,
+                                     etl->index_msg, sizeof etl->index_msg);
+        if (rc < 0) {
+            etl->index_err = rc;
+            break;
+        }
+        if (held_bytes(etl, &e) > held[e.cpu]) {
+            etl->held_max += held_bytes(etl, &e) - held[e.cpu];
+            held[e.cpu] = held_bytes(etl, &e);
+        }
+        if (scratch_bytes(etl, &e) > scratch) {
+            etl->held_max += scratch_bytes(etl, &e) - scratch;
+            scratch = scratch_bytes(etl, &e);
+        }
+        if (etl->held_max > DM_ETL_BUDGET_BYTES)
+            return over_budget(etl, &e, err, errlen);
+        if (add_buffer(etl, &e) != 0) {
+            snprintf(err, errlen, "%s: out of memory indexing %" PRIu32 " buffers",
+                     etl->name, etl->nbufs);
+            return DM_ENOMEM;
+        }
+        if (e.flags & (BUF_FLAG_EVENTS_LOST | BUF_FLAG_BUFFER_LOST))
+            etl->info.buffers_flagged_lost++;
+        if (last[e.cpu] == NO_BUF) {
+            stream_of[e.cpu] = etl->nstreams++;
+        } else {
+            etl->bufs[last[e.cpu]].next = etl->nbufs - 1;
+        }
+        last[e.cpu] = etl->nbufs - 1;
+        off += e.disk_size;
+    }
+
+    etl->streams = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->streams);
+    if (etl->streams == NULL) {
+        snprintf(err, errlen, "%s: out of memory", etl->name);
+        return DM_ENOMEM;
+    }
+    rc = dm_etl__merge_init(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    for (uint32_t i = etl->nbufs; i-- > 1;) {
+        struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
+
+        s->cpu = etl->bufs[i].cpu;
+        s->cur = NO_BUF;
+        s->next = i; /* ends at the CPU's first buffer */
+        s->first = i;
+    }
+    return 0;
+}
+
+/* Shared by dm_etl_open and dm_etl_open_mem once the input is attached. */
+static int open_common(struct dm_etl *etl, char *err, size_t errlen)
+{
+    uint8_t hdr[BUF_HDR_SIZE];
+    struct buf_entry e0;
+    int rc;
+
+    if (etl->info.file_size < BUF_HDR_SIZE ||
+        read_at(etl, 0, hdr, sizeof hdr, err, errlen) != 0 ||
+        check_buffer_header(etl, hdr, 0, MAX_BUFFER_BYTES, &e0, err, errlen) != 0) {
+        snprintf(err, errlen, "%s: not an .etl trace (bad buffer header at offset 0)",
+                 etl->name);
+        return DM_ECORRUPT;
+    }
+    if (add_buffer(etl, &e0) != 0) {
+        snprintf(err, errlen, "%s: out of memory", etl->name);
+        return DM_ENOMEM;
+    }
+    if (e0.flags & (BUF_FLAG_EVENTS_LOST | BUF_FLAG_BUFFER_LOST))
+        etl->info.buffers_flagged_lost++;
+    etl->prologue.cpu = e0.cpu;
+    rc = dm_etl__load_buffer(etl, &etl->prologue, 0, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = parse_trace_header(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = index_buffers(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    etl->phase = PH_HEADER;
+    return 0;
+}
+
+static struct dm_etl *new_etl(const char *name)
+{
+    struct dm_etl *etl = calloc(1, sizeof *etl);
+    size_t n = strlen(name) + 1;
+
+    if (etl == NULL)
+        return NULL;
+    etl->name = malloc(n);
+    if (etl->name == NULL) {
+        free(etl);
+        return NULL;
+    }
+    memcpy(etl->name, name, n);
+    etl->prologue.cur = NO_BUF;
+    etl->prologue.next = NO_BUF;
+    etl->prologue.key_ts = &etl->prologue_key;
+    return etl;
+}
+
+/* Name the real problem before fopen() does: a directory opens on some
+ * systems and then reads as garbage ("bad buffer header at offset 0"), and an
+ * empty file is not damaged, it is empty. */
+static int check_path(const char *path, char *err, size_t errlen)
+{
+    uint64_t size = 0;
+
+    if (path == NULL || path[0] == '\0') {
+        snprintf(err, errlen, "empty file name: give the trace as -r FILE.etl");
+        return DM_EUSAGE;
+    }
+    switch (dm_file_kind(path, &size)) {
+    case DM_FILE_DIRECTORY:
+        snprintf(err, errlen, "%s: is a directory, not an .etl trace file", path);
+        return DM_EOPEN;
+    case DM_FILE_OTHER:
+        snprintf(err, errlen,
+                 "%s: not a regular file (a pipe or a device); diskmon reads "
+                 ".etl traces from files", path);
+        return DM_EOPEN;
+    case DM_FILE_REGULAR:
+        if (size == 0) {
+            snprintf(err, errlen, "%s: is empty (0 bytes), not an .etl trace", path);
+            return DM_ECORRUPT;
+        }
+        return 0;
+    default: /* missing: fopen() says why */
+        return 0;
+    }
+}
+
+/* The end of both opens: read the index and the header; on failure close
+ * what was made. err is never NULL here. */
+static int finish_open(struct dm_etl *etl, struct dm_etl **out, char *err, size_t errlen)
+{
+    int rc = open_common(etl, err, errlen);
+
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
+int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    rc = check_path(path, err, errlen);
+    if (rc < 0)
+        return rc;
+    etl = new_etl(path);
+    if (etl == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return DM_ENOMEM;
+    }
+    etl->fp = fopen(path, "rb");
+    if (etl->fp == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s (check the path and permissions)",
+                 path, strerror(errno));
+        dm_etl_close(etl);
+        return DM_EOPEN;
+    }
+    if (dm_file_size(etl->fp, &etl->info.file_size) != 0) {
+        snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
+                 path);
+        dm_etl_close(etl);
+        return DM_EIO;
+    }
+    return finish_open(etl, out, err, errlen);
+}
+
+int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
+                    const char *name, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    etl = new_etl(name != NULL ? name : "(memory)");
+    if (etl == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return DM_ENOMEM;
+    }
+    etl->mem = data != NULL ? data : (const uint8_t *)"";
+    etl->info.file_size = data != NULL ? len : 0;
+    return finish_open(etl, out, err, errlen);
+}
+
+const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
+{
+    return &etl->info;
+}
