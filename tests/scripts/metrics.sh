@@ -3,7 +3,8 @@
 # `promtool check metrics`, ends with a newline, and every counter, bucket,
 # sum, busy and in-flight time and per-process series equals what
 # metrics_check.py recomputes from the per-event json of the same trace
-# (--metrics-top 20 and 2, so "(other)" is exercised); the daemon mode
+# (--metrics-top 20 and 2, so "(other)" is exercised); --interval sets
+# --top's interval; the README's alert rule passes promtool; the daemon mode
 # prints no lines while -f json beside --metrics prints the same lines as
 # without; an unwritable directory gives one message and a normal exit;
 # --metrics naming the input trace is refused; bad usages of the new
@@ -83,6 +84,19 @@ for etl in "$ETL"/*.etl; do
 done
 
 etl=$(ls "$ETL"/*.etl | head -n 1)
+# One interval for --top and --metrics: --interval sets --top's when --top
+# has no SEC of its own.
+"$DISKMON" -r "$etl" --top --interval 2 -f json 2>/dev/null | head -n 1 >"$TMP/top.json"
+check interval_sets_top grep -q '"interval_start":0.000000000,"interval_end":2.000000000' "$TMP/top.json"
+
+# The README's alert rule is a valid Prometheus rules file.
+awk '/^groups:/ { on = 1 } on && /^```/ { exit } on' "$HERE/../../README.md" >"$TMP/rules.yml"
+if [ -s "$TMP/rules.yml" ] && out=$(promtool check rules "$TMP/rules.yml" 2>&1); then
+    pass readme_alert_rule
+else
+    fail readme_alert_rule "$(printf '%s' "$out" | head -c 300)"
+fi
+
 # A directory diskmon may not write into: one message, the run goes on.
 mkdir "$TMP/ro"
 chmod 555 "$TMP/ro"
