@@ -1,10 +1,12 @@
 #!/bin/bash
 # linux_metrics.sh DISKMON - --metrics in Linux live capture, on a loop device.
 #
-#   - atomic replacement: while diskmon rewrites FILE every 0.1 s under a
-#     steady load, a reader opens and reads FILE 10,000 times; every read
-#     must be a whole file (first family first, last line last, final
-#     newline), and the reads must have seen several versions;
+#   - atomic replacement: while diskmon rewrites FILE (made big: 1000
+#     process names with series of their own) every 0.1 s under a steady
+#     load, a reader opens and reads FILE 10,000 times; every read must be
+#     a whole file (first family first, last line last, final newline),
+#     and the reads must have seen several versions. (A writer that
+#     truncates FILE and writes it in place is caught by this.)
 #   - promtool check metrics accepts a file written mid-run and the last
 #     one, whose build_info names the live source (tracefs);
 #   - a FILE in a read-only directory: one message on stderr, diskmon keeps
@@ -37,7 +39,8 @@ load() {
 # --- atomic replacement ---------------------------------------------------------
 mkdir "$work/prom"
 prom=$work/prom/diskmon.prom
-"$DISKMON" -d "$name" --metrics "$prom" --interval 0.1 >"$work/out" 2>"$work/err" &
+"$DISKMON" -d "$name" --metrics "$prom" --interval 0.1 --metrics-top 1000 \
+    >"$work/out" 2>"$work/err" &
 dm=$!
 bg="$bg $dm"
 for _ in $(seq 200); do
@@ -52,6 +55,21 @@ if ! kill -0 "$dm" 2>/dev/null; then
     fail "diskmon exited at start: $(cat "$work/err")"
 fi
 [ -s "$prom" ] || fail "no metrics file within 10 s of the start"
+# A big file, so that a writer that is not atomic would be caught in the
+# act: 1000 process names (a thread renaming itself, PR_SET_NAME), each
+# reading once, give 1000 named series, some 8000 lines.
+python3 - "$loop" <<'PY' || fail "the renaming reader failed"
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_NAME = 15  # prctl(2)
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+for i in range(1000):
+    libc.prctl(PR_SET_NAME, b"dmn%05d" % i, 0, 0, 0)
+    os.preadv(fd, [buf], (i % 4096) * 4096)
+os.close(fd)
+PY
+sleep 0.5
 load &
 ld=$!
 bg="$bg $ld"
@@ -68,8 +86,7 @@ for i in range(10000):
                  b"diskmon_last_update_timestamp_seconds "))
     if not whole:
         torn += 1
-    seen.add(hash(data))
-    time.sleep(0.0003)
+    seen.add(data[-80:])  # the timestamp line: one per write
 print(torn, len(seen))
 PY
 )
@@ -101,6 +118,9 @@ grep -q "^diskmon_build_info{version=\"[^\"]*\",source=\"tracefs\"} 1$" "$prom" 
     pass build_info_tracefs || bad build_info_tracefs "$(grep build_info "$prom")"
 reads=$(sed -n "s/^diskmon_requests_total{disk=\"$name\",op=\"read\"} //p" "$prom")
 [ "${reads:-0}" -gt 0 ] && pass reads_counted || bad reads_counted "no reads of $name"
+named=$(grep -c '^diskmon_process_bytes_total{process="dmn[0-9]*",op="read"}' "$prom")
+[ "$named" -ge 990 ] && pass thousand_names_promoted ||
+    bad thousand_names_promoted "$named of the 1000 names have series"
 [ -e "$prom.tmp" ] && bad no_tmp_left "$prom.tmp is left" || pass no_tmp_left
 
 # --- a read-only directory: one message, the capture goes on ---------------------
