@@ -97,6 +97,20 @@ else
     fail readme_alert_rule "$(printf '%s' "$out" | head -c 300)"
 fi
 
+# The systemd unit of the daemon mode is one systemd accepts (its diskmon
+# path pointed at this build, its man page reference left out).
+if command -v systemd-analyze >/dev/null; then
+    sed "s|/usr/bin/diskmon|$DISKMON|; /^Documentation=/d" \
+        "$HERE/../../docs/diskmon-metrics.service" >"$TMP/diskmon-metrics.service"
+    if out=$(systemd-analyze verify "$TMP/diskmon-metrics.service" 2>&1) && [ -z "$out" ]; then
+        pass systemd_unit_verifies
+    else
+        fail systemd_unit_verifies "$(printf '%s' "$out" | head -c 300)"
+    fi
+else
+    echo "SKIP metrics/systemd_unit_verifies: systemd-analyze is not installed"
+fi
+
 # A directory diskmon may not write into: one message, the run goes on.
 mkdir "$TMP/ro"
 chmod 555 "$TMP/ro"
