@@ -25,7 +25,7 @@ _diskmon()
     local opts="-r --replay -f --format -o --output -d --disk --op -p --pid
         -c --comm -m --min-latency -n --count -t --duration --clock --utc
         --no-header -s --summary --hist --top --by --queue --backend --force --cleanup -h --help
-        -V --version --"
+        -V --version --metrics --interval --metrics-top --"
 
     # --long=VALUE: complete the value.
     if [[ $cur == --*=* ]]; then
@@ -38,7 +38,7 @@ _diskmon()
         COMPREPLY=($(compgen -f -X '!*.[eE][tT][lL]' -- "$cur") $(compgen -d -- "$cur"))
         return
         ;;
-    -o | --output)
+    -o | --output | --metrics)
         COMPREPLY=($(compgen -f -- "$cur"))
         return
         ;;
@@ -73,7 +73,7 @@ _diskmon()
         COMPREPLY=($(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$cur"))
         return
         ;;
-    -m | --min-latency | -n | --count | -t | --duration)
+    -m | --min-latency | -n | --count | -t | --duration | --interval | --metrics-top)
         return # a number
         ;;
     esac

@@ -222,6 +222,9 @@ struct dm_source {
     char loss_detail[384];
     /* Replay: the time zone the trace recorded, for --clock. */
     struct dm_time_zone time_zone;
+    /* How the events are read, when the source's name does not say it
+     * (Linux live: "tracefs" or "perf"); NULL: ops->name. For --metrics. */
+    const char *backend;
 };
 
 /* The sources this build has. Live ones exist only on their own OS. */

@@ -24,8 +24,10 @@ note() { printf '== %s\n' "$*"; }
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
 # page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
 # the --top terminal view (linux_top.sh);
-# libtraceevent-dev: the oracle of the ftrace page parser's test.
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
+# libtraceevent-dev: the oracle of the ftrace page parser's test;
+# prometheus (promtool), prometheus-node-exporter, curl: the --metrics
+# checks and the real chain (metrics.sh, linux_metrics.sh, metrics_chain.sh).
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux prometheus prometheus-node-exporter curl"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -126,7 +128,7 @@ fi
 # --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
 # live source: its reader thread against stop() and the printer) ------------
 if build tsan tsan; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|top|cli|findings|top_replay|linux_live|linux_tracefs|linux_top)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|top|cli|findings|top_replay|linux_live|linux_tracefs|linux_top|metrics_replay|linux_metrics)$'
 fi
 
 # --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------

@@ -230,7 +230,7 @@ quoted:
 
 /* Length of the valid UTF-8 sequence at s, or 0 if it is not one. Stops at
  * the terminating NUL, which is no continuation byte. */
-static size_t utf8_len(const unsigned char *s)
+size_t dm_utf8_len(const unsigned char *s)
 {
     size_t n;
 
@@ -311,7 +311,7 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *str,
             p += 2;
             i++;
         } else {
-            size_t n = utf8_len(s + i);
+            size_t n = dm_utf8_len(s + i);
 
             if (n == 0) {
                 p = dm_put_lit(p, DM_LIT("\\ufffd"));
@@ -323,6 +323,31 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *str,
         }
     }
     *p++ = '"';
+    return p;
+}
+
+char *dm_escape_label(char *p, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+
+    while (*u != '\0') {
+        size_t n;
+
+        if (*u == '\\' || *u == '"') {
+            *p++ = '\\';
+            *p++ = (char)*u++;
+        } else if (*u == '\n') {
+            p = dm_put_lit(p, DM_LIT("\\n"));
+            u++;
+        } else if ((n = dm_utf8_len(u)) == 0) {
+            p = dm_put_lit(p, DM_LIT("\xEF\xBF\xBD")); /* U+FFFD in UTF-8 */
+            u++;
+        } else {
+            memcpy(p, u, n);
+            p += n;
+            u += n;
+        }
+    }
     return p;
 }
 

@@ -30,6 +30,20 @@ char *dm_escape_csv(char *p, const char *prefix, size_t plen, const char *s, siz
  * a process named itself. Returns the end. */
 char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *s, size_t len);
 
+/* The length of the valid UTF-8 sequence at s, or 0 when it is not one
+ * (the terminating NUL is no continuation byte, so it stops there). */
+size_t dm_utf8_len(const unsigned char *s);
+
+/* The most one byte of a label value becomes: an invalid byte as U+FFFD. */
+#define DM_ESCAPE_LABEL_MAX 3
+
+/* A Prometheus label value (text format 0.0.4), without its quotes:
+ * backslash, double quote and line feed escaped as \\, \" and \n; a byte
+ * that is not valid UTF-8 becomes U+FFFD, since label values are UTF-8.
+ * s is NUL-terminated; the caller has room for DM_ESCAPE_LABEL_MAX bytes per
+ * byte of s. Returns the end. */
+char *dm_escape_label(char *p, const char *s);
+
 /* s as a JSON string or a CSV field, as above, into buf of cap bytes
  * (NUL-terminated; cut when it does not fit). Returns the bytes written. */
 size_t dm_escape_json_string(char *buf, size_t cap, const char *s);

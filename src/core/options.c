@@ -13,7 +13,8 @@
 enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
-    O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY
+    O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY,
+    O_METRICS, O_INTERVAL, O_METRICS_TOP
 };
 
 /* --top [SEC]: the value is optional (dm_options_parse's contract). */
@@ -40,6 +41,9 @@ static const struct opt_spec specs[] = {
     {O_VERSION, 'V', "version", 0},
     {O_BACKEND, 0, "backend", 1},
     {O_TOP, 0, "top", TAKES_OPTIONAL}, {O_BY, 0, "by", 1},
+    /* --metrics */
+    {O_METRICS, 0, "metrics", 1},   {O_INTERVAL, 0, "interval", 1},
+    {O_METRICS_TOP, 0, "metrics-top", 1},
 };
 
 void dm_options_help(FILE *out)
@@ -85,6 +89,13 @@ void dm_options_help(FILE *out)
         "      --top [SEC]        who uses the disk: sums every SEC seconds (default 1),\n"
         "                         a screen redrawn in place on a terminal\n"
         "      --by KEY           --top rows per process (default), file or disk\n"
+        "      --metrics FILE     Prometheus counters and latency histograms in FILE,\n"
+        "                         replaced every interval (for node_exporter's or\n"
+        "                         windows_exporter's textfile collector); alone,\n"
+        "                         without -o, -f or --top, no event lines\n"
+        "      --interval SEC     how often --metrics (default 15) or --top writes\n"
+        "      --metrics-top K    processes with series of their own (default 20);\n"
+        "                         the rest are summed as (other)\n"
         "  -h, --help             this help\n"
         "  -V, --version          version, compiler and target\n"
         "      --                 end of options\n"
@@ -98,7 +109,9 @@ void dm_options_help(FILE *out)
         "  diskmon -r trace.etl -f csv -o io.csv replay a trace into a CSV file\n"
         "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n"
         "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n"
-        "  diskmon --top --by disk               iostat-like figures every second\n",
+        "  diskmon --top --by disk               iostat-like figures every second\n"
+        "  diskmon --metrics /var/lib/node_exporter/diskmon.prom\n"
+        "                                        counters for Prometheus, no lines\n",
         out);
 }
 
@@ -258,6 +271,38 @@ static int one_comm(struct dm_options *opt, char *tok, const char *shown, char *
     return 0;
 }
 
+/* --metrics, --interval, --metrics-top. */
+static int apply_metrics(struct dm_options *opt, enum opt_id id, char *value,
+                         const char *shown, char *err, size_t errlen)
+{
+    uint64_t v;
+
+    switch (id) {
+    case O_METRICS:
+        if (value[0] == '\0')
+            return fail(err, errlen, "empty file name for %s", shown);
+        opt->metrics_path = value;
+        break;
+    case O_INTERVAL:
+        if (parse_ns(value, 1e9, &opt->metrics_ns) != 0 || opt->metrics_ns == 0 ||
+            opt->metrics_ns > DM_TOP_MAX_NS)
+            return fail(err, errlen,
+                        "bad interval '%s' for %s (seconds above 0, at most 86400)",
+                        value, shown);
+        break;
+    case O_METRICS_TOP:
+        if (parse_u64(value, &v) != 0 || v > DM_METRICS_TOP_MAX)
+            return fail(err, errlen, "bad count '%s' for %s (a whole number, at most %d)",
+                        value, shown, DM_METRICS_TOP_MAX);
+        opt->metrics_top = (unsigned)v;
+        opt->metrics_top_given = 1;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
 static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
                  const char *shown, char *err, size_t errlen)
 {
@@ -268,6 +313,7 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         opt->replay_path = value;
         break;
     case O_FORMAT:
+        opt->format_given = 1;
         if (same_word(value, "text"))
             opt->format = DM_FMT_TEXT;
         else if (same_word(value, "csv"))
@@ -338,6 +384,7 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         opt->show_version = 1;
         break;
     case O_TOP:
+        opt->top_sec_given = value != NULL;
         if (value == NULL)
             opt->top_ns = 1000000000u; /* the default: 1 s */
         else if (parse_ns(value, 1e9, &opt->top_ns) != 0 || opt->top_ns == 0 ||
@@ -358,6 +405,10 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
             return fail(err, errlen, "bad key '%s' for %s (process, file or disk)",
                         value, shown);
         break;
+    case O_METRICS:
+    case O_INTERVAL:
+    case O_METRICS_TOP:
+        return apply_metrics(opt, sp->id, value, shown, err, errlen);
     case O_BACKEND:
         if (same_word(value, "tracefs"))
             opt->backend = DM_BACKEND_TRACEFS;
@@ -368,6 +419,30 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
                         value, shown);
         break;
     }
+    return 0;
+}
+
+/* The one interval of --top and --metrics, and what --metrics needs
+ * (options.h). */
+static int check_metrics(struct dm_options *opt, char *err, size_t errlen)
+{
+    if (opt->metrics_top_given && opt->metrics_path == NULL)
+        return fail(err, errlen, "--metrics-top picks the processes of --metrics: add "
+                                 "--metrics FILE");
+    if (!opt->metrics_top_given)
+        opt->metrics_top = DM_METRICS_DEFAULT_TOP;
+    if (opt->metrics_ns != 0 && opt->metrics_path == NULL && opt->top_ns == 0)
+        return fail(err, errlen, "--interval sets how often --metrics or --top writes: "
+                                 "add one of them");
+    if (opt->top_ns != 0 && opt->top_sec_given && opt->metrics_ns != 0 &&
+        opt->metrics_ns != opt->top_ns)
+        return fail(err, errlen, "--top SEC and --interval SEC differ: give the "
+                                 "interval once");
+    if (opt->top_ns != 0 && !opt->top_sec_given && opt->metrics_ns != 0)
+        opt->top_ns = opt->metrics_ns;
+    if (opt->metrics_ns == 0)
+        opt->metrics_ns = opt->top_ns != 0 && opt->top_sec_given ? opt->top_ns
+                                                                 : DM_METRICS_DEFAULT_NS;
     return 0;
 }
 
@@ -456,5 +531,5 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         return fail(err, errlen, "--by picks the rows of --top: add --top");
     if (opt->replay_path != NULL && opt->queue)
         return fail(err, errlen, "--queue is for Linux live capture, not -r");
-    return 0;
+    return check_metrics(opt, err, errlen);
 }

@@ -45,6 +45,13 @@ struct dm_options {
     uint64_t top_ns;              /* --top [SEC]: the interval; 0: no --top */
     enum dm_top_by top_by;        /* --by (needs --top) */
     int by_given;                 /* --by was on the command line */
+    /* --metrics (core/metrics.h) */
+    const char *metrics_path;     /* --metrics FILE; NULL: none */
+    uint64_t metrics_ns;          /* how often FILE is rewritten (live) */
+    unsigned metrics_top;         /* --metrics-top K: names with own series */
+    int metrics_top_given;        /* --metrics-top was on the command line */
+    int top_sec_given;            /* --top had its SEC */
+    int format_given;             /* -f was on the command line */
     /* live session control (Windows) */
     int force;                    /* --force: stop an existing NT Kernel Logger */
     int cleanup;                  /* --cleanup: stop a leftover diskmon session */
@@ -69,6 +76,21 @@ struct dm_options {
  * not start with '-' (diskmon takes no other plain arguments), otherwise the
  * interval is 1 s. --top with -n, and --by without --top, are refused.
  */
+/*
+ * --metrics FILE writes counters for Prometheus every --interval SEC (15 s
+ * by default; replay: once, at the end). One interval serves --top and
+ * --metrics: --interval SEC sets --top's too, --top SEC sets --metrics'
+ * when --interval is not given, and two different values are refused.
+ * With --metrics and none of -o, -f and --top no event lines are printed
+ * (the daemon mode). --interval needs --top or --metrics; --metrics-top
+ * needs --metrics.
+ */
+#define DM_METRICS_DEFAULT_NS (15ull * 1000000000ull)
+#define DM_METRICS_DEFAULT_TOP 20
+/* The most --metrics-top may ask for: each name is 8 series, and a fleet's
+ * Prometheus keeps every one of them for weeks. */
+#define DM_METRICS_TOP_MAX 1000
+
 /* The longest --top interval: a day. It keeps the exact figures of
  * --top's csv/json within 64-bit arithmetic (top_render.c). */
 #define DM_TOP_MAX_NS (86400ull * 1000000000ull)

@@ -103,6 +103,34 @@ static int output_is_input(const struct dm_options *opt, FILE *out, const char *
     return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
 }
 
+/* 1 when --metrics names the trace being read (the rename would replace
+ * it). */
+static int metrics_is_input(const struct dm_options *opt)
+{
+    struct dm_file_id in, m;
+
+    return opt->replay_path != NULL && opt->metrics_path != NULL &&
+           dm_file_id_of_path(opt->replay_path, &in) &&
+           dm_file_id_of_path(opt->metrics_path, &m) && m.volume == in.volume &&
+           m.index == in.index;
+}
+
+/* --metrics: the counters, fed and (live) written by the printer; with no
+ * -o, -f or --top nothing else is printed (options.h, the daemon mode). */
+static int setup_metrics(struct dm_printer *p, const struct dm_options *opt,
+                         const struct dm_source *src, FILE *errf)
+{
+    p->metrics = dm_metrics_create(opt->metrics_path, opt->metrics_top, errf);
+    if (p->metrics == NULL)
+        return DM_ENOMEM;
+    p->metrics_ns = opt->metrics_ns;
+    p->metrics_live = src->is_live;
+    p->metrics_source = src->backend != NULL ? src->backend : src->ops->name;
+    p->metrics_lost_base = src->lost_events;
+    p->no_lines = opt->output_path == NULL && !opt->format_given && opt->top_ns == 0;
+    return 0;
+}
+
 /* An output stream's stdio buffer serves only --top's drawing: the header
  * and the event lines go out from the printer's own buffer, one write per
  * buffer (printer.h). */
@@ -208,6 +236,12 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
                       "(write the output to another file)\n", shown, opt->replay_path);
         return DM_EXIT_USAGE;
     }
+    if (metrics_is_input(opt)) {
+        fprintf(errf, "diskmon: --metrics %s is the input trace %s: not overwriting it "
+                      "(write the metrics to another file)\n",
+                opt->metrics_path, opt->replay_path);
+        return DM_EXIT_USAGE;
+    }
     memset(&src, 0, sizeof src);
     src.ops = ops;
     rc = ops->open(&src, opt);
@@ -275,7 +309,8 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->st.src = &src;
     run->st.sink = &run->sink;
     if (run->sink.ring == NULL || run->printer.stats == NULL ||
-        (opt->top_ns != 0 && run->printer.top == NULL)) {
+        (opt->top_ns != 0 && run->printer.top == NULL) ||
+        (opt->metrics_path != NULL && setup_metrics(&run->printer, opt, &src, errf) != 0)) {
         fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         exit_code = DM_EXIT_ERROR;
         goto out;
@@ -364,6 +399,16 @@ join:
     loss.source_lost = src.lost_events;
     loss.malformed = src.malformed;
     lost = loss.ring_dropped + loss.source_lost;
+    /* The metrics' last write (replay: the only one), with the run's whole
+     * account of losses. Never fatal: a failure was said on errf. */
+    if (run->printer.metrics != NULL) {
+        struct dm_metrics_run mr;
+
+        mr.source = run->printer.metrics_source;
+        mr.ring_dropped = loss.ring_dropped;
+        mr.source_lost = loss.source_lost;
+        dm_metrics_write(run->printer.metrics, &mr);
+    }
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
     if (opt->summary)
@@ -422,6 +467,7 @@ out:
     if (printer_joined || printer_thr == NULL) {
         dm_stats_destroy(run->printer.stats);
         dm_top_destroy(run->printer.top);
+        dm_metrics_destroy(run->printer.metrics);
         dm_ring_destroy(run->sink.ring);
         free(run);
     }

@@ -111,6 +111,8 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
                 p->max_time_ns = ev->time_ns;
             if (p->stats != NULL)
                 dm_stats_add(p->stats, ev);
+            if (p->metrics != NULL)
+                dm_metrics_add(p->metrics, ev);
         }
         if (p->count_limit != 0 && p->printed + k + 1 >= p->count_limit) {
             dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
@@ -135,7 +137,7 @@ static int print_batch(struct dm_printer *p, const struct dm_event *batch, size_
     for (size_t i = 0; i < k; i++) {
         if (p->top != NULL)
             dm_top_add(p->top, &batch[i], p->top_live);
-        else if (print_line(p, ++seq, &batch[i]) != 0)
+        else if (!p->no_lines && print_line(p, ++seq, &batch[i]) != 0)
             return -1;
     }
     return stop ? -1 : 0;
@@ -167,11 +169,37 @@ static void top_tick(struct dm_printer *p, uint64_t started)
         dm_top_tick(p->top, now - TOP_GRACE_NS);
 }
 
+/* Live --metrics: rewrite the file when the interval is up (at once the
+ * first time, so its series exist from the start). Under the results lock,
+ * which the main thread may have taken for good (printer.h). */
+static void metrics_tick(struct dm_printer *p, uint64_t *next)
+{
+    struct dm_metrics_run run;
+    uint64_t now;
+
+    if (p->metrics == NULL || !p->metrics_live)
+        return;
+    now = dm_monotonic_ns();
+    if (now < *next)
+        return;
+    if (dm_atomic_exchange_int(&p->results_lock, 1) != 0)
+        return;
+    run.source = p->metrics_source;
+    run.ring_dropped = dm_ring_dropped(p->ring);
+    run.source_lost = p->metrics_lost_base;
+    dm_metrics_write(p->metrics, &run);
+    dm_atomic_store_int(&p->results_lock, 0);
+    /* the next one on the interval's grid, past now after a long stall */
+    *next += p->metrics_ns;
+    if (*next <= now)
+        *next = now + p->metrics_ns;
+}
+
 void dm_printer_main(void *arg)
 {
     struct dm_printer *p = arg;
     struct dm_event batch[BATCH_MAX]; /* views into the ring (ring.h) */
-    uint64_t last_flush = dm_monotonic_ns(), started = last_flush;
+    uint64_t last_flush = dm_monotonic_ns(), started = last_flush, metrics_next = started;
     int dirty = 0, done = 0;
 
     p->fo.clock_cache = &p->clock_cache;
@@ -180,7 +208,7 @@ void dm_printer_main(void *arg)
         dm_top_render_begin(&p->top_view);
         if (flush_out(p) != 0)
             return;
-    } else if (!p->no_header) {
+    } else if (!p->no_header && !p->no_lines) {
         p->out_len = dm_format_header(p->out_buf, sizeof p->out_buf, &p->fo);
         if (flush_out(p) != 0)
             return;
@@ -197,6 +225,7 @@ void dm_printer_main(void *arg)
             dm_ring_release(p->ring);
             if (!done)
                 top_tick(p, started);
+            metrics_tick(p, &metrics_next);
             dirty = 1;
             now = dm_monotonic_ns();
             if (!done && now - last_flush >= FLUSH_EVERY_NS) {
@@ -211,6 +240,7 @@ void dm_printer_main(void *arg)
             break;
         if (!done)
             top_tick(p, started);
+        metrics_tick(p, &metrics_next);
         now = dm_monotonic_ns();
         if (dirty && !done && now - last_flush >= FLUSH_IDLE_NS) {
             if (flush_out(p) != 0)

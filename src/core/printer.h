@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "core/format.h"
+#include "core/metrics.h"
 #include "core/ring.h"
 #include "core/stats.h"
 #include "core/top.h"
@@ -43,6 +44,16 @@ struct dm_printer {
     struct dm_top_view top_view;
     int top_live;
     uint64_t top_lost_base;      /* events the source had lost at open */
+    /* --metrics: every event counted is also added to metrics (under the
+     * results lock, as stats). Live (metrics_live) the printer rewrites the
+     * file at its start and every metrics_ns; the last write is dm_run's.
+     * no_lines: the daemon mode, no header and no event lines. */
+    struct dm_metrics *metrics;
+    uint64_t metrics_ns;
+    int metrics_live;
+    const char *metrics_source;  /* build_info's source label */
+    uint64_t metrics_lost_base;  /* events the source had lost at open */
+    int no_lines;
     /* Held (1) by the printer while it updates stats and max_time_ns for a
      * batch of events (never while it writes); taken for good by
      * dm_printer_take_results(). Starts at 0. */

@@ -226,6 +226,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     rc = open_transport(src, s, opt->backend);
     if (rc != 0)
         return rc;
+    src->backend = s->tops->name;
     t0 = dm_monotonic_ns();
     if (dm_requests_init(&s->req, s->legacy, opt->queue, t0) != 0)
         return DM_ENOMEM;

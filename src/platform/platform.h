@@ -123,4 +123,14 @@ int dm_file_size(FILE *f, uint64_t *size);
  * -1 when the file has fewer bytes there or the read fails. */
 int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
+/*
+ * Replace the file at path with len bytes of data so that a reader sees
+ * either the old file or the new one, never part of one: the bytes go to
+ * tmp (a name in the same directory, so on the same file system), which is
+ * then renamed over path (POSIX rename; Windows MoveFileExW with
+ * MOVEFILE_REPLACE_EXISTING). Returns 0, or a negative dm_err through the
+ * OS's translator; tmp is removed after a failure.
+ */
+int dm_file_replace(const char *path, const char *tmp, const void *data, size_t len);
+
 #endif /* DM_PLATFORM_H */

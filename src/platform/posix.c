@@ -10,6 +10,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -302,6 +303,38 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
         return DM_FILE_OTHER;
     *size = (uint64_t)st.st_size;
     return DM_FILE_REGULAR;
+}
+
+int dm_file_replace(const char *path, const char *tmp, const void *data, size_t len)
+{
+    const char *p = data;
+    int fd, e = 0;
+
+    /* 0644: the textfile collector runs as another user and must read it. */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return dm_err_from_errno(errno);
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : EIO;
+            break;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (close(fd) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && rename(tmp, path) != 0)
+        e = errno;
+    if (e != 0) {
+        unlink(tmp);
+        return dm_err_from_errno(e);
+    }
+    return 0;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)

@@ -611,6 +611,77 @@ int dm_file_id_of_stream(FILE *f, struct dm_file_id *id)
     return id_from_handle((HANDLE)_get_osfhandle(_fileno(f)), id);
 }
 
+/* path in the ANSI code page, as the A calls and fopen() read it, as UTF-16
+ * for the W call; NULL when it does not convert or memory runs out. */
+static wchar_t *wide_path(const char *path)
+{
+    int n = MultiByteToWideChar(CP_ACP, 0, path, -1, NULL, 0);
+    wchar_t *w;
+
+    if (n <= 0 || (w = malloc((size_t)n * sizeof *w)) == NULL)
+        return NULL;
+    if (MultiByteToWideChar(CP_ACP, 0, path, -1, w, n) != n) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* A reader that opened path without FILE_SHARE_DELETE (windows_exporter
+ * reading it, an editor) makes the replace fail until it closes the file:
+ * try a few times before giving up until the next interval. */
+#define REPLACE_TRIES 5
+#define REPLACE_WAIT_MS 20
+
+int dm_file_replace(const char *path, const char *tmp, const void *data, size_t len)
+{
+    const char *p = data;
+    wchar_t *wpath = NULL, *wtmp = NULL;
+    DWORD e = 0;
+    HANDLE h;
+
+    h = CreateFileA(tmp, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        return dm_err_from_win32(GetLastError());
+    while (len > 0) {
+        DWORD chunk = len > 0x40000000u ? 0x40000000u : (DWORD)len, done = 0;
+
+        if (!WriteFile(h, p, chunk, &done, NULL) || done == 0) {
+            e = GetLastError();
+            if (e == 0)
+                e = ERROR_WRITE_FAULT;
+            break;
+        }
+        p += done;
+        len -= done;
+    }
+    if (!CloseHandle(h) && e == 0)
+        e = GetLastError();
+    if (e == 0) {
+        wpath = wide_path(path);
+        wtmp = wide_path(tmp);
+        if (wpath == NULL || wtmp == NULL)
+            e = ERROR_NOT_ENOUGH_MEMORY;
+    }
+    for (int i = 0; e == 0; i++) {
+        if (MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING))
+            break;
+        e = GetLastError();
+        if (i + 1 < REPLACE_TRIES &&
+            (e == ERROR_ACCESS_DENIED || e == ERROR_SHARING_VIOLATION)) {
+            Sleep(REPLACE_WAIT_MS);
+            e = 0;
+        }
+    }
+    free(wpath);
+    free(wtmp);
+    if (e != 0) {
+        DeleteFileA(tmp);
+        return dm_err_from_win32(e);
+    }
+    return 0;
+}
+
 enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
 {
     WIN32_FILE_ATTRIBUTE_DATA data;

@@ -33,9 +33,14 @@
  *   time,duration,request,disk,offset,bytes,pid,tid,process,file
  * (diskmon -f csv columns 2,3,5,4,12,13,8,9,10,11).
  *
+ * With --names N, processes also come and go through the trace (Process
+ * End, then a Start with a new pid and a new image name, each issuing the
+ * next request) until N distinct image names have done I/O: the memory
+ * test of --metrics, whose state must not grow with them.
+ *
  * Usage: gen_etl [--ios N] [--processes N] [--threads N] [--files N]
  *                [--open N] [--cpus N] [--seed N] [--compressed]
- *                [--expect FILE] OUT.etl
+ *                [--names N] [--expect FILE] OUT.etl
  * Defaults: 1000000 I/Os, 200 processes of 4 threads, a distinct file per
  * 10 I/Os with 512 open at a time, 4 CPUs, seed 1.
  * A test program, not part of diskmon.
@@ -643,7 +648,10 @@ static int in_flight_uses(const struct inflight *q, unsigned n, const struct fil
 
 int main(int argc, char **argv)
 {
-    uint64_t ios = 1000000, n_files = 0, seed = 1, open_files = 512;
+    uint64_t ios = 1000000, n_files = 0, seed = 1, open_files = 512, n_names = 0;
+    uint64_t renamed = 0;
+    uint32_t next_pid = 1000000; /* above every pid of the fixed set */
+    int favour = -1;             /* the process that issues the next request */
     const char *path = NULL, *expect_path = NULL;
     struct file *open_set;
     struct inflight q[IRP_INFLIGHT];
@@ -663,11 +671,12 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--cpus") == 0) n_cpus = (unsigned)arg_u64(a, v), i++;
         else if (strcmp(a, "--seed") == 0) seed = arg_u64(a, v), i++;
         else if (strcmp(a, "--expect") == 0) expect_path = v, i++;
+        else if (strcmp(a, "--names") == 0) n_names = arg_u64(a, v), i++;
         else if (strcmp(a, "--compressed") == 0) compressed = 1;
         else if (a[0] == '-' || path != NULL) {
             fprintf(stderr, "usage: gen_etl [--ios N] [--processes N] [--threads N] "
                             "[--files N] [--open N] [--cpus N] [--seed N] "
-                            "[--compressed] [--expect FILE] OUT.etl\n");
+                            "[--compressed] [--names N] [--expect FILE] OUT.etl\n");
             return 2;
         } else path = a;
     }
@@ -775,10 +784,47 @@ int main(int argc, char **argv)
             emit_thread(pr->pid, pr->tids[k], OP_START);
         }
 
+        /* --names: a process ends and one with a new name takes its
+         * place, often enough that n_names distinct names do I/O. */
+        if (n_names > n_procs && renamed < (i + 1) * (n_names - n_procs) / ios) {
+            struct proc *pr = NULL;
+            unsigned k, tries;
+            /* One whose threads have no request in flight; when every one
+             * has, the rename waits for a later request. */
+            for (tries = 0; tries < 64 && pr == NULL; tries++) {
+                int busy;
+                p = 1 + (unsigned)below(n_procs - 1); /* never System */
+                busy = !procs[p].alive;
+                for (k = 0; k < threads_per_proc && !busy; k++)
+                    busy = in_flight_uses(q, qn, NULL, procs[p].tids[k]);
+                if (!busy)
+                    pr = &procs[p];
+            }
+            if (pr != NULL) {
+                for (k = 0; k < threads_per_proc; k++)
+                    emit_thread(pr->pid, pr->tids[k], OP_END);
+                emit_process(pr, OP_END);
+                pr->pid = (next_pid += 4);
+                snprintf(pr->name, sizeof pr->name, "n%07u.exe",
+                         (unsigned)(renamed % 10000000u));
+                emit_process(pr, OP_START);
+                for (k = 0; k < threads_per_proc; k++) {
+                    pr->tids[k] = (next_tid += 4);
+                    emit_thread(pr->pid, pr->tids[k], OP_START);
+                }
+                favour = (int)p;
+                renamed++;
+            }
+        }
         memset(&io, 0, sizeof io);
-        do
-            p = (unsigned)below(n_procs);
-        while (!procs[p].alive);
+        if (favour >= 0) {
+            p = (unsigned)favour;
+            favour = -1;
+        } else {
+            do
+                p = (unsigned)below(n_procs);
+            while (!procs[p].alive);
+        }
         io.pr = &procs[p];
         io.tid = procs[p].tids[below(threads_per_proc)];
         r = (unsigned)below(100);

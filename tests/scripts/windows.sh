@@ -4,7 +4,8 @@
 # Cross-compiles both MinGW presets (mingw-x64, mingw-i686; warnings are
 # errors), runs their CTest suites under Wine, then checks diskmon.exe
 # itself: replay output (text, csv, json, both sample traces) byte-identical
-# to the native build's, --help, a closed pipe ending the output quietly
+# to the native build's, --metrics files that promtool accepts and that
+# equal the native build's, --help, a closed pipe ending the output quietly
 # (exit 0, no message), and that live capture under Wine (whose ETW
 # is a stub: OpenTrace fails with access denied) exits 1 with a clear
 # message, in time and without crashing, and that the real-Windows live
@@ -148,6 +149,41 @@ compare_replay() { # preset, exe
     done
 }
 
+# --metrics under Wine: the file is written through MoveFileExW (twice, so
+# the second replaces an existing file), promtool accepts it, and it is the
+# native build's file but for the time it was written.
+check_metrics() { # preset, exe
+    local preset=$1 exe=$2 etl base a b rc
+    if [ -z "$NATIVE" ] || [ ! -x "$NATIVE" ] || [ ! -f "$ETL_DIR/README.md" ]; then
+        skip "$preset/metrics" "no native diskmon or no sample traces"
+        return
+    fi
+    if ! command -v promtool >/dev/null; then
+        skip "$preset/metrics" "promtool is not installed (apt-get install prometheus)"
+        return
+    fi
+    for etl in "$ETL_DIR"/*.etl; do
+        base=$(basename "$etl" .etl)
+        a=$LOG/windows-$preset-$base.native.prom
+        b=$LOG/windows-$preset-$base.exe.prom
+        rm -f "$a" "$b"
+        "$NATIVE" -r "$etl" --metrics "$a" 2>/dev/null
+        wine_run 300 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$b")" >/dev/null 2>"$b.err" &&
+            wine_run 300 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$b")" >"$b.out" 2>>"$b.err"
+        rc=$?
+        if [ $rc -ne 0 ] || [ ! -s "$b" ] || [ -s "$b.out" ] || [ -e "$b.tmp" ]; then
+            fail "$preset/metrics/$base" "exit $rc; see $b.err"
+        elif ! promtool check metrics <"$b" >"$b.promtool" 2>&1; then
+            fail "$preset/metrics/$base" "promtool: $(head -c 300 "$b.promtool")"
+        elif ! cmp -s <(grep -v '^diskmon_last_update_timestamp_seconds ' "$a") \
+            <(grep -v '^diskmon_last_update_timestamp_seconds ' "$b"); then
+            fail "$preset/metrics/$base" "differs from the native build's $a"
+        else
+            pass "$preset/metrics/$base"
+        fi
+    done
+}
+
 check_help() { # preset, exe
     local out rc
     out=$(wine_run 120 "$2" --help 2>/dev/null)
@@ -253,6 +289,7 @@ run_preset() { # preset
 
     check_help "$preset" "$exe"
     compare_replay "$preset" "$exe"
+    check_metrics "$preset" "$exe"
     check_live "$preset" "$exe"
     check_closed_pipe "$preset" "$exe"
     check_live_exact_skips "$preset" "$bdir"

@@ -1,0 +1,305 @@
+/*
+ * metrics.c - the --metrics counters (metrics.h); metrics_text.c writes them.
+ *
+ * Per disk: requests, bytes, a latency histogram and its sum per request
+ * kind, busy time and the sum of durations. Per process image name:
+ * requests and bytes per request kind, for the K names that came first by
+ * bytes, and one "(other)" for the rest. Names, not pids, because a pid
+ * label would make a new series for every process started.
+ *
+ * Promotion keeps every published counter going up. A name seen since the
+ * last write and not yet promoted is a candidate: its counts wait in the
+ * candidate table. At a write the candidates with the most bytes fill the
+ * free slots of the K and keep their counts; the other candidates' counts
+ * go to "(other)", and the candidates are forgotten. A name that found the
+ * table full went to "(other)" at once. So "(other)" only grows, a promoted
+ * name's series starts when it is first written and never goes away, and a
+ * replay (one write at the end) names the top K of the whole trace as long
+ * as its distinct names fit in the table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/metrics.h"
+#include "core/metrics_state.h"
+
+/* ---- creating -------------------------------------------------------------- */
+
+/* Candidates a table holds between writes, besides the K promoted: enough
+ * for the distinct names of a busy machine's interval. */
+#define CANDIDATES 1024
+
+struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, FILE *errf)
+{
+    struct dm_metrics *m = calloc(1, sizeof *m);
+    size_t len = strlen(path);
+    uint32_t size = 1;
+
+    if (m == NULL)
+        return NULL;
+    m->path = path;
+    m->errf = errf;
+    m->top_k = top_k;
+    /* load at most one half: linear probing stays a probe or two */
+    while (size < 2 * (top_k + CANDIDATES))
+        size *= 2;
+    m->table_mask = size - 1;
+    m->table_limit = top_k + CANDIDATES;
+    m->table = calloc(size, sizeof *m->table);
+    m->slots = calloc(top_k + 1, sizeof *m->slots);
+    m->scratch = calloc(size, sizeof *m->scratch);
+    m->keep = calloc(top_k + 1, sizeof *m->keep);
+    m->tmp_path = malloc(len + sizeof ".tmp");
+    if (m->table == NULL || m->slots == NULL || m->scratch == NULL || m->keep == NULL ||
+        m->tmp_path == NULL) {
+        dm_metrics_destroy(m);
+        return NULL;
+    }
+    /* Same directory, so the rename stays on one file system; not *.prom,
+     * so the collector never reads it. */
+    memcpy(m->tmp_path, path, len);
+    memcpy(m->tmp_path + len, ".tmp", sizeof ".tmp");
+    return m;
+}
+
+void dm_metrics_destroy(struct dm_metrics *m)
+{
+    if (m == NULL)
+        return;
+    free(m->table);
+    free(m->slots);
+    free(m->scratch);
+    free(m->keep);
+    free(m->tmp_path);
+    free(m->text);
+    free(m);
+}
+
+/* ---- counting --------------------------------------------------------------- */
+
+static struct dm_metrics_disk *disk_of(struct dm_metrics *m, const struct dm_event *ev)
+{
+    struct dm_metrics_disk *d;
+
+    for (int i = 0; i < m->n_disks; i++) {
+        d = &m->disks[i];
+        if (d->disk == ev->disk && strcmp(d->name, ev->disk_name) == 0)
+            return d;
+    }
+    if (m->n_disks == DM_METRICS_MAX_DISKS) {
+        m->other_disk_used = 1;
+        return &m->other_disk;
+    }
+    d = &m->disks[m->n_disks++];
+    d->disk = ev->disk;
+    /* the source keeps disk names below DM_DISK_NAME_MAX (diskmon.h) */
+    strncpy(d->name, ev->disk_name, sizeof d->name - 1);
+    return d;
+}
+
+/* Add [s, e) to the disk's busy union (see DM_METRICS_SPAN_WINDOW). */
+static void add_busy(struct dm_metrics_disk *d, uint64_t s, uint64_t e)
+{
+    uint32_t lo = 0, hi = d->n_spans, first, last;
+
+    if (s < d->forgotten_ns)
+        s = d->forgotten_ns;
+    if (e <= s)
+        return;
+    /* the first span ending at or after s */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (d->spans[mid].end_ns < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    first = last = lo;
+    while (last < d->n_spans && d->spans[last].start_ns <= e)
+        last++;
+    if (last > first) {
+        if (d->spans[first].start_ns < s)
+            s = d->spans[first].start_ns;
+        if (d->spans[last - 1].end_ns > e)
+            e = d->spans[last - 1].end_ns;
+        d->spans[first].start_ns = s;
+        d->spans[first].end_ns = e;
+        memmove(&d->spans[first + 1], &d->spans[last],
+                (d->n_spans - last) * sizeof d->spans[0]);
+        d->n_spans -= last - first - 1;
+        return;
+    }
+    if (d->n_spans == DM_METRICS_SPAN_WINDOW) {
+        uint32_t half = DM_METRICS_SPAN_WINDOW / 2;
+
+        for (uint32_t i = 0; i < half; i++)
+            d->busy_done_ns += d->spans[i].end_ns - d->spans[i].start_ns;
+        d->forgotten_ns = d->spans[half - 1].end_ns;
+        memmove(&d->spans[0], &d->spans[half], (DM_METRICS_SPAN_WINDOW - half) * sizeof d->spans[0]);
+        d->n_spans -= half;
+        if (first < half) { /* the new span lies in what was just forgotten */
+            add_busy(d, s, e);
+            return;
+        }
+        first -= half;
+    }
+    memmove(&d->spans[first + 1], &d->spans[first], (d->n_spans - first) * sizeof d->spans[0]);
+    d->spans[first].start_ns = s;
+    d->spans[first].end_ns = e;
+    d->n_spans++;
+}
+
+uint64_t dm_metrics_busy_ns(const struct dm_metrics_disk *d)
+{
+    uint64_t sum = d->busy_done_ns;
+
+    for (uint32_t i = 0; i < d->n_spans; i++)
+        sum += d->spans[i].end_ns - d->spans[i].start_ns;
+    return sum;
+}
+
+/* FNV-1a (Fowler, Noll, Vo): names are short, so a simple hash will do. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Where a process name's counts go: its entry, or "(other)" when the table
+ * has no room for another candidate. */
+static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name)
+{
+    uint32_t h = name_hash(name), i = h & m->table_mask;
+
+    for (;;) {
+        struct dm_metrics_proc *e = &m->table[i];
+
+        if (!e->used)
+            break;
+        if (e->hash == h && strcmp(e->name, name) == 0)
+            return &e->counts;
+        i = (i + 1) & m->table_mask;
+    }
+    if (m->table_used >= m->table_limit)
+        return &m->other;
+    m->table_used++;
+    m->table[i].used = 1;
+    m->table[i].hash = h;
+    m->table[i].slot = -1;
+    strncpy(m->table[i].name, name, sizeof m->table[i].name - 1);
+    return &m->table[i].counts;
+}
+
+/* A request without a process name (a kernel flush, lazy writes). */
+#define NO_PROCESS "(unknown)"
+
+void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
+{
+    struct dm_metrics_disk *d = disk_of(m, ev);
+    unsigned rq = ev->request;
+    unsigned b = 0;
+    struct dm_metrics_counts *pc;
+
+    if (rq >= DM_REQ_COUNT)
+        return;
+    d->requests[rq]++;
+    d->bytes[rq] += ev->transfer_size;
+    d->duration_ns[rq] += ev->duration_ns;
+    while (b < DM_METRICS_BUCKETS && ev->duration_ns > dm_metrics_buckets[b].ns)
+        b++;
+    d->bucket[rq][b]++;
+    d->in_flight_ns += ev->duration_ns;
+    add_busy(d, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
+             ev->time_ns);
+    pc = proc_of(m, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
+                        ? ev->process
+                        : NO_PROCESS);
+    pc->requests[rq]++;
+    pc->bytes[rq] += ev->transfer_size;
+}
+
+/* ---- promotion at a write ----------------------------------------------------- */
+
+static uint64_t total_bytes(const struct dm_metrics_counts *c)
+{
+    uint64_t sum = 0;
+
+    for (int r = 0; r < DM_REQ_COUNT; r++)
+        sum += c->bytes[r];
+    return sum;
+}
+
+static uint64_t total_requests(const struct dm_metrics_counts *c)
+{
+    uint64_t sum = 0;
+
+    for (int r = 0; r < DM_REQ_COUNT; r++)
+        sum += c->requests[r];
+    return sum;
+}
+
+/* Most bytes first, then most requests, then by name: the same file for
+ * the same input. */
+static int by_bytes(const void *a, const void *b)
+{
+    const struct dm_metrics_proc *x = *(const struct dm_metrics_proc *const *)a;
+    const struct dm_metrics_proc *y = *(const struct dm_metrics_proc *const *)b;
+    uint64_t bx = total_bytes(&x->counts), by = total_bytes(&y->counts);
+    uint64_t rx = total_requests(&x->counts), ry = total_requests(&y->counts);
+
+    if (bx != by)
+        return bx > by ? -1 : 1;
+    if (rx != ry)
+        return rx > ry ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void add_counts(struct dm_metrics_counts *to, const struct dm_metrics_counts *from)
+{
+    for (int r = 0; r < DM_REQ_COUNT; r++) {
+        to->requests[r] += from->requests[r];
+        to->bytes[r] += from->bytes[r];
+    }
+}
+
+/* Fill free slots from the candidates, give the rest to "(other)", and
+ * rebuild the table with the promoted names alone. */
+void dm_metrics_promote(struct dm_metrics *m)
+{
+    uint32_t n = 0, size = m->table_mask + 1;
+
+    for (uint32_t i = 0; i < size; i++)
+        if (m->table[i].used && m->table[i].slot < 0)
+            m->scratch[n++] = &m->table[i];
+    if (n == 0)
+        return;
+    qsort(m->scratch, n, sizeof m->scratch[0], by_bytes);
+    for (uint32_t i = 0; i < n; i++) {
+        struct dm_metrics_proc *e = m->scratch[i];
+
+        if (m->n_slots < m->top_k) {
+            e->slot = (int)m->n_slots;
+            m->slots[m->n_slots++] = e;
+        } else {
+            add_counts(&m->other, &e->counts);
+        }
+    }
+    /* Rebuild: the promoted entries copied out, the table cleared, they
+     * go back in. */
+    for (unsigned k = 0; k < m->n_slots; k++)
+        m->keep[k] = *m->slots[k];
+    memset(m->table, 0, size * sizeof *m->table);
+    for (unsigned k = 0; k < m->n_slots; k++) {
+        uint32_t i = m->keep[k].hash & m->table_mask;
+
+        while (m->table[i].used)
+            i = (i + 1) & m->table_mask;
+        m->table[i] = m->keep[k];
+        m->slots[k] = &m->table[i];
+    }
+    m->table_used = m->n_slots;
+}

@@ -1,0 +1,55 @@
+/*
+ * metrics.h - --metrics FILE: cumulative per-disk and per-process counters
+ * and latency histograms in the Prometheus text exposition format (0.0.4),
+ * for the node_exporter and windows_exporter textfile collectors.
+ *
+ * Fed by the printer thread (dm_metrics_add per event) and written by it
+ * each interval (live), or once at the end (replay, and the last write of a
+ * live run). What is kept grows with the number of disks and with K
+ * (--metrics-top), never with time or with the number of distinct process
+ * names seen: a week-long daemon stays the size it had after a minute.
+ *
+ * The file is written whole to FILE.tmp in the same directory and renamed
+ * over FILE (dm_file_replace), so a collector never reads half a file.
+ */
+#ifndef DM_METRICS_H
+#define DM_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diskmon.h"
+
+struct dm_metrics;
+
+/* What the file says about the run besides the events. */
+struct dm_metrics_run {
+    const char *source;      /* build_info's source: etw, tracefs, perf, replay */
+    uint64_t ring_dropped;   /* events_lost_total{reason="ring_full"} */
+    uint64_t source_lost;    /* events_lost_total{reason="source"} */
+};
+
+/* path: the file to replace; top_k: process names with series of their own;
+ * errf: where the one write-failure message goes. NULL when out of memory. */
+struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, FILE *errf);
+void dm_metrics_destroy(struct dm_metrics *m);
+
+/* Count one completed request. */
+void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev);
+
+/*
+ * Write FILE now (temporary file, then rename over FILE). Returns 0, or a
+ * negative dm_err; the first failure of a run is reported on errf, later
+ * ones are not, and the counters are kept for the next try either way.
+ */
+int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run);
+
+/*
+ * The exposition into buf (at most cap bytes, NUL-terminated), without
+ * touching FILE: for tests. Returns the length it needs (as snprintf).
+ * Process names are promoted into series of their own as in a write.
+ */
+size_t dm_metrics_render(struct dm_metrics *m, const struct dm_metrics_run *run,
+                         uint64_t wall_ns, char *buf, size_t cap);
+
+#endif /* DM_METRICS_H */

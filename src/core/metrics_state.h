@@ -1,0 +1,116 @@
+/*
+ * metrics_state.h - what metrics.c counts and metrics_text.c writes out:
+ * the one private layout of struct dm_metrics, shared by those two files
+ * only (everyone else sees metrics.h).
+ */
+#ifndef DM_METRICS_STATE_H
+#define DM_METRICS_STATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diskmon.h"
+
+/* Disks with series of their own; more are summed into disk="(other)". A
+ * machine with more than 64 disks is rare, and each costs about 100
+ * series. */
+#define DM_METRICS_MAX_DISKS 64
+
+/*
+ * The histogram's upper bounds, 25 us to 10 s in steps of at most 2.5x
+ * (1, 2.5, 5 per decade). histogram_quantile() interpolates linearly inside
+ * the bucket the quantile falls in, so its answer is in the same bucket as
+ * the exact quantile: within one step, never more than 2.5x off. The range
+ * covers an NVMe read (tens of us), SSDs (hundreds of us), spinning disks
+ * (milliseconds) and a stalled device (seconds); README "Watching many
+ * machines" gives the same list.
+ */
+static const struct {
+    uint64_t ns;
+    const char *le;
+} dm_metrics_buckets[] = {
+    {25000u, "0.000025"},    {50000u, "0.00005"},     {100000u, "0.0001"},
+    {250000u, "0.00025"},    {500000u, "0.0005"},     {1000000u, "0.001"},
+    {2500000u, "0.0025"},    {5000000u, "0.005"},     {10000000u, "0.01"},
+    {25000000u, "0.025"},    {50000000u, "0.05"},     {100000000u, "0.1"},
+    {250000000u, "0.25"},    {500000000u, "0.5"},     {1000000000u, "1"},
+    {2500000000u, "2.5"},    {5000000000u, "5"},      {10000000000u, "10"},
+};
+#define DM_METRICS_BUCKETS (sizeof dm_metrics_buckets / sizeof dm_metrics_buckets[0])
+
+/*
+ * Busy time (a request in flight) is the length of the union of the
+ * requests' spans [completion - duration, completion). Requests come in
+ * completion order, so a new span joins the last few; the union is kept as
+ * a window of the latest disjoint spans, and when the window is full its
+ * older half is added up and forgotten. A span reaching back before what
+ * was forgotten is cut at that point, so busy time never counts twice and
+ * only goes up; memory stays one window per disk.
+ */
+#define DM_METRICS_SPAN_WINDOW 256
+
+struct dm_metrics_span {
+    uint64_t start_ns, end_ns;
+};
+
+struct dm_metrics_disk {
+    uint32_t disk;
+    char name[DM_DISK_NAME_MAX]; /* "" : the disk number */
+    uint64_t requests[DM_REQ_COUNT];
+    uint64_t bytes[DM_REQ_COUNT];
+    uint64_t duration_ns[DM_REQ_COUNT];
+    uint64_t bucket[DM_REQ_COUNT][DM_METRICS_BUCKETS + 1]; /* not cumulative; last: +Inf */
+    uint64_t in_flight_ns;
+    uint64_t busy_done_ns;   /* the spans already forgotten, summed */
+    uint64_t forgotten_ns;   /* nothing before this counts again */
+    uint32_t n_spans;
+    struct dm_metrics_span spans[DM_METRICS_SPAN_WINDOW];
+};
+
+struct dm_metrics_counts {
+    uint64_t requests[DM_REQ_COUNT];
+    uint64_t bytes[DM_REQ_COUNT];
+};
+
+/* A name in the table: promoted (slot >= 0) or a candidate (slot < 0). */
+struct dm_metrics_proc {
+    char name[DM_PROCESS_MAX];
+    uint32_t hash;
+    int used;
+    int slot;
+    struct dm_metrics_counts counts;
+};
+
+struct dm_metrics {
+    const char *path;
+    char *tmp_path;
+    FILE *errf;
+    int failure_reported;
+    unsigned top_k;
+    int n_disks;
+    int other_disk_used;
+    struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
+    struct dm_metrics_disk other_disk;
+    /* process names: an open-addressing table (linear probing) */
+    struct dm_metrics_proc *table;
+    uint32_t table_mask;
+    uint32_t table_used;
+    uint32_t table_limit;    /* at most this many used: probes stay short */
+    struct dm_metrics_proc **slots;     /* the promoted, in promotion order */
+    unsigned n_slots;
+    struct dm_metrics_proc **scratch;   /* candidates at a write */
+    struct dm_metrics_proc *keep;       /* the promoted, while the table is rebuilt */
+    struct dm_metrics_counts other;
+    /* the text, reused from write to write */
+    char *text;
+    size_t text_cap;
+};
+
+/* Promote the candidates with the most bytes into the free places of the
+ * K, give the rest to "(other)" (metrics.c; called at each write). */
+void dm_metrics_promote(struct dm_metrics *m);
+
+/* The disk's busy time so far, in ns (metrics.c). */
+uint64_t dm_metrics_busy_ns(const struct dm_metrics_disk *d);
+
+#endif /* DM_METRICS_STATE_H */

@@ -1,0 +1,329 @@
+/*
+ * metrics_text.c - the --metrics file: the counters of metrics.c in the
+ * Prometheus text format (0.0.4), built in one buffer with the shared
+ * number writers and label escaper, then handed to dm_file_replace.
+ *
+ * Every family has its # HELP and # TYPE and all its samples together;
+ * every series exists from the first write on (zeros included), so none
+ * appears or disappears later; values are exact integers or seconds with
+ * nine decimals (whole nanoseconds).
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/digits.h"
+#include "core/escape.h"
+#include "core/metrics.h"
+#include "core/metrics_state.h"
+#include "platform/platform.h"
+
+#define NS_PER_SEC 1000000000u
+#define NS_PER_US 1000u
+
+/* The op label: Prometheus label values are conventionally lower case. */
+static const char *const op_labels[DM_REQ_COUNT] = {"read", "write", "flush", "discard"};
+
+/* ---- the text ------------------------------------------------------------------ */
+
+/* The most a byte of a label value becomes (dm_escape_label). */
+#define LABEL_MAX DM_ESCAPE_LABEL_MAX
+
+/* ns as seconds, exact to the nanosecond (a Go float literal). */
+static char *put_seconds(char *p, uint64_t ns)
+{
+    return dm_put_fixed(p, 0, ns / NS_PER_SEC, (uint32_t)(ns % NS_PER_SEC), 9);
+}
+
+/* A growing text buffer; each append first makes room for its bound. */
+struct text {
+    struct dm_metrics *m;
+    size_t len;
+    int failed;
+};
+
+/* Room for need more bytes plus the writers' slack; NULL when out of memory. */
+static char *room(struct text *t, size_t need)
+{
+    struct dm_metrics *m = t->m;
+
+    need += t->len + DM_DIGITS_SLACK + 1;
+    if (t->failed)
+        return NULL;
+    if (need > m->text_cap) {
+        size_t cap = m->text_cap ? m->text_cap : 16384;
+        char *p;
+
+        while (cap < need)
+            cap *= 2;
+        p = realloc(m->text, cap);
+        if (p == NULL) {
+            t->failed = 1;
+            return NULL;
+        }
+        m->text = p;
+        m->text_cap = cap;
+    }
+    return m->text + t->len;
+}
+
+static void lit(struct text *t, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = room(t, n);
+
+    if (p != NULL) {
+        memcpy(p, s, n);
+        t->len += n;
+    }
+}
+
+/* # HELP and # TYPE of a family. */
+static void family(struct text *t, const char *name, const char *type, const char *help)
+{
+    lit(t, "# HELP ");
+    lit(t, name);
+    lit(t, " ");
+    lit(t, help);
+    lit(t, "\n# TYPE ");
+    lit(t, name);
+    lit(t, " ");
+    lit(t, type);
+    lit(t, "\n");
+}
+
+/* The numbers a sample line may end in. */
+enum value_kind { V_COUNT, V_SECONDS };
+
+/*
+ * name{k1="v1"[,k2="v2"][,le="x"]} value\n. Label values v1 and v2 are
+ * escaped; le is one of ours and plain.
+ */
+static void sample(struct text *t, const char *name, const char *k1, const char *v1,
+                   const char *k2, const char *v2, const char *le, enum value_kind kind,
+                   uint64_t value)
+{
+    size_t need = strlen(name) + 64 + LABEL_MAX * (strlen(v1) + (v2 ? strlen(v2) : 0)) +
+                  (le ? strlen(le) : 0) + 48;
+    char *p = room(t, need), *start = p;
+
+    if (p == NULL)
+        return;
+    p = dm_put_lit(p, name, strlen(name));
+    if (k1 != NULL) {
+        *p++ = '{';
+        p = dm_put_lit(p, k1, strlen(k1));
+        p = dm_put_lit(p, DM_LIT("=\""));
+        p = dm_escape_label(p, v1);
+        *p++ = '"';
+        if (k2 != NULL) {
+            *p++ = ',';
+            p = dm_put_lit(p, k2, strlen(k2));
+            p = dm_put_lit(p, DM_LIT("=\""));
+            p = dm_escape_label(p, v2);
+            *p++ = '"';
+        }
+        if (le != NULL) {
+            p = dm_put_lit(p, DM_LIT(",le=\""));
+            p = dm_put_lit(p, le, strlen(le));
+            *p++ = '"';
+        }
+        *p++ = '}';
+    }
+    *p++ = ' ';
+    p = kind == V_SECONDS ? put_seconds(p, value) : dm_put_u64(p, value);
+    *p++ = '\n';
+    t->len += (size_t)(p - start);
+}
+
+/* The disk label: its name, else its number (as the event lines print it). */
+static const char *disk_label(const struct dm_metrics_disk *d, char *buf)
+{
+    char *end;
+
+    if (d->name[0] != '\0')
+        return d->name;
+    end = dm_put_u64(buf, d->disk);
+    *end = '\0';
+    return buf;
+}
+
+/* Every disk series, "(other)" last when more disks than DM_METRICS_MAX_DISKS came. */
+static int n_disk_rows(const struct dm_metrics *m)
+{
+    return m->n_disks + (m->other_disk_used ? 1 : 0);
+}
+
+static const struct dm_metrics_disk *disk_row(const struct dm_metrics *m, int i,
+                                          const char **label, char *buf)
+{
+    if (i == m->n_disks) {
+        *label = "(other)";
+        return &m->other_disk;
+    }
+    *label = disk_label(&m->disks[i], buf);
+    return &m->disks[i];
+}
+
+static void disk_counter(struct text *t, const struct dm_metrics *m, const char *name,
+                         size_t field)
+{
+    char buf[32];
+    const char *label;
+
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+        const uint64_t *v = (const uint64_t *)(const void *)((const char *)d + field);
+
+        for (int r = 0; r < DM_REQ_COUNT; r++)
+            sample(t, name, "disk", label, "op", op_labels[r], NULL, V_COUNT, v[r]);
+    }
+}
+
+static void histogram(struct text *t, const struct dm_metrics *m)
+{
+    static const char name[] = "diskmon_request_duration_seconds";
+    char buf[32];
+    const char *label;
+
+    family(t, name, "histogram",
+           "Time from issue to completion of disk requests, in seconds.");
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+
+        for (int r = 0; r < DM_REQ_COUNT; r++) {
+            uint64_t cum = 0;
+
+            for (size_t b = 0; b < DM_METRICS_BUCKETS; b++) {
+                cum += d->bucket[r][b];
+                sample(t, "diskmon_request_duration_seconds_bucket", "disk", label, "op",
+                       op_labels[r], dm_metrics_buckets[b].le, V_COUNT, cum);
+            }
+            sample(t, "diskmon_request_duration_seconds_bucket", "disk", label, "op",
+                   op_labels[r], "+Inf", V_COUNT, d->requests[r]);
+            sample(t, "diskmon_request_duration_seconds_sum", "disk", label, "op",
+                   op_labels[r], NULL, V_SECONDS, d->duration_ns[r]);
+            sample(t, "diskmon_request_duration_seconds_count", "disk", label, "op",
+                   op_labels[r], NULL, V_COUNT, d->requests[r]);
+        }
+    }
+}
+
+static void process_counter(struct text *t, const struct dm_metrics *m, const char *name,
+                            int bytes)
+{
+    for (unsigned i = 0; i <= m->n_slots; i++) {
+        const struct dm_metrics_counts *c = i < m->n_slots ? &m->slots[i]->counts : &m->other;
+        const char *label = i < m->n_slots ? m->slots[i]->name : "(other)";
+
+        for (int r = 0; r < DM_REQ_COUNT; r++)
+            sample(t, name, "process", label, "op", op_labels[r], NULL, V_COUNT,
+                   bytes ? c->bytes[r] : c->requests[r]);
+    }
+}
+
+static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
+                     uint64_t wall_ns, struct text *t)
+{
+    char buf[32];
+    const char *label;
+    char *p;
+
+    dm_metrics_promote(m);
+    t->m = m;
+    t->len = 0;
+    t->failed = 0;
+    family(t, "diskmon_requests_total", "counter", "Disk requests completed.");
+    disk_counter(t, m, "diskmon_requests_total", offsetof(struct dm_metrics_disk, requests));
+    family(t, "diskmon_bytes_total", "counter", "Bytes transferred by disk requests.");
+    disk_counter(t, m, "diskmon_bytes_total", offsetof(struct dm_metrics_disk, bytes));
+    histogram(t, m);
+    family(t, "diskmon_busy_seconds_total", "counter",
+           "Time with at least one request in flight, in seconds; its rate is the "
+           "utilisation.");
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+
+        sample(t, "diskmon_busy_seconds_total", "disk", label, NULL, NULL, NULL, V_SECONDS,
+               dm_metrics_busy_ns(d));
+    }
+    family(t, "diskmon_in_flight_seconds_total", "counter",
+           "Sum of the durations of disk requests, in seconds; its rate is the average "
+           "queue size.");
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+
+        sample(t, "diskmon_in_flight_seconds_total", "disk", label, NULL, NULL, NULL,
+               V_SECONDS, d->in_flight_ns);
+    }
+    family(t, "diskmon_process_requests_total", "counter",
+           "Disk requests by process image name; names past the top K are in (other).");
+    process_counter(t, m, "diskmon_process_requests_total", 0);
+    family(t, "diskmon_process_bytes_total", "counter",
+           "Bytes of disk requests by process image name; names past the top K are in "
+           "(other).");
+    process_counter(t, m, "diskmon_process_bytes_total", 1);
+    family(t, "diskmon_events_lost_total", "counter",
+           "Requests diskmon did not count: ring_full (the output could not keep up) "
+           "or source (lost by the kernel or the trace).");
+    sample(t, "diskmon_events_lost_total", "reason", "ring_full", NULL, NULL, NULL, V_COUNT,
+           run->ring_dropped);
+    sample(t, "diskmon_events_lost_total", "reason", "source", NULL, NULL, NULL, V_COUNT,
+           run->source_lost);
+    family(t, "diskmon_build_info", "gauge", "Always 1: diskmon's version and event source.");
+    sample(t, "diskmon_build_info", "version", DM_VERSION, "source", run->source, NULL,
+           V_COUNT, 1);
+    family(t, "diskmon_last_update_timestamp_seconds", "gauge",
+           "When diskmon wrote this file, in seconds since 1970.");
+    p = room(t, 64);
+    if (p != NULL) {
+        char *start = p;
+
+        p = dm_put_lit(p, DM_LIT("diskmon_last_update_timestamp_seconds "));
+        p = dm_put_fixed(p, 0, wall_ns / NS_PER_SEC,
+                         (uint32_t)(wall_ns % NS_PER_SEC / NS_PER_US), 6);
+        *p++ = '\n';
+        t->len += (size_t)(p - start);
+    }
+    if (!t->failed)
+        m->text[t->len] = '\0';
+    return t->len;
+}
+
+size_t dm_metrics_render(struct dm_metrics *m, const struct dm_metrics_run *run,
+                         uint64_t wall_ns, char *buf, size_t cap)
+{
+    struct text t;
+    size_t len = render(m, run, wall_ns, &t);
+
+    if (cap > 0) {
+        size_t n = t.failed ? 0 : len < cap - 1 ? len : cap - 1;
+
+        memcpy(buf, m->text, n);
+        buf[n] = '\0';
+    }
+    return len;
+}
+
+/* ---- the file ---------------------------------------------------------------- */
+
+int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run)
+{
+    struct text t;
+    int rc;
+
+    render(m, run, dm_wall_ns(), &t);
+    if (t.failed)
+        rc = DM_ENOMEM;
+    else
+        rc = dm_file_replace(m->path, m->tmp_path, m->text, t.len);
+    if (rc != 0 && !m->failure_reported) {
+        m->failure_reported = 1;
+        fprintf(m->errf,
+                "diskmon: cannot write the metrics file %s: %s (trying again each "
+                "interval; reported once)\n",
+                m->path, dm_strerror(rc));
+        fflush(m->errf);
+    }
+    return rc;
+}

@@ -1,0 +1,155 @@
+#!/bin/bash
+# linux_metrics.sh DISKMON - --metrics in Linux live capture, on a loop device.
+#
+#   - atomic replacement: while diskmon rewrites FILE (made big: 1000
+#     process names with series of their own) every 0.1 s under a steady
+#     load, a reader opens and reads FILE 10,000 times; every read must be
+#     a whole file (first family first, last line last, final newline),
+#     and the reads must have seen several versions. (A writer that
+#     truncates FILE and writes it in place is caught by this.)
+#   - promtool check metrics accepts a file written mid-run and the last
+#     one, whose build_info names the live source (tracefs);
+#   - a FILE in a read-only directory: one message on stderr, diskmon keeps
+#     capturing through several intervals and exits 0 on SIGINT.
+# Prints "PASS linux_metrics/name" / "FAIL ..." lines; exit 0, 1, or 77
+# (skip: not root, no loop devices, no promtool/python3; a failure under
+# CI=true).
+set -u
+
+DISKMON=${1:?usage: linux_metrics.sh DISKMON}
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# shellcheck source=loop_common.sh
+. "$HERE/loop_common.sh"
+command -v promtool >/dev/null || skip "promtool is not installed (apt-get install prometheus)"
+command -v python3 >/dev/null || skip "python3 is not installed"
+make_loop 64M metrics
+
+fails=0
+pass() { echo "PASS linux_metrics/$1"; }
+bad() { echo "FAIL linux_metrics/$1: $2"; fails=$((fails + 1)); }
+
+# A steady load: 4 KiB direct reads over the device, until killed.
+load() {
+    while :; do
+        dd if="$loop" of=/dev/null bs=4096 count=256 iflag=direct 2>/dev/null || break
+    done
+}
+
+# --- atomic replacement ---------------------------------------------------------
+mkdir "$work/prom"
+prom=$work/prom/diskmon.prom
+"$DISKMON" -d "$name" --metrics "$prom" --interval 0.1 --metrics-top 1000 \
+    >"$work/out" 2>"$work/err" &
+dm=$!
+bg="$bg $dm"
+for _ in $(seq 200); do
+    [ -s "$prom" ] && break
+    kill -0 "$dm" 2>/dev/null || break
+    sleep 0.05
+done
+if ! kill -0 "$dm" 2>/dev/null; then
+    wait "$dm"
+    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$work/err" &&
+        skip "live capture refused: $(head -c 300 "$work/err")"
+    fail "diskmon exited at start: $(cat "$work/err")"
+fi
+[ -s "$prom" ] || fail "no metrics file within 10 s of the start"
+# A big file, so that a writer that is not atomic would be caught in the
+# act: 1000 process names (a thread renaming itself, PR_SET_NAME), each
+# reading once, give 1000 named series, some 8000 lines.
+python3 - "$loop" <<'PY' || fail "the renaming reader failed"
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_NAME = 15  # prctl(2)
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+for i in range(1000):
+    libc.prctl(PR_SET_NAME, b"dmn%05d" % i, 0, 0, 0)
+    os.preadv(fd, [buf], (i % 4096) * 4096)
+os.close(fd)
+PY
+sleep 0.5
+load &
+ld=$!
+bg="$bg $ld"
+out=$(python3 - "$prom" <<'PY'
+import sys, time
+path = sys.argv[1]
+seen, torn = set(), 0
+for i in range(10000):
+    with open(path, "rb") as f:
+        data = f.read()
+    whole = (data.startswith(b"# HELP diskmon_requests_total ") and data.endswith(b"\n")
+             and b"\ndiskmon_last_update_timestamp_seconds " in data
+             and data.rstrip(b"\n").rsplit(b"\n", 1)[-1].startswith(
+                 b"diskmon_last_update_timestamp_seconds "))
+    if not whole:
+        torn += 1
+    seen.add(data[-80:])  # the timestamp line: one per write
+print(torn, len(seen))
+PY
+)
+torn=${out% *} versions=${out#* }
+if [ "$torn" = 0 ] && [ "$versions" -ge 5 ]; then
+    pass "atomic_replace_10000_reads"
+else
+    bad "atomic_replace_10000_reads" "partial files seen: $torn, versions seen: $versions"
+fi
+echo "# linux_metrics: 10000 reads saw $versions versions, $torn partial"
+cp "$prom" "$work/mid.prom"
+if msg=$(promtool check metrics <"$work/mid.prom" 2>&1); then
+    pass promtool_mid_run
+else
+    bad promtool_mid_run "$(printf '%s' "$msg" | head -c 300)"
+fi
+kill "$ld" 2>/dev/null
+wait "$ld" 2>/dev/null
+interrupt "$dm"
+[ "$rc" = 0 ] && pass exit_0_after_sigint || bad exit_0_after_sigint "exit $rc: $(cat "$work/err")"
+[ -s "$work/out" ] && bad daemon_mode_no_lines "stdout: $(head -c 200 "$work/out")" ||
+    pass daemon_mode_no_lines
+if msg=$(promtool check metrics <"$prom" 2>&1); then
+    pass promtool_last
+else
+    bad promtool_last "$(printf '%s' "$msg" | head -c 300)"
+fi
+grep -q "^diskmon_build_info{version=\"[^\"]*\",source=\"tracefs\"} 1$" "$prom" &&
+    pass build_info_tracefs || bad build_info_tracefs "$(grep build_info "$prom")"
+reads=$(sed -n "s/^diskmon_requests_total{disk=\"$name\",op=\"read\"} //p" "$prom")
+[ "${reads:-0}" -gt 0 ] && pass reads_counted || bad reads_counted "no reads of $name"
+named=$(grep -c '^diskmon_process_bytes_total{process="dmn[0-9]*",op="read"}' "$prom")
+[ "$named" -ge 990 ] && pass thousand_names_promoted ||
+    bad thousand_names_promoted "$named of the 1000 names have series"
+[ -e "$prom.tmp" ] && bad no_tmp_left "$prom.tmp is left" || pass no_tmp_left
+
+# --- a read-only directory: one message, the capture goes on ---------------------
+mkdir "$work/ro"
+if mount -t tmpfs -o ro,size=1M tmpfs "$work/ro" 2>/dev/null; then
+    "$DISKMON" -d "$name" --metrics "$work/ro/diskmon.prom" --interval 0.1 -f csv \
+        -o "$work/ro.csv" 2>"$work/err" &
+    dm=$!
+    bg="$bg $dm"
+    sleep 0.5
+    dd if="$loop" of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null
+    sleep 1
+    if kill -0 "$dm" 2>/dev/null; then
+        interrupt "$dm"
+        n=$(grep -c "cannot write the metrics file" "$work/err")
+        rows=$(($(wc -l <"$work/ro.csv") - 1))
+        if [ "$rc" = 0 ] && [ "$n" = 1 ] && [ "$rows" -ge 16 ]; then
+            pass readonly_dir_one_message
+        else
+            bad readonly_dir_one_message "exit $rc, $n messages, $rows rows: $(head -c 300 "$work/err")"
+        fi
+    else
+        wait "$dm"
+        bad readonly_dir_one_message "diskmon ended: $(head -c 300 "$work/err")"
+    fi
+    umount "$work/ro"
+else
+    echo "SKIP linux_metrics/readonly_dir_one_message: cannot mount a read-only tmpfs"
+fi
+
+[ "$fails" = 0 ] || exit 1
+exit 0
