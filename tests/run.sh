@@ -6,7 +6,8 @@
 # without the live backend (replay only), again with ASan+UBSan and with
 # TSan, every tree from a CMakePresets.json preset; cross-builds the Windows
 # executable for x86_64 and i686 with mingw-w64 and runs its tests under
-# Wine, lints the GitHub workflow, runs every test, and ends with one line
+# Wine, lints the GitHub workflow, runs every test and every fuzz target
+# (20 s each), and ends with one line
 # "N passed, N failed, N skipped".
 # Exit status 0 when nothing failed.
 set -u
@@ -140,6 +141,14 @@ else
     echo "SKIP build/m32: gcc-multilib is not installed (apt-get install gcc-multilib)" >"$LOG/m32.result"
     count_lines "$LOG/m32.result"
 fi
+
+# --- fuzzing: every parser under libFuzzer (clang, ASan+UBSan): the committed
+# regression inputs replayed, then 20 s per target (tests/fuzz/run.sh) -------
+note "fuzz (20 s per target)"
+bash "$ROOT/tests/fuzz/run.sh" 20 >"$LOG/fuzz.log" 2>&1
+grep -E '^(PASS|FAIL|SKIP) ' "$LOG/fuzz.log" >"$LOG/fuzz.result" ||
+    echo "FAIL fuzz: tests/fuzz/run.sh printed no result; see $LOG/fuzz.log" >"$LOG/fuzz.result"
+count_lines "$LOG/fuzz.result"
 
 # --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
 note "windows (mingw-w64 + wine)"
