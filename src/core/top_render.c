@@ -215,6 +215,14 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
              per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
+    if (iv->gap) {
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, cap - n,
+                 "; a gap of %.3f s drawn as one interval (the clock jumped: "
+                 "suspend and resume, a stalled VM; or diskmon was held up)",
+                 (double)len / 1e9);
+    }
 }
 
 static void titles(char *buf, size_t cap, enum dm_top_by by)
