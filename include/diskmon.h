@@ -184,6 +184,12 @@ void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
  *         once and before run().
  * close - main thread, after run() returned (or open() failed): releases
  *         everything, and for live sessions makes sure no session is left.
+ * refuse - main thread, before open(); may be NULL. Options this source has
+ *         no meaning for (--force on Linux, --queue on Windows): NULL when
+ *         every option given is fine, else a one-line reason naming the
+ *         option, for a usage error (exit 2). Each source answers for
+ *         itself, so neither the core nor the platform layer keeps a list
+ *         of which source takes which option.
  */
 struct dm_source;
 
@@ -193,6 +199,7 @@ struct dm_source_ops {
     int (*run)(struct dm_source *src, struct dm_sink *sink);
     void (*stop)(struct dm_source *src);
     void (*close)(struct dm_source *src);
+    const char *(*refuse)(const struct dm_options *opt);
 };
 
 struct dm_source {

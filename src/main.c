@@ -48,8 +48,8 @@ int main(int argc, char **argv)
                         "replay a trace with -r FILE.etl\n");
         return DM_EXIT_ERROR;
     }
-    if (ops == dm_live_source) {
-        const char *why = dm_live_option_refusal(&opt);
+    if (ops->refuse != NULL) {
+        const char *why = ops->refuse(&opt);
 
         if (why != NULL) {
             fprintf(stderr, "diskmon: %s\n", why);

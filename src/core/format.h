@@ -6,9 +6,9 @@
  * output is compared byte for byte with the Linux build's).
  *
  * The printer formats every event, so the line functions are written for
- * speed: digits two at a time from a table, padding by block stores, names
- * scanned a word at a time for the bytes CSV and JSON must escape, no printf
- * and no stdio. Only the header and --clock's date (once per second, kept in
+ * speed: digits two at a time from a table (digits.h), padding by block
+ * stores, names scanned a word at a time for the bytes CSV and JSON must
+ * escape (escape.h), no printf and no stdio. Only the header and --clock's date (once per second, kept in
  * a struct dm_clock_cache) go through snprintf.
  */
 #ifndef DM_FORMAT_H
@@ -77,12 +77,5 @@ size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
  */
 size_t dm_format_event_fit(char *buf, size_t cap, const struct dm_format_opts *fo,
                            uint64_t seq, const struct dm_event *ev, size_t *need);
-
-/* s as a JSON string (quoted, escaped, invalid UTF-8 as U+FFFD) or a CSV
- * field (quoted when it holds a comma, quote or line break), the same way
- * the event lines write them; for --top's rows. Returns the bytes written
- * (NUL-terminated; cut when it does not fit in cap). */
-size_t dm_format_json_string(char *buf, size_t cap, const char *s);
-size_t dm_format_csv_string(char *buf, size_t cap, const char *s);
 
 #endif /* DM_FORMAT_H */

@@ -390,7 +390,7 @@ join:
      * transport, what the kernel dropped) is folded in, not a second line. */
     if (lost > 0) {
         /* Only the parts that are not zero: "0 dropped" beside a loss reads
-         * as a contradiction (issue 8). */
+         * as a contradiction to a user counting the parts. */
         fprintf(errf, "diskmon: %" PRIu64 " event%s lost (", lost, lost == 1 ? "" : "s");
         if (loss.ring_dropped > 0)
             fprintf(errf, "%" PRIu64 " dropped because the output could not keep up%s",

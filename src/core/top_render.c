@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/format.h"
+#include "core/escape.h"
 #include "core/top_render.h"
 
 #define NS_PER_SEC 1000000000u
@@ -81,7 +81,7 @@ static void json_str(FILE *out, const char *key, int present, const char *s)
         fputs("null", out);
         return;
     }
-    dm_format_json_string(buf, sizeof buf, s);
+    dm_escape_json_string(buf, sizeof buf, s);
     fputs(buf, out);
 }
 
@@ -139,7 +139,7 @@ static void csv_str(FILE *out, int present, const char *s)
     fputc(',', out);
     if (!present)
         return;
-    dm_format_csv_string(buf, sizeof buf, s);
+    dm_escape_csv_string(buf, sizeof buf, s);
     fputs(buf, out);
 }
 

@@ -1,7 +1,7 @@
 /*
- * ktable.h - the kernel decoder's tables: fixed capacity, integer keys
- * (thread ids, process ids, FILE_OBJECT and IRP addresses), open
- * addressing, the oldest entry replaced when there is no room.
+ * ktable.h - the kernel decoder's tables: integer keys (thread ids,
+ * process ids, FILE_OBJECT and IRP addresses), open addressing, growing up
+ * to a cap, the oldest entry replaced only when the cap leaves no room.
  *
  * Built for the live callback, which does up to four lookups per DiskIo
  * completion and must stay within a few dozen nanoseconds:
@@ -16,11 +16,19 @@
  *     A lookup therefore stops at the first free slot: a miss in a sparse
  *     table costs one probe, not a scan of the whole probe window.
  *
- * A key is never more than DM_KT_PROBE_LEN - 1 slots past its home. When
- * those slots are all taken by other keys, the one written longest ago
- * (smallest age) is replaced. Memory therefore stays constant however long
- * a session runs, and losing an old entry only costs attribution (a missing
- * name), never the disk request itself.
+ * A key is never more than probe_len - 1 slots past its home.
+ * A growing table (dm_kt_init_growing) doubles, up to its cap, when it is
+ * half full or when a key's probe window is full of other live keys, so a
+ * busy machine's entries (a start rundown names tens of thousands of files,
+ * etw-facts.md s.8) are kept, not replaced. Entries whose age is at most
+ * spare_age (the decoder's ended threads) are replaced before the table
+ * grows. Only at the cap is a live entry replaced: the one written longest
+ * ago (smallest age) in the window, counted in replaced, so the user can be
+ * told. Losing an entry only costs attribution (a missing name), never the
+ * disk request itself. A fixed table (dm_kt_init) is a growing one whose
+ * cap is its size.
+ * Growing moves every entry: slot numbers and pointers into the table are
+ * good only until the next claim or put on it.
  *
  * Slots are named by index; a slot's contents stay put until the next put
  * or remove on the same table (remove moves later slots back, and leaves
@@ -39,8 +47,14 @@
 
 #include "diskmon.h"
 
-/* Slots a key may be away from its home, counting the home. */
+/* Slots a key may be away from its home, counting the home: 8 in a fixed
+ * table; 32 in a growing one, whose half-full tables would otherwise fill
+ * some windows of 8 (linear probing's clusters: 0.4% of 1,000,000 strided
+ * keys found their window of 8 full at a load under one half). Lookups stop
+ * at the first free slot, so the longer window costs only in long
+ * clusters. */
 #define DM_KT_PROBE_LEN 8u
+#define DM_KT_PROBE_LEN_GROWING 32u
 #define DM_KT_NONE ((size_t)-1)
 
 /* The head of every slot. age 0 marks a free slot; the decoder's write
@@ -55,27 +69,50 @@ struct dm_ktable {
     size_t stride;      /* the caller's slot size, a multiple of 8 */
     size_t mask;        /* capacity - 1 */
     unsigned shift;     /* 64 - log2(capacity) */
+    size_t probe_len;   /* DM_KT_PROBE_LEN or DM_KT_PROBE_LEN_GROWING */
+    size_t count;       /* live entries */
+    size_t max_capacity; /* the cap: never more slots than this */
+    uint64_t spare_age; /* entries this old or older go before growing */
+    uint64_t replaced;  /* live entries replaced for want of room at the cap */
 };
 
-/* capacity: a power of two, at least DM_KT_PROBE_LEN; stride:
- * sizeof the caller's slot struct. Returns 0 or DM_ENOMEM. */
-static inline int dm_kt_init(struct dm_ktable *t, size_t capacity, size_t stride)
+static inline unsigned dm_kt_log2(size_t capacity)
 {
     unsigned bits = 0;
 
     while (((size_t)1 << bits) < capacity)
         bits++;
+    return bits;
+}
+
+/* capacity and max_capacity: powers of two, capacity <= max_capacity, at
+ * least DM_KT_PROBE_LEN_GROWING for a growing table (DM_KT_PROBE_LEN for a
+ * fixed one); stride: sizeof the caller's slot struct.
+ * Returns 0 or DM_ENOMEM. */
+static inline int dm_kt_init_growing(struct dm_ktable *t, size_t capacity,
+                                     size_t max_capacity, size_t stride)
+{
+    memset(t, 0, sizeof *t);
     t->mem = calloc(capacity, stride);
     t->stride = stride;
     t->mask = capacity - 1;
-    t->shift = 64u - bits;
+    t->shift = 64u - dm_kt_log2(capacity);
+    t->max_capacity = max_capacity > capacity ? max_capacity : capacity;
+    t->probe_len = t->max_capacity > capacity ? DM_KT_PROBE_LEN_GROWING : DM_KT_PROBE_LEN;
     return t->mem != NULL ? 0 : DM_ENOMEM;
+}
+
+/* A table of fixed capacity (see the file comment). */
+static inline int dm_kt_init(struct dm_ktable *t, size_t capacity, size_t stride)
+{
+    return dm_kt_init_growing(t, capacity, capacity, stride);
 }
 
 static inline void dm_kt_free(struct dm_ktable *t)
 {
     free(t->mem);
     t->mem = NULL;
+    t->count = 0;
 }
 
 static inline struct dm_kslot *dm_kt_slot(const struct dm_ktable *t, size_t s)
@@ -109,7 +146,7 @@ static inline size_t dm_kt_find(const struct dm_ktable *t, uint64_t key)
 {
     size_t h = dm_kt_home(t, key);
 
-    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
+    for (size_t i = 0; i < t->probe_len; i++) {
         size_t s = (h + i) & t->mask;
         const struct dm_kslot *k = dm_kt_slot(t, s);
 
@@ -121,43 +158,111 @@ static inline size_t dm_kt_find(const struct dm_ktable *t, uint64_t key)
     return DM_KT_NONE;
 }
 
+/* Move every entry of t into a table of capacity slots (mem, zeroed).
+ * Returns 0, or -1 when some key found no free slot in its window there
+ * (mem is then left to the caller to free; t is unchanged). */
+static inline int dm_kt_rehash(struct dm_ktable *t, unsigned char *mem, size_t capacity)
+{
+    struct dm_ktable n = *t;
+
+    n.mem = mem;
+    n.mask = capacity - 1;
+    n.shift = 64u - dm_kt_log2(capacity);
+    for (size_t s = 0; s <= t->mask; s++) {
+        const struct dm_kslot *k = dm_kt_slot(t, s);
+        size_t h, i;
+
+        if (k->age == 0)
+            continue;
+        h = dm_kt_home(&n, k->key);
+        for (i = 0; i < t->probe_len; i++)
+            if (dm_kt_slot(&n, (h + i) & n.mask)->age == 0)
+                break;
+        if (i == t->probe_len)
+            return -1;
+        memcpy(dm_kt_slot(&n, (h + i) & n.mask), k, t->stride);
+    }
+    *t = n;
+    return 0;
+}
+
+/* Double t (more when the doubled table cannot place every key in its
+ * window), within the cap. Returns 0, or -1 (at the cap, or no memory:
+ * t is unchanged and still works). */
+static inline int dm_kt_grow(struct dm_ktable *t)
+{
+    unsigned char *old = t->mem;
+
+    /* capacity > t->mask + 1: stops should the doubling overflow. */
+    for (size_t capacity = (t->mask + 1) * 2;
+         capacity <= t->max_capacity && capacity > t->mask + 1; capacity *= 2) {
+        unsigned char *mem = calloc(capacity, t->stride);
+
+        if (mem == NULL)
+            return -1;
+        if (dm_kt_rehash(t, mem, capacity) == 0) {
+            free(old);
+            return 0;
+        }
+        free(mem);
+    }
+    return -1;
+}
+
 /*
  * The slot for key, with its age set to clock: the key's own slot, else the
- * first free one, else the oldest of the probe window (whose entry is
- * dropped). The caller fills in the value. Never fails. *had_entry (when
- * not NULL) says whether the slot held an entry, the key's own or the
- * dropped one, whose value the caller may have to release.
+ * first free one (growing the table first when it is half full), else, when
+ * the window is full of other keys, a spare entry (age <= spare_age), else
+ * the table grows and tries again, else (at the cap) the oldest entry of
+ * the window is dropped and counted in replaced. The caller fills in the
+ * value. Never fails. *had_entry (when not NULL) says whether the slot held
+ * an entry, the key's own or the dropped one, whose value the caller may
+ * have to release.
  */
 static inline size_t dm_kt_claim(struct dm_ktable *t, uint64_t key, uint64_t clock,
                                  int *had_entry)
 {
-    size_t h = dm_kt_home(t, key), oldest = DM_KT_NONE;
-    uint64_t oldest_age = UINT64_MAX;
     struct dm_kslot *k;
 
     if (had_entry != NULL)
         *had_entry = 1;
-    for (size_t i = 0; i < DM_KT_PROBE_LEN; i++) {
-        size_t s = (h + i) & t->mask;
+    if (t->count + 1 > (t->mask + 1) / 2 && t->mask + 1 < t->max_capacity &&
+        dm_kt_find(t, key) == DM_KT_NONE)
+        (void)dm_kt_grow(t); /* no memory: the table works on as it is */
+    for (;;) {
+        size_t h = dm_kt_home(t, key), oldest = DM_KT_NONE;
+        uint64_t oldest_age = UINT64_MAX;
 
-        k = dm_kt_slot(t, s);
-        if (k->age == 0 || k->key == key) {
-            if (had_entry != NULL)
-                *had_entry = k->age != 0;
-            k->key = key;
-            k->age = clock;
-            return s;
+        for (size_t i = 0; i < t->probe_len; i++) {
+            size_t s = (h + i) & t->mask;
+
+            k = dm_kt_slot(t, s);
+            if (k->age == 0 || k->key == key) {
+                if (k->age == 0)
+                    t->count++;
+                if (had_entry != NULL)
+                    *had_entry = k->age != 0;
+                k->key = key;
+                k->age = clock;
+                return s;
+            }
+            if (oldest == DM_KT_NONE || k->age < oldest_age) {
+                oldest = s;
+                oldest_age = k->age;
+            }
         }
-        if (oldest == DM_KT_NONE || k->age < oldest_age) {
-            oldest = s;
-            oldest_age = k->age;
-        }
+        /* The window is full of other keys: replace a spare entry, or grow
+         * and look again, or, at the cap, replace the oldest. Replacing
+         * leaves no hole. */
+        if (oldest_age > t->spare_age && dm_kt_grow(t) == 0)
+            continue;
+        if (oldest_age > t->spare_age)
+            t->replaced++;
+        k = dm_kt_slot(t, oldest);
+        k->key = key;
+        k->age = clock;
+        return oldest;
     }
-    /* The window is full of other keys: replacing one leaves no hole. */
-    k = dm_kt_slot(t, oldest);
-    k->key = key;
-    k->age = clock;
-    return oldest;
 }
 
 /* dm_kt_claim, for values that own nothing. */
@@ -172,14 +277,14 @@ static inline void dm_kt_remove(struct dm_ktable *t, size_t s)
 {
     size_t hole = s;
 
-    for (size_t d = 1; d < DM_KT_PROBE_LEN; d++) {
+    for (size_t d = 1; d < t->probe_len; d++) {
         size_t j = (hole + d) & t->mask;
         struct dm_kslot *next = dm_kt_slot(t, j);
 
         if (next->age == 0)
             break;
         /* A key may fill the hole when its home is not after the hole.
-         * Keys DM_KT_PROBE_LEN or more past the hole have their home after
+         * Keys probe_len or more past the hole have their home after
          * it, so the search ends there. */
         if (((j - dm_kt_home(t, next->key)) & t->mask) >= d) {
             memcpy(dm_kt_slot(t, hole), next, t->stride);
@@ -188,6 +293,7 @@ static inline void dm_kt_remove(struct dm_ktable *t, size_t s)
         }
     }
     dm_kt_slot(t, hole)->age = 0;
+    t->count--;
 }
 
 /* Slots from the home of the key in slot s to s, counting both (1: the

@@ -15,11 +15,12 @@
  *   IRP         -> issuing thread, DiskIo ReadInit/WriteInit/FlushInit
  *                  header pid, time  (removed by the completion)
  *
- * The tables are open-addressing hash tables of fixed capacity
- * (decode/ktable.h): a key lives within DM_KT_PROBE_LEN slots of its hash;
- * when all are taken the entry written longest ago is replaced. Memory
- * therefore stays constant however long a live session runs. Each slot
- * holds key and value together, so a lookup touches one slot.
+ * The tables are open-addressing hash tables (decode/ktable.h) that grow
+ * as needed up to a cap (the *_MAX_SLOTS below): a key lives within
+ * DM_KT_PROBE_LEN slots of its hash; only at the cap is the entry written
+ * longest ago replaced, and dm_kdecoder_replaced() counts those, for the
+ * sources' note. Each slot holds key and value together, so a lookup
+ * touches one slot.
  *
  * Traces written by a session often name things only at their end: the
  * kernel's end-of-session rundown (Thread/Process DCEnd, FileIo
@@ -45,13 +46,22 @@
 #include "decode/nt_kernel.h"
 #include "decode/nt_paths.h"
 
-/* Table sizes (slots; powers of two). A busy desktop has a few thousand
- * threads and a few hundred processes; file objects and outstanding IRPs
- * are replaced oldest-first once their table is full. */
+/* Table sizes (slots; powers of two): what a table starts with, and its
+ * cap. A table grows when half full, so it holds at least half its cap
+ * without replacing anything (ktable.h). A busy desktop has a few thousand
+ * threads and a few hundred processes; a Windows 11 desktop's start
+ * rundown names about 26,000 files (etw-facts.md s.8), a file server far
+ * more: the file table holds 1,048,576 file objects before it may replace
+ * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
+ * The README's "Limits" gives these caps. */
 #define THREAD_SLOTS 16384u
+#define THREAD_MAX_SLOTS (1u << 20)
 #define PROCESS_SLOTS 4096u
-#define FILE_SLOTS 8192u  /* 8192 * 40 bytes (x64) = 320 KB, and the names */
+#define PROCESS_MAX_SLOTS (1u << 18)
+#define FILE_SLOTS 8192u
+#define FILE_MAX_SLOTS (2u * DM_KDECODER_FILES_MAX)
 #define IRP_SLOTS 8192u
+#define IRP_MAX_SLOTS (1u << 18)
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold
  * (nt_paths.h, DM_NAME_UNITS_MAX). */
@@ -114,10 +124,10 @@ struct file_slot {
     uint8_t mapped;     /* a volume mapping was applied */
     uint32_t volumes_generation; /* of kd->volumes when name was stored */
     uint16_t name_len;  /* bytes, without the NUL */
-    /* Allocated to the name's length (name_len + 1): a slot of
-     * DM_FILE_MAX bytes was 296, and a trace names thousands of files
-     * (issue 11: memory). Owned by the slot: freed when the entry is
-     * removed, replaced or the table freed. */
+    /* Allocated to the name's length (name_len + 1): a slot holding
+     * DM_FILE_MAX bytes in place would be 296 bytes, and a trace names
+     * thousands of files, most with short paths. Owned by the slot: freed
+     * when the entry is removed, replaced or the table freed. */
     char *name;
 };
 
@@ -195,10 +205,16 @@ static struct irp_slot *irp_at(const struct dm_ktable *t, size_t s)
 
 static int names_init(struct names *n)
 {
-    int a = dm_kt_init(&n->threads, THREAD_SLOTS, sizeof(struct thread_slot));
-    int b = dm_kt_init(&n->processes, PROCESS_SLOTS, sizeof(struct process_slot));
-    int c = dm_kt_init(&n->files, FILE_SLOTS, sizeof(struct file_slot));
+    int a = dm_kt_init_growing(&n->threads, THREAD_SLOTS, THREAD_MAX_SLOTS,
+                               sizeof(struct thread_slot));
+    int b = dm_kt_init_growing(&n->processes, PROCESS_SLOTS, PROCESS_MAX_SLOTS,
+                               sizeof(struct process_slot));
+    int c = dm_kt_init_growing(&n->files, FILE_SLOTS, FILE_MAX_SLOTS,
+                               sizeof(struct file_slot));
 
+    /* An ended thread (AGE_ENDED) makes room before the table grows: the
+     * grace it is kept for is a courtesy to its last completions. */
+    n->threads.spare_age = AGE_ENDED;
     return a < 0 || b < 0 || c < 0 ? DM_ENOMEM : 0;
 }
 
@@ -661,10 +677,10 @@ static int on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         has_tid = 1;
     } else if (!d.has_issuing_tid && rec->tid != DM_KNO_ID &&
                rec->tid != UINT32_MAX) {
-        /* Windows 7 (version 2) without its Init: the completion's own
-         * header thread, when it has one (issue 7 item 6; etw-facts.md
-         * s.2: a header ThreadId of -1 means none, as PerfView's
-         * DiskIOTraceData.FixupData treats it). */
+        /* Windows 7 (version 2) without its Init: the completion has no
+         * IssuingThreadId field, and its own header thread is the best
+         * account left (etw-facts.md s.2: a header ThreadId of -1 means
+         * none, as PerfView's DiskIOTraceData.FixupData treats it). */
         tid = rec->tid;
         has_tid = 1;
     }
@@ -735,7 +751,8 @@ struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
                            : ts_freq * THREAD_GRACE_SEC;
     kd->scratch = malloc(SCRATCH_SIZE);
     if (names_init(&kd->names) < 0 ||
-        dm_kt_init(&kd->irps, IRP_SLOTS, sizeof(struct irp_slot)) < 0 ||
+        dm_kt_init_growing(&kd->irps, IRP_SLOTS, IRP_MAX_SLOTS,
+                           sizeof(struct irp_slot)) < 0 ||
         kd->scratch == NULL) {
         dm_kdecoder_destroy(kd);
         return NULL;
@@ -809,6 +826,17 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
     default:
         return 0;
     }
+}
+
+uint64_t dm_kdecoder_replaced(const struct dm_kdecoder *kd)
+{
+    uint64_t n = kd->names.threads.replaced + kd->names.processes.replaced +
+                 kd->names.files.replaced + kd->irps.replaced;
+
+    if (kd->rundown != NULL)
+        n += kd->rundown->threads.replaced + kd->rundown->processes.replaced +
+             kd->rundown->files.replaced;
+    return n;
 }
 
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd)

@@ -99,6 +99,18 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 
 /* Records that failed size checks so far. */
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);
+/* Live entries (a file's name, a thread's process, an I/O's start) the
+ * tables dropped because they were at their cap (nt_kernel.c): some I/O
+ * may then show no name. 0 on all but the busiest machines. */
+uint64_t dm_kdecoder_replaced(const struct dm_kdecoder *kd);
+/* The most file objects the file table holds without dropping one. */
+#define DM_KDECODER_FILES_MAX 1048576u
+/* The sources' note when dm_kdecoder_replaced() is not 0 (its one
+ * argument, unsigned long long). */
+#define DM_KDECODER_FULL_NOTE                                                \
+    "diskmon: note: the decoder's tables were full (more than 1,048,576 "  \
+    "open files or as many threads); %llu older entries were dropped, so "  \
+    "some I/O shows no file or process name\n"
 
 /* Counts per DiskIo opcode 10..15 decoded so far (index opcode - 10). */
 void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6]);

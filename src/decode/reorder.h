@@ -25,11 +25,13 @@
  *
  * window_ticks: the caller passes it, in the ticks of rec->timestamp. It
  * must cover the longest a record can wait in a CPU's buffer before it is
- * delivered, which for a quiet CPU is the session's FlushTimer (1 s in
- * etw_session.c; [MS-props] FlushTimer: how often, in seconds, a partly
- * filled buffer is flushed; 0 means 1 s for a real-time session; etw-facts.md
- * s.1), plus the consumer's own delivery delay.
- * dm_reorder_window_ticks() computes FlushTimer + DM_REORDER_MARGIN_MS.
+ * delivered, which for a quiet CPU is the session's FlushTimer ([MS-props]:
+ * how often a partly filled buffer is flushed; etw-facts.md s.1, s.8), plus
+ * the consumer's own delivery delay. The live ETW source passes its
+ * DM_ETW_HOLD_MS (etw/etw_session.h, 100 ms FlushTimer + 150 ms margin) and
+ * also releases by time when no buffer comes. dm_reorder_window_ticks()
+ * computes a window for a FlushTimer in whole seconds (replay tests and
+ * benchmarks): FlushTimer + DM_REORDER_MARGIN_MS.
  *
  * Records released by the time or count bound can still be overtaken by a
  * later arrival. Such a "late" record (older than one already released) is

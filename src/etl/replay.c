@@ -212,6 +212,9 @@ static void finish(struct dm_source *src, const struct replay *r)
 {
     src->malformed = dm_kdecoder_malformed(r->kd);
     src->lost_events = trace_lost_events(dm_etl_info(r->etl));
+    if (dm_kdecoder_replaced(r->kd) > 0)
+        dm_note(&src->notes, DM_KDECODER_FULL_NOTE,
+                (unsigned long long)dm_kdecoder_replaced(r->kd));
 }
 
 /* The records the naming pass takes: every class dm_kdecode_rundown()
@@ -386,5 +389,5 @@ static void replay_close(struct dm_source *src)
 }
 
 const struct dm_source_ops dm_replay_source = {
-    "replay", replay_open, replay_run, replay_stop, replay_close,
+    "replay", replay_open, replay_run, replay_stop, replay_close, NULL,
 };

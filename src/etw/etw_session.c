@@ -63,9 +63,9 @@ struct props_buf {
  *    that load while our consumer thread is descheduled. Our callback never
  *    blocks (a full ring drops and counts), so ETW only has to ride out
  *    scheduling delays, not a slow printer.
- *  - FlushTimer 1 s: at low rates a partly filled buffer is still delivered
- *    within a second. The live source's reorder stage holds records for
- *    this long plus a margin (decode/reorder.h), so it must stay short.
+ *  - FlushTimer DM_ETW_FLUSH_MS in milliseconds (EVENT_TRACE_USE_MS_FLUSH_
+ *    TIMER): at low rates a partly filled buffer is still delivered within
+ *    that period. etw_session.h explains the figure and the latency bound.
  *  - Per-processor buffers (no EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING):
  *    Microsoft's Logging Mode Constants page advises against that mode above
  *    about 1,000 events per second, and disk completions alone come far
@@ -127,8 +127,8 @@ static void init_start_props(struct props_buf *b, enum dm_etw_logger logger,
     b->p.BufferSize = DM_ETW_BUFFER_KB;
     b->p.MinimumBuffers = 2 * cpu_count() + DM_ETW_SPARE_BUFFERS;
     b->p.MaximumBuffers = b->p.MinimumBuffers + DM_ETW_GROWTH_BUFFERS;
-    b->p.FlushTimer = DM_ETW_FLUSH_TIMER_S;
-    b->p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    b->p.FlushTimer = DM_ETW_FLUSH_MS;
+    b->p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_USE_MS_FLUSH_TIMER;
     if (logger == DM_ETW_PRIVATE_LOGGER)
         b->p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
     b->p.EnableFlags = enable_flags;

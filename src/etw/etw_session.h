@@ -68,9 +68,44 @@ extern int dm_etw_elevated_override;
  * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
  * tries, so --force gives up after about 2 s. */
 #define DM_ETW_RESTART_WAIT_MS 100u
-/* The session's FlushTimer in seconds (etw_session.c explains the buffer
- * settings); the live source's reorder window follows from it. */
-#define DM_ETW_FLUSH_TIMER_S 1u
+/*
+ * How long a line can take, in one place (the README's "Latency" repeats it).
+ *  - DM_ETW_FLUSH_MS: the session's FlushTimer, in milliseconds through
+ *    EVENT_TRACE_USE_MS_FLUSH_TIMER (Windows 7+; etw-facts.md s.8). Windows
+ *    hands a consumer a buffer only when it is full, when the FlushTimer
+ *    expires and the buffer holds events, on a FLUSH, or at stop (the
+ *    FlushTrace page), so on a quiet machine an event waits in its CPU's
+ *    buffer for up to one period. The flag, rather than a periodic
+ *    ControlTrace(FLUSH) from diskmon, because it needs no call that could
+ *    act on another program's session (ControlTrace acts on the name,
+ *    [MS-ctl]) and Microsoft's own real-time readers use it (ctsTraffic
+ *    ctEtwReader.hpp, ntl ntlEtwReader.hpp). 100 ms: ten flushes a second
+ *    of at most one partly filled buffer per CPU.
+ *  - DM_ETW_MARGIN_MS: how much later than its period a flushed buffer may
+ *    reach the callback (the logger thread's wake-up, the real-time
+ *    delivery, the consumer thread's scheduling) and still be put in order.
+ *    Not a documented figure: a budget, checked by the fake's delivery
+ *    model (tests/unit/etw_fake.c) and by live_exact on real Windows.
+ *  - DM_ETW_HOLD_MS = FlushTimer + margin: a record is released in time
+ *    order once it is this old, whether or not another buffer came; the
+ *    source checks every DM_ETW_RELEASE_EVERY_MS. Records of busy CPUs
+ *    leave sooner, once every CPU has gone past them (decode/reorder.h).
+ *  - The printer writes at least every 100 ms (core/printer.c). So a line
+ *    is out at most DM_ETW_LINE_BOUND_MS after its event on a machine that
+ *    is not overloaded.
+ * Held records: at 200,000 events/s, DM_ETW_HOLD_MS holds 50,000, inside
+ * the reorder stage's count bound (etw_source.c DM_REORDER_MAX_HELD).
+ */
+#define DM_ETW_FLUSH_MS 100u
+#define DM_ETW_MARGIN_MS 150u
+#define DM_ETW_HOLD_MS (DM_ETW_FLUSH_MS + DM_ETW_MARGIN_MS)
+#define DM_ETW_RELEASE_EVERY_MS 50u
+#define DM_ETW_LINE_BOUND_MS (DM_ETW_HOLD_MS + DM_ETW_RELEASE_EVERY_MS + 100u)
+/* EVENT_TRACE_USE_MS_FLUSH_TIMER: not in every SDK's evntrace.h (ntwmi.h
+ * has it; etw-facts.md s.8). */
+#ifndef EVENT_TRACE_USE_MS_FLUSH_TIMER
+#define EVENT_TRACE_USE_MS_FLUSH_TIMER 0x00000010
+#endif
 #define DM_ETW_RESTART_TRIES 20u
 
 /*
@@ -134,6 +169,12 @@ int dm_etw_is_elevated(void);
 
 /* The live source (etw_source.c); dm_live_source points at it. */
 extern const struct dm_source_ops dm_etw_source;
+
+/* For tests: the most records the reorder stage held after a buffer, and
+ * the records that came late (out of time order), of a live source that is
+ * open (before close()). */
+size_t dm_etw_source_peak_held(const struct dm_source *src);
+uint64_t dm_etw_source_late(const struct dm_source *src);
 
 /* The larger of two loss counts (the session's and the stream's). */
 static inline uint64_t dm_etw_max_u64(uint64_t a, uint64_t b)

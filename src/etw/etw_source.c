@@ -18,8 +18,17 @@
  * Why a reorder stage: the session uses per-processor buffers
  * (etw_session.c), which reach the consumer one buffer at a time, not in
  * global time order, so a completion may come before the Init or the thread
- * start it needs. The stage holds records for at most the FlushTimer plus a
- * margin and releases them in time order.
+ * start it needs. The stage holds records for at most DM_ETW_HOLD_MS (the
+ * FlushTimer plus a margin, etw_session.h) and releases them in time order.
+ *
+ * Release by time, also when nothing arrives. Windows calls us only when it
+ * delivers a buffer, and on a quiet machine none may come for a long time,
+ * so a releaser thread wakes every DM_ETW_RELEASE_EVERY_MS and releases what
+ * has grown old enough. The reorder stage, the decoder and the sink's
+ * producer side belong to whoever holds ro_lock: the ETW thread takes it at
+ * the first event of a buffer and gives it back in the BufferCallback (one
+ * lock round per buffer, not per event), the releaser for each of its
+ * rounds.
  *
  * The end of a run. Ctrl+C and -t stop the session: ProcessTrace then
  * delivers the buffers already queued, and the kernel's end rundown, before
@@ -58,12 +67,11 @@ static const GUID rt_lost_event_guid = {
 #define DM_WIN_CANCELLED 1223u
 
 /* The most records the reorder stage holds (allocated up front, about 190
- * bytes each: 12 MB). The 1.5 s time window matters when CPUs are quiet and
- * partly filled buffers wait for the FlushTimer; under load a 64 KB buffer
- * (about 900 DiskIo records) fills in milliseconds, so records wait for
- * their buffer, not the timer. 65,536 records are a quarter second at
- * 250,000 events/s (a fast NVMe disk); past that the oldest record is
- * released early (counted as late if something older still arrives),
+ * bytes each: 12 MB). While any CPU is quiet, records wait DM_ETW_HOLD_MS
+ * (250 ms, etw_session.h): 65,536 records cover that hold up to about
+ * 260,000 events/s. Past that the oldest record is released early, which
+ * costs order only if a record older than it is still in a buffer (under
+ * such load buffers fill in milliseconds); it is counted as late then,
  * never dropped. */
 #define DM_REORDER_MAX_HELD (1u << 16)
 
@@ -78,6 +86,14 @@ struct etw_source {
     volatile LONG consumer_open;       /* 1 until CloseTrace was called */
     unsigned default_pointer_size;     /* when a header has neither flag */
     int said_enough;                   /* on_buffer() returned FALSE */
+    /* ro_lock guards ro, kd and the sink's producer side (file comment). */
+    CRITICAL_SECTION ro_lock;
+    int ro_lock_ready;
+    int in_buffer;                     /* the ETW thread holds ro_lock */
+    HANDLE releaser_stop;              /* manual reset: the releaser ends */
+    dm_thread *releaser;
+    uint64_t hold_ticks;               /* DM_ETW_HOLD_MS in QPC ticks */
+    size_t peak_held;                  /* most records held after a buffer */
     /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
     uint64_t rt_lost[3];
     uint64_t copy_failed;              /* records the reorder stage could not take */
@@ -103,6 +119,16 @@ static int release(void *ctx, const struct dm_krecord *rec)
     if (dm_kdecode(s->kd, rec, &ev) == 1)
         dm_sink_emit(s->sink, &ev);
     return 0;
+}
+
+/* Release what can no longer be overtaken, by the QPC clock the records
+ * are stamped with. ro_lock held. */
+static void release_aged(struct etw_source *s)
+{
+    LARGE_INTEGER now;
+
+    QueryPerformanceCounter(&now);
+    dm_reorder_release(s->ro, (uint64_t)now.QuadPart, release, s);
 }
 
 /* The processor whose buffer carried the record: ProcessorIndex when the
@@ -159,6 +185,10 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
     rec.pid = h->ProcessId == 0xFFFFFFFFu ? DM_KNO_ID : h->ProcessId;
     rec.payload = er->UserData;
     rec.payload_len = er->UserData != NULL ? er->UserDataLength : 0;
+    if (!s->in_buffer) {
+        EnterCriticalSection(&s->ro_lock);
+        s->in_buffer = 1;
+    }
     /* DM_ENOMEM (a long payload that could not be copied) loses that one
      * record; it is counted with the lost events. */
     if (dm_reorder_push(s->ro, record_cpu(er), &rec, release, s) == DM_ENOMEM)
@@ -173,17 +203,39 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEW lf)
 {
     struct etw_source *s = lf->Context;
-    LARGE_INTEGER now;
+    ULONG go_on = TRUE;
 
     if (s == NULL || s->sink == NULL)
         return TRUE;
+    if (!s->in_buffer)
+        EnterCriticalSection(&s->ro_lock);
+    s->in_buffer = 0;
     if (dm_sink_enough(s->sink)) {
         s->said_enough = 1;
-        return FALSE;
+        go_on = FALSE;
+    } else {
+        size_t held = dm_reorder_held(s->ro);
+
+        if (held > s->peak_held)
+            s->peak_held = held;
+        release_aged(s);
     }
-    QueryPerformanceCounter(&now);
-    dm_reorder_release(s->ro, (uint64_t)now.QuadPart, release, s);
-    return TRUE;
+    LeaveCriticalSection(&s->ro_lock);
+    return go_on;
+}
+
+/* The releaser thread: every DM_ETW_RELEASE_EVERY_MS, what is old enough
+ * goes on even when no buffer arrives (file comment). */
+static void releaser_main(void *arg)
+{
+    struct etw_source *s = arg;
+
+    while (WaitForSingleObject(s->releaser_stop, DM_ETW_RELEASE_EVERY_MS) == WAIT_TIMEOUT) {
+        EnterCriticalSection(&s->ro_lock);
+        if (!s->said_enough && !dm_sink_enough(s->sink))
+            release_aged(s);
+        LeaveCriticalSection(&s->ro_lock);
+    }
 }
 
 static void close_consumer(struct etw_source *s)
@@ -299,6 +351,8 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ENOMEM;
     src->impl = s;
     s->consumer = DM_INVALID_TRACE;
+    InitializeCriticalSection(&s->ro_lock);
+    s->ro_lock_ready = 1;
 
     /* Time 0 is now: the tick and the wall clock taken together, before the
      * session exists, so no event can predate them. */
@@ -348,11 +402,13 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return rc < 0 ? rc : DM_EOS;
     }
     s->consumer_open = 1;
-    s->ro = dm_reorder_create(cpu_count(&s->logfile.LogfileHeader),
-                              dm_reorder_window_ticks((uint64_t)qpf.QuadPart,
-                                                      DM_ETW_FLUSH_TIMER_S),
+    /* DM_ETW_HOLD_MS in ticks, without overflow for any QPC rate. */
+    s->hold_ticks = (uint64_t)qpf.QuadPart / 1000u * DM_ETW_HOLD_MS +
+                    (uint64_t)qpf.QuadPart % 1000u * DM_ETW_HOLD_MS / 1000u;
+    s->ro = dm_reorder_create(cpu_count(&s->logfile.LogfileHeader), s->hold_ticks,
                               DM_REORDER_MAX_HELD);
-    if (s->ro == NULL) {
+    s->releaser_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (s->ro == NULL || s->releaser_stop == NULL) {
         stop_all(s, NULL, 0);
         return DM_ENOMEM;
     }
@@ -376,8 +432,24 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     s->sink = sink;
     /* A stop asked for before run() (the sink's flag, set before stop()
      * closed the consumer) leaves nothing to read. */
-    if (!dm_sink_stopping(sink))
+    if (!dm_sink_stopping(sink)) {
+        /* Without the releaser, lines would still come, only later: not a
+         * reason to give up the run. */
+        ResetEvent(s->releaser_stop);
+        if (dm_thread_start(&s->releaser, releaser_main, s) != 0)
+            s->releaser = NULL;
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
+        /* A FALSE from on_buffer ended ProcessTrace: it had the lock back. */
+        if (s->in_buffer) {
+            s->in_buffer = 0;
+            LeaveCriticalSection(&s->ro_lock);
+        }
+        if (s->releaser != NULL) {
+            SetEvent(s->releaser_stop);
+            dm_thread_join(s->releaser);
+            s->releaser = NULL;
+        }
+    }
     /* Whatever ended ProcessTrace, every record it delivered is printed, in
      * time order (nothing more can arrive to overtake them). */
     if (!s->said_enough)
@@ -418,6 +490,9 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                         dm_etw_max_u64(s->session.rt_buffers_lost, s->rt_lost[1]) +
                         s->rt_lost[2] + s->copy_failed;
     src->malformed = dm_kdecoder_malformed(s->kd);
+    if (dm_kdecoder_replaced(s->kd) > 0)
+        dm_note(&src->notes, DM_KDECODER_FULL_NOTE,
+                (unsigned long long)dm_kdecoder_replaced(s->kd));
     if (dm_reorder_late(s->ro) > 0)
         /* Late: more than the window behind, or pushed out early by the
          * stage's count bound under a burst (reorder.h). */
@@ -426,7 +501,7 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
                 "printed (more than %u ms late, or more than %u events "
                 "behind) and were printed out of time order\n",
                 (unsigned long long)dm_reorder_late(s->ro),
-                DM_ETW_FLUSH_TIMER_S * 1000u + DM_REORDER_MARGIN_MS,
+                DM_ETW_HOLD_MS,
                 (unsigned)DM_REORDER_MAX_HELD);
     return err;
 }
@@ -451,12 +526,43 @@ static void etw_close(struct dm_source *src)
         dm_kdecoder_destroy(s->kd);
     if (s->ro != NULL)
         dm_reorder_destroy(s->ro);
+    if (s->releaser_stop != NULL)
+        CloseHandle(s->releaser_stop);
+    if (s->ro_lock_ready)
+        DeleteCriticalSection(&s->ro_lock);
     free(s);
     src->impl = NULL;
 }
 
+size_t dm_etw_source_peak_held(const struct dm_source *src)
+{
+    const struct etw_source *s = src->impl;
+
+    return s != NULL ? s->peak_held : 0;
+}
+
+uint64_t dm_etw_source_late(const struct dm_source *src)
+{
+    const struct etw_source *s = src->impl;
+
+    return s != NULL && s->ro != NULL ? dm_reorder_late(s->ro) : 0;
+}
+
+/* ETW's DiskIo events carry no dispatch time, and the kernel session is
+ * the only backend Windows has. */
+static const char *etw_refuse(const struct dm_options *opt)
+{
+    if (opt->queue)
+        return "--queue is for Linux live capture; ETW's DiskIo events carry "
+               "no dispatch time";
+    if (opt->backend != DM_BACKEND_DEFAULT)
+        return "--backend is for Linux live capture (tracefs or perf); "
+               "Windows reads the kernel's ETW session";
+    return NULL;
+}
+
 const struct dm_source_ops dm_etw_source = {
-    "etw", etw_open, etw_run, etw_stop, etw_close,
+    "etw", etw_open, etw_run, etw_stop, etw_close, etw_refuse,
 };
 
 const struct dm_source_ops *const dm_live_source = &dm_etw_source;

@@ -350,8 +350,21 @@ static void linux_close(struct dm_source *src)
     src->impl = NULL;
 }
 
+/* Block events name no files and Linux has no kernel session to take
+ * over, so two options have nothing to act on here. */
+static const char *linux_refuse(const struct dm_options *opt)
+{
+    if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
+        return "--by file needs file names, which Linux block events do not "
+               "carry; use --by process or --by disk";
+    if (opt->force)
+        return "--force is for Windows (it stops a running NT Kernel Logger "
+               "session); Linux live capture has no such session to take over";
+    return NULL;
+}
+
 static const struct dm_source_ops dm_linux_source = {
-    "linux", linux_open, linux_run, linux_stop, linux_close,
+    "linux", linux_open, linux_run, linux_stop, linux_close, linux_refuse,
 };
 
 const struct dm_source_ops *const dm_live_source = &dm_linux_source;

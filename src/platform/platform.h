@@ -64,14 +64,15 @@ void dm_interrupt_clear(void);
  * in one big buffer, and copying them through stdio would only add a copy
  * and many small writes. A stream without a file (a memory stream) gets a
  * plain fwrite. Returns 0, or -1 with errno set (EPIPE: the reader went
- * away). Windows: _write in the binary mode dm_stdio_init set, so a console
- * gets the UTF-8 bytes as fwrite would have sent them, in pieces small
- * enough for old consoles.
+ * away). Windows: WriteFile on the OS handle, whose ERROR_NO_DATA and
+ * ERROR_BROKEN_PIPE are EPIPE too; a console gets the text as UTF-16
+ * through WriteConsoleW, cut between characters, so no code page matters.
  */
 int dm_write_all(FILE *f, const void *buf, size_t len);
 
 /* Prepare stdout/stderr: binary mode on Windows so lines end in "\n" as on
- * every other OS (byte-identical output), UTF-8 console. */
+ * every other OS (byte-identical output). The console code page is not
+ * changed (dm_write_all writes UTF-16 to a console). */
 void dm_stdio_init(void);
 
 /* The one error translator per OS. POSIX (posix.c): an errno value as a
@@ -121,13 +122,5 @@ int dm_file_size(FILE *f, uint64_t *size);
  * reader's 64 KB buffers. Do not mix with stdio reads of f. Returns 0, or
  * -1 when the file has fewer bytes there or the read fails. */
 int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
-
-/*
- * Live options this OS's live source has no meaning for (--force on Linux,
- * --queue on Windows): NULL when every option given is fine, else a one-line
- * reason naming the option, for a usage error (exit 2). The OS answers here,
- * so the core carries no OS #if and no source table changes shape.
- */
-const char *dm_live_option_refusal(const struct dm_options *opt);
 
 #endif /* DM_PLATFORM_H */

@@ -22,7 +22,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
-#include "core/options.h"
 #include "diskmon.h"
 #include "platform/platform.h"
 
@@ -303,19 +302,6 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
         return DM_FILE_OTHER;
     *size = (uint64_t)st.st_size;
     return DM_FILE_REGULAR;
-}
-
-/* The live source on POSIX systems is the Linux one (src/linux); elsewhere
- * there is none and main.c says so before asking. */
-const char *dm_live_option_refusal(const struct dm_options *opt)
-{
-    if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
-        return "--by file needs file names, which Linux block events do not "
-               "carry; use --by process or --by disk";
-    if (opt->force)
-        return "--force is for Windows (it stops a running NT Kernel Logger "
-               "session); Linux live capture has no such session to take over";
-    return NULL;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)

@@ -18,6 +18,7 @@
 
 #include "diskmon.h"
 #include "platform/platform.h"
+#include "platform/win32_io.h"
 
 /*
  * Threads. The start routine and its argument live in their own block that
@@ -154,69 +155,171 @@ void dm_yield(void)
     SwitchToThread();
 }
 
-/* _isatty is also true for the NUL device and serial ports, so a console is
- * confirmed by GetConsoleMode, which fails for anything else. */
-int dm_is_terminal(FILE *f)
-{
-    int fd = _fileno(f);
-    intptr_t osf;
-    DWORD mode;
+/* ---- the console and file calls behind dm_write_all (win32_io.h) -------- */
 
-    if (fd < 0 || !_isatty(fd))
-        return 0;
-    osf = _get_osfhandle(fd);
-    if (osf == -1)
-        return 0;
-    return GetConsoleMode((HANDLE)osf, &mode) != 0;
+/* Wrappers, not the kernel32 functions themselves, for the same reason as
+ * etw_api.c: a static table of dllimport addresses is MSVC warning C4232. */
+static BOOL WINAPI real_write_file(HANDLE h, LPCVOID buf, DWORD len, LPDWORD written,
+                                   LPOVERLAPPED ov)
+{
+    return WriteFile(h, buf, len, written, ov);
 }
 
-/* The console behind f, or NULL. */
+static BOOL WINAPI real_write_console(HANDLE h, const WCHAR *buf, DWORD len,
+                                      LPDWORD written)
+{
+    return WriteConsoleW(h, buf, len, written, NULL);
+}
+
+static BOOL WINAPI real_get_console_mode(HANDLE h, LPDWORD mode)
+{
+    return GetConsoleMode(h, mode);
+}
+
+const struct dm_win32_io dm_win32_io_real = {
+    real_write_file,
+    real_write_console,
+    real_get_console_mode,
+};
+
+const struct dm_win32_io *dm_win32_io = &dm_win32_io_real;
+
+/* The OS handle behind f, or INVALID_HANDLE_VALUE. */
+static HANDLE handle_of(FILE *f)
+{
+    int fd = _fileno(f);
+
+    return fd < 0 ? INVALID_HANDLE_VALUE : (HANDLE)_get_osfhandle(fd);
+}
+
+/* The console behind f, or NULL. Not _isatty, which is also true for the
+ * NUL device and serial ports: GetConsoleMode fails for anything but a
+ * console. */
 static HANDLE console_of(FILE *f)
 {
-    int fd = _fileno(f);
-    intptr_t osf;
+    HANDLE h = handle_of(f);
     DWORD mode;
 
-    if (fd < 0 || !_isatty(fd))
+    if (h == INVALID_HANDLE_VALUE || h == NULL ||
+        !dm_win32_io->get_console_mode(h, &mode))
         return NULL;
-    osf = _get_osfhandle(fd);
-    if (osf == -1 || GetConsoleMode((HANDLE)osf, &mode) == 0)
-        return NULL;
-    return (HANDLE)osf;
+    return h;
 }
 
-/* The most one write to a console takes: consoles before Windows 8 fail
- * larger writes (their buffer came from a 64 KiB shared heap). Files and
- * pipes take the whole buffer at once. */
-#define CONSOLE_WRITE_MAX (16u << 10)
+int dm_is_terminal(FILE *f)
+{
+    return console_of(f) != NULL;
+}
+
+/*
+ * A console gets UTF-16 through WriteConsoleW, which needs no code page:
+ * with UTF-8 bytes and code page 65001, consoles before Windows 10 report
+ * characters written, not bytes, and garble a character split across two
+ * writes (etw-facts.md s.8; microsoft/terminal#386). Python does the same
+ * since 3.6 (PEP 528). A batch is cut only between UTF-8 characters, and
+ * CONSOLE_CHUNK bytes give at most CONSOLE_CHUNK UTF-16 units (a UTF-8
+ * character of n bytes is at most n units), 16 KiB: inside the 64 KiB shared
+ * heap that consoles before Windows 8 take their write buffers from.
+ * Files and pipes get the UTF-8 bytes unchanged, at most FILE_WRITE_MAX at
+ * a time (WriteFile takes a DWORD count).
+ */
+#define CONSOLE_CHUNK 8192u
 #define FILE_WRITE_MAX (1u << 30)
 
-int dm_write_all(FILE *f, const void *buf, size_t len)
+/* The longest prefix of p[0..len) that ends between UTF-8 characters, at
+ * most most bytes; at least one byte, so invalid input still moves on. */
+static size_t utf8_cut(const unsigned char *p, size_t len, size_t most)
 {
-    const char *p = buf;
-    size_t most;
-    int fd;
+    size_t n = len < most ? len : most, cut = n;
 
-    if (fflush(f) != 0)
-        return -1;
-    fd = _fileno(f);
-    if (fd < 0)
-        return fwrite(buf, 1, len, f) == len ? 0 : -1;
-    most = console_of(f) != NULL ? CONSOLE_WRITE_MAX : FILE_WRITE_MAX;
+    if (n == len)
+        return n;
+    /* p[cut] starts the next piece: back over continuation bytes
+     * (10xxxxxx) to a character's first byte, at most 3 (a character is
+     * at most 4 bytes). Not found (invalid input): cut at the limit. */
+    while (cut > 0 && n - cut < 3 && (p[cut] & 0xC0u) == 0x80u)
+        cut--;
+    return cut == 0 || (p[cut] & 0xC0u) == 0x80u ? n : cut;
+}
+
+/* Set errno for a failed WriteFile or WriteConsoleW and return -1. */
+static int write_failed(void)
+{
+    errno = dm_errno_from_win32(GetLastError());
+    return -1;
+}
+
+static int write_console(HANDLE h, const unsigned char *p, size_t len)
+{
+    WCHAR wide[CONSOLE_CHUNK];
+
     while (len > 0) {
-        unsigned chunk = (unsigned)(len < most ? len : most);
-        int n = _write(fd, p, chunk);
+        size_t take = utf8_cut(p, len, CONSOLE_CHUNK);
+        /* Invalid UTF-8 becomes U+FFFD (no MB_ERR_INVALID_CHARS): a name
+         * the kernel logged oddly still prints. */
+        int units = MultiByteToWideChar(CP_UTF8, 0, (const char *)p, (int)take,
+                                        wide, (int)CONSOLE_CHUNK);
+        DWORD done = 0;
 
-        if (n < 0)
-            return -1; /* errno set by the CRT (EPIPE for a closed pipe) */
+        if (units <= 0)
+            return write_failed();
+        while (done < (DWORD)units) {
+            DWORD want = (DWORD)units - done, n = 0;
+
+            if (!dm_win32_io->write_console(h, wide + done, want, &n))
+                return write_failed();
+            if (n == 0) {
+                errno = EIO;
+                return -1;
+            }
+            /* A count above what was asked (microsoft/terminal#40) means
+             * all of it: never step past the end. */
+            done += n < want ? n : want;
+        }
+        p += take;
+        len -= take;
+    }
+    return 0;
+}
+
+static int write_file(HANDLE h, const unsigned char *p, size_t len)
+{
+    while (len > 0) {
+        DWORD want = (DWORD)(len < FILE_WRITE_MAX ? len : FILE_WRITE_MAX), n = 0;
+
+        if (!dm_win32_io->write_file(h, p, want, &n, NULL))
+            return write_failed();
         if (n == 0) {
             errno = EIO;
             return -1;
         }
+        if (n > want)
+            n = want; /* never trust a count above the request */
         p += n;
-        len -= (size_t)n;
+        len -= n;
     }
     return 0;
+}
+
+/*
+ * Through the OS handle, not the CRT's _write: _write turns ERROR_NO_DATA
+ * 232, what a pipe whose reader exited answers, into errno EINVAL
+ * (MicrosoftDocs/cpp-docs#3029), so `diskmon | findstr x` ended by Ctrl+C
+ * would end in "Invalid argument". The one translator makes 232 and 109
+ * EPIPE, as libuv does (PR #4562), and the printer ends quietly.
+ */
+int dm_write_all(FILE *f, const void *buf, size_t len)
+{
+    HANDLE h;
+
+    if (fflush(f) != 0)
+        return -1;
+    h = handle_of(f);
+    if (h == INVALID_HANDLE_VALUE || h == NULL)
+        return fwrite(buf, 1, len, f) == len ? 0 : -1;
+    if (console_of(f) != NULL)
+        return write_console(h, buf, len);
+    return write_file(h, buf, len);
 }
 
 int dm_terminal_size(FILE *f, int *rows, int *cols)
@@ -348,30 +451,16 @@ void dm_interrupt_clear(void)
         ResetEvent(done_event);
 }
 
-/* The console's output code page outlives the process, so the one found at
- * start is put back at exit. */
-static UINT saved_output_cp;
-
-static void restore_output_cp(void)
-{
-    if (saved_output_cp != 0)
-        SetConsoleOutputCP(saved_output_cp);
-}
-
 void dm_stdio_init(void)
 {
-    UINT cp = GetConsoleOutputCP(); /* 0 when there is no console */
-
     /* Binary mode: "\n" stays "\n", so output is byte-identical to POSIX
-     * builds. UTF-8 console code page: process and file names are UTF-8. */
+     * builds. The console code page is left alone: the printer writes UTF-16
+     * to a console (dm_write_all), so there is nothing to restore at exit,
+     * also not on the _Exit path. */
     fflush(stdout);
     fflush(stderr);
     _setmode(_fileno(stdout), _O_BINARY);
     _setmode(_fileno(stderr), _O_BINARY);
-    if (cp != 0 && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8)) {
-        saved_output_cp = cp;
-        atexit(restore_output_cp);
-    }
 }
 
 /* ---- errors: the one Win32 translator ------------------------------------ */
@@ -381,6 +470,10 @@ void dm_stdio_init(void)
 #define WIN_ACCESS_DENIED 5u
 #define WIN_NOT_ENOUGH_MEMORY 8u
 #define WIN_OUTOFMEMORY 14u
+#define WIN_BROKEN_PIPE 109u  /* the documented "pipe has been ended" */
+#define WIN_DISK_FULL 112u
+#define WIN_NO_DATA 232u      /* "the pipe is being closed": a write after the
+                               * reader exited (etw-facts.md s.8) */
 #define WIN_ALREADY_EXISTS 183u
 #define WIN_WMI_INSTANCE_NOT_FOUND 4201u
 
@@ -398,8 +491,31 @@ int dm_err_from_win32(unsigned long code)
     case WIN_NOT_ENOUGH_MEMORY:
     case WIN_OUTOFMEMORY:
         return DM_ENOMEM;
+    case WIN_BROKEN_PIPE:
+    case WIN_NO_DATA:
+        return DM_EIO;
     default:
         return DM_EOS;
+    }
+}
+
+int dm_errno_from_win32(unsigned long code)
+{
+    switch (code) {
+    case 0:
+        return 0;
+    case WIN_BROKEN_PIPE:
+    case WIN_NO_DATA:
+        return EPIPE; /* the reader went away: the quiet end of output */
+    case WIN_ACCESS_DENIED:
+        return EACCES;
+    case WIN_NOT_ENOUGH_MEMORY:
+    case WIN_OUTOFMEMORY:
+        return ENOMEM;
+    case WIN_DISK_FULL:
+        return ENOSPC;
+    default:
+        return EIO;
     }
 }
 
@@ -427,11 +543,7 @@ void dm_win32_strerror(unsigned long code, char *buf, size_t len)
     buf[m] = '\0';
 }
 
-/* ---- added for issue 8: exchange, file identity, live options ------------ */
-/* (kept together at the end of the file, apart from the rest of the layer) */
-
-#include "core/options.h"
-
+/* ---- file identity and reads at an offset --------------------------------- */
 
 /* The volume serial number and the 64-bit file index together name one file
  * on one volume (GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION). */
@@ -484,18 +596,6 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
         return DM_FILE_OTHER;
     *size = ((uint64_t)data.nFileSizeHigh << 32) | data.nFileSizeLow;
     return DM_FILE_REGULAR;
-}
-
-/* The live source on Windows is ETW (src/etw), which has no dispatch time. */
-const char *dm_live_option_refusal(const struct dm_options *opt)
-{
-    if (opt->queue)
-        return "--queue is for Linux live capture; ETW's DiskIo events carry "
-               "no dispatch time";
-    if (opt->backend != DM_BACKEND_DEFAULT)
-        return "--backend is for Linux live capture (tracefs or perf); "
-               "Windows reads the kernel's ETW session";
-    return NULL;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)

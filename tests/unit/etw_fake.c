@@ -55,6 +55,10 @@
 #define FAKE_HANDLE_BASE 0x1000u
 #define FAKE_CONSUMER 0x5000u
 #define FAKE_WAIT_CAP_MS 30000u /* a blocked ProcessTrace gives up after this */
+/* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; etw-facts.md s.8). */
+#define FAKE_USE_MS_FLUSH_TIMER 0x00000010u
+/* EVENT_TRACE_CONTROL_FLUSH [MS-ctl]. */
+#define FAKE_CONTROL_FLUSH 3u
 
 /* Win32 codes the model returns (winerror.h). */
 #define W_INVALID_HANDLE 6u
@@ -136,6 +140,11 @@ static struct {
     int zero_mask_seen, rundown_triggered;
     uint64_t toggle_qpc;
     int per_cpu;            /* the running session has per-CPU buffers */
+    unsigned flush_ms;      /* the running session's FlushTimer, in ms */
+    unsigned buffer_kb;     /* its BufferSize */
+    volatile LONG flush_asked; /* ControlTrace FLUSH since the last flush */
+    /* the live model */
+    uint64_t logged, single_io_qpc, full_buffers, timer_buffers;
     /* the delivery plan */
     size_t *order;
     struct fake_buf *bufs;
@@ -243,6 +252,14 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
             *running = 1;
         *h = FAKE_HANDLE_BASE + fk.next_handle++;
         fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
+        /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
+         * [MS-props]; milliseconds with EVENT_TRACE_USE_MS_FLUSH_TIMER
+         * (Windows 7+, etw-facts.md s.8). */
+        if (p->LogFileMode & FAKE_USE_MS_FLUSH_TIMER)
+            fk.flush_ms = p->FlushTimer != 0 ? p->FlushTimer : 1000u;
+        else
+            fk.flush_ms = (p->FlushTimer != 0 ? p->FlushTimer : 1u) * 1000u;
+        fk.buffer_kb = p->BufferSize != 0 ? p->BufferSize : 64u;
         fk.zero_mask_seen = fk.rundown_triggered = 0;
     }
     if (rc != 0)
@@ -273,6 +290,8 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
         p->EventsLost = fk.cfg.events_lost;
         p->RealTimeBuffersLost = fk.cfg.rt_buffers_lost;
         rc = 0;
+        if (code == FAKE_CONTROL_FLUSH)
+            InterlockedExchange(&fk.flush_asked, 1);
         if (code == EVENT_TRACE_CONTROL_STOP) {
             unsigned *busy = busy_counter(c->name);
 
@@ -379,7 +398,8 @@ static TRACEHANDLE WINAPI fake_open(PEVENT_TRACE_LOGFILEW lf)
      * ETWTraceEventSource.cs): the fake does the same, so only the event
      * header flags or the OS bitness can be trusted. */
     lf->LogfileHeader.PointerSize = 4;
-    lf->LogfileHeader.NumberOfProcessors = fk.n_cpus;
+    lf->LogfileHeader.NumberOfProcessors =
+        fk.cfg.load.n_cpus > 0 ? fk.cfg.load.n_cpus : fk.n_cpus;
     lf->LogfileHeader.PerfFreq = qpf;
     rebase_records((uint64_t)now.QuadPart);
     for (size_t i = 0; i < fk.n_recs; i++)
@@ -511,6 +531,227 @@ static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after
     return 0;
 }
 
+
+/* ---- the live model (etw_fake.h, struct dm_fake_load) ------------------- */
+
+/* A DiskIo v3 completion on x64 is 52 bytes; in a buffer it sits behind a
+ * 16-byte PERFINFO64 header, 8-aligned: 72 bytes (etw-facts.md s.3, s.4). */
+#define LIVE_PAYLOAD 52u
+#define LIVE_RECORD_BYTES 72u
+#define LIVE_OP_READ 10u
+
+struct live_rec {
+    EVENT_RECORD er;
+    uint8_t payload[LIVE_PAYLOAD];
+};
+
+struct live_cpu {
+    struct live_rec *recs;  /* the CPU's buffer, cap records */
+    size_t n;
+    uint64_t logged;        /* records this CPU logged so far */
+    uint64_t rate;          /* records per second */
+};
+
+struct live_model {
+    PEVENT_TRACE_LOGFILEW lf;
+    struct live_cpu *cpus;
+    unsigned n_cpus;
+    size_t cap;
+    uint64_t freq, t0, last_ts;
+    int any_delivered;
+    uint32_t shuffle;       /* LCG state for the flush order */
+};
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* Log one DiskIo Read completion on cpu, stamped ts: the offsets of the
+ * DiskIo TypeGroup1 v3 x64 table (etw-facts.md s.3). */
+static void live_log(struct live_model *m, unsigned cpu, uint64_t ts)
+{
+    struct live_cpu *lc = &m->cpus[cpu];
+    struct live_rec *r = &lc->recs[lc->n++];
+    uint64_t k = lc->logged++;
+
+    memset(r, 0, sizeof *r);
+    r->er.EventHeader.Size = (USHORT)sizeof(EVENT_HEADER);
+    r->er.EventHeader.ProviderId = diskio_guid;
+    r->er.EventHeader.EventDescriptor.Opcode = LIVE_OP_READ;
+    r->er.EventHeader.EventDescriptor.Version = 3;
+    r->er.EventHeader.Flags = (USHORT)(EVENT_HEADER_FLAG_CLASSIC_HEADER |
+                                       EVENT_HEADER_FLAG_PROCESSOR_INDEX |
+                                       EVENT_HEADER_FLAG_64_BIT_HEADER);
+    r->er.EventHeader.ThreadId = UINT32_MAX; /* PERFINFO: no thread */
+    r->er.EventHeader.ProcessId = UINT32_MAX;
+    r->er.EventHeader.TimeStamp.QuadPart = (LONGLONG)ts;
+    r->er.BufferContext.ProcessorIndex = (USHORT)cpu;
+    r->er.UserContext = m->lf->Context;
+    put_u32(r->payload + 0, 0);                       /* DiskNumber */
+    put_u32(r->payload + 4, 0);                       /* IrpFlags */
+    put_u32(r->payload + 8, 4096);                    /* TransferSize */
+    put_u64(r->payload + 16, k * 4096u);              /* ByteOffset */
+    put_u64(r->payload + 24, 0xFFFFA00000001000u + cpu); /* FileObject */
+    put_u64(r->payload + 32, (uint64_t)(cpu + 1) << 40 | k); /* Irp */
+    put_u64(r->payload + 40, 1000);                   /* HighResResponseTime */
+    put_u32(r->payload + 48, 100u + cpu);             /* IssuingThreadId */
+    r->er.UserData = r->payload;
+    r->er.UserDataLength = LIVE_PAYLOAD;
+    fk.logged++;
+}
+
+/* Deliver cpu's buffer (if it holds events). Returns 0 or W_CANCELLED. */
+static ULONG live_deliver(struct live_model *m, unsigned cpu, int after_stop)
+{
+    struct live_cpu *lc = &m->cpus[cpu];
+
+    if (lc->n == 0)
+        return 0;
+    if (m->any_delivered &&
+        (uint64_t)lc->recs[0].er.EventHeader.TimeStamp.QuadPart < m->last_ts)
+        fk.out_of_order++;
+    for (size_t i = 0; i < lc->n; i++) {
+        uint64_t ts = (uint64_t)lc->recs[i].er.EventHeader.TimeStamp.QuadPart;
+
+        m->lf->EventRecordCallback(&lc->recs[i].er);
+        dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+        if (after_stop)
+            fk.after_stop++;
+        if (!m->any_delivered || ts > m->last_ts)
+            m->last_ts = ts;
+        m->any_delivered = 1;
+    }
+    lc->n = 0;
+    if (m->lf->BufferCallback != NULL && !m->lf->BufferCallback(m->lf))
+        return W_CANCELLED;
+    return 0;
+}
+
+/* Every buffer that holds events, the CPUs in a shuffled order. */
+static ULONG live_flush_all(struct live_model *m, int after_stop)
+{
+    unsigned start;
+    ULONG rc = 0;
+
+    m->shuffle = m->shuffle * 1103515245u + 12345u;
+    start = (m->shuffle >> 16) % m->n_cpus;
+    for (unsigned i = 0; i < m->n_cpus && rc == 0; i++) {
+        /* a stride coprime to n_cpus when it is odd; else plain rotation */
+        unsigned cpu = (start + i * (m->n_cpus % 2 == 1 ? 2u : 1u)) % m->n_cpus;
+
+        if (m->cpus[cpu].n > 0 && !after_stop)
+            fk.timer_buffers++;
+        rc = live_deliver(m, cpu, after_stop);
+    }
+    return rc;
+}
+
+/* Log what is due by now; a buffer that fills is delivered at once. */
+static ULONG live_log_due(struct live_model *m, uint64_t now)
+{
+    const struct dm_fake_load *ld = &fk.cfg.load;
+    uint64_t elapsed = now - m->t0;
+
+    if (ld->single_io_ms > 0) {
+        uint64_t at = m->t0 + m->freq * ld->single_io_ms / 1000u;
+
+        if (now >= at && fk.logged == 0) {
+            unsigned cpu = m->n_cpus > 1 ? 1u : 0u;
+
+            live_log(m, cpu, at);
+            fk.single_io_qpc = at;
+            SetEvent(fk.replayed);
+        }
+        return 0;
+    }
+    if (elapsed > m->freq * ld->duration_ms / 1000u) {
+        SetEvent(fk.replayed);
+        elapsed = m->freq * ld->duration_ms / 1000u;
+    }
+    for (unsigned cpu = 0; cpu < m->n_cpus; cpu++) {
+        struct live_cpu *lc = &m->cpus[cpu];
+        uint64_t due = lc->rate == 0 ? 0 : elapsed / m->freq * lc->rate +
+                                               elapsed % m->freq * lc->rate / m->freq;
+
+        while (lc->logged < due) {
+            /* record k was logged at t0 + k / rate (a steady rate). */
+            uint64_t k = lc->logged;
+            uint64_t ts = m->t0 + k / lc->rate * m->freq + k % lc->rate * m->freq / lc->rate;
+
+            live_log(m, cpu, ts);
+            if (lc->n == m->cap) {
+                fk.full_buffers++;
+                if (live_deliver(m, cpu, 0) != 0)
+                    return W_CANCELLED;
+            }
+        }
+    }
+    return 0;
+}
+
+static ULONG live_run(PEVENT_TRACE_LOGFILEW lf, int *running)
+{
+    const struct dm_fake_load *ld = &fk.cfg.load;
+    struct live_model m;
+    LARGE_INTEGER qpf, now;
+    uint64_t flush_ticks, next_flush;
+    ULONG rc = 0;
+    int stopped = 0;
+
+    memset(&m, 0, sizeof m);
+    m.lf = lf;
+    m.n_cpus = ld->n_cpus;
+    m.cap = (size_t)fk.buffer_kb * 1024u / LIVE_RECORD_BYTES;
+    m.shuffle = 12345u;
+    m.cpus = calloc(m.n_cpus, sizeof *m.cpus);
+    for (unsigned c = 0; m.cpus != NULL && c < m.n_cpus; c++) {
+        m.cpus[c].recs = malloc(m.cap * sizeof *m.cpus[c].recs);
+        m.cpus[c].rate = c < ld->busy_cpus ? ld->busy_rate / ld->busy_cpus : ld->quiet_rate;
+        if (m.cpus[c].recs == NULL)
+            rc = ERROR_NOT_ENOUGH_MEMORY;
+    }
+    if (m.cpus == NULL)
+        rc = ERROR_NOT_ENOUGH_MEMORY;
+    QueryPerformanceFrequency(&qpf);
+    QueryPerformanceCounter(&now);
+    m.freq = (uint64_t)qpf.QuadPart;
+    m.t0 = (uint64_t)now.QuadPart;
+    flush_ticks = m.freq * fk.flush_ms / 1000u;
+    next_flush = m.t0 + flush_ticks;
+    while (rc == 0) {
+        uint64_t t;
+
+        QueryPerformanceCounter(&now);
+        t = (uint64_t)now.QuadPart;
+        rc = live_log_due(&m, t);
+        if (rc == 0 && (t >= next_flush || InterlockedExchange(&fk.flush_asked, 0))) {
+            rc = live_flush_all(&m, 0);
+            while (next_flush <= t)
+                next_flush += flush_ticks;
+        }
+        if (rc == 0 && WaitForSingleObject(fk.wake, 1) == WAIT_OBJECT_0)
+            break;
+    }
+    if (rc == 0) {
+        lock();
+        stopped = running == NULL || !*running;
+        unlock();
+        /* At stop every buffer that holds events is delivered [MS-ctl]. */
+        if (stopped)
+            rc = live_flush_all(&m, 1);
+    }
+    for (unsigned c = 0; m.cpus != NULL && c < m.n_cpus; c++)
+        free(m.cpus[c].recs);
+    free(m.cpus);
+    return rc;
+}
+
 static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
                                  LPFILETIME start, LPFILETIME end)
 {
@@ -534,7 +775,7 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
         rc = fk.cfg.process_error;
     else if (running == NULL || !*running)
         rc = W_NOT_FOUND;
-    else if (build_plan(&main_first, &end_first) < 0)
+    else if (fk.cfg.load.n_cpus == 0 && build_plan(&main_first, &end_first) < 0)
         rc = ERROR_NOT_ENOUGH_MEMORY;
     c->rc = rc;
     if (rc != 0) {
@@ -543,6 +784,11 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
     }
     InterlockedExchange(&fk.in_process, 1);
     unlock();
+    if (fk.cfg.load.n_cpus > 0) {
+        rc = live_run(lf, running);
+        InterlockedExchange(&fk.in_process, 0);
+        return rc;
+    }
 
     /* Deliver outside the lock, as ETW does: the callback may call
      * ControlTrace or CloseTrace from another thread meanwhile. Buffers
@@ -806,6 +1052,9 @@ void dm_fake_uninstall(void)
     fk.zero_mask_seen = fk.rundown_triggered = 0;
     fk.toggle_qpc = 0;
     fk.per_cpu = 0;
+    fk.flush_ms = fk.buffer_kb = 0;
+    fk.flush_asked = 0;
+    fk.logged = fk.single_io_qpc = fk.full_buffers = fk.timer_buffers = 0;
     fk.wake = fk.replayed = NULL;
     fk.recs = NULL;
     fk.arena = NULL;
@@ -928,4 +1177,29 @@ uint64_t dm_fake_out_of_order_buffers(void)
 uint64_t dm_fake_delivered_after_stop(void)
 {
     return fk.after_stop;
+}
+
+uint64_t dm_fake_logged(void)
+{
+    return fk.logged;
+}
+
+uint64_t dm_fake_single_io_qpc(void)
+{
+    return fk.single_io_qpc;
+}
+
+uint64_t dm_fake_full_buffers(void)
+{
+    return fk.full_buffers;
+}
+
+uint64_t dm_fake_timer_buffers(void)
+{
+    return fk.timer_buffers;
+}
+
+unsigned dm_fake_flush_ms(void)
+{
+    return fk.flush_ms;
 }

@@ -48,6 +48,27 @@ struct dm_fake_call {
     uint64_t when_ns;       /* dm_monotonic_ns() at the call */
 };
 
+/*
+ * The live model, instead of a sample: DiskIo completions logged at steady
+ * rates into one buffer per CPU, each stamped with QueryPerformanceCounter
+ * at the moment the model logs it. A CPU's buffer is delivered only as
+ * Windows documents (the FlushTrace page, etw-facts.md s.8): when it is
+ * full, when the session's FlushTimer expires and it holds events, on
+ * ControlTrace(EVENT_TRACE_CONTROL_FLUSH), or when the session stops;
+ * buffers of different CPUs due at the same moment come in a shuffled
+ * order. FlushTimer is taken from the StartTrace properties: milliseconds
+ * with EVENT_TRACE_USE_MS_FLUSH_TIMER, else seconds (0 = 1 s).
+ */
+struct dm_fake_load {
+    unsigned n_cpus;          /* processors; 0: the live model is off */
+    unsigned busy_cpus;       /* the first busy_cpus of them share ... */
+    unsigned busy_rate;       /* ... this many records per second */
+    unsigned quiet_rate;      /* each other CPU: records per second */
+    unsigned duration_ms;     /* logging stops after this (session runs on) */
+    unsigned single_io_ms;    /* >0: only one record, on CPU 1, this long
+                               * after ProcessTrace started */
+};
+
 struct dm_fake_config {
     const char *etl_path;       /* records to replay; NULL: none */
     int kernel_running;         /* the NT Kernel Logger already exists */
@@ -75,6 +96,7 @@ struct dm_fake_config {
     ULONG rt_buffers_lost;      /* reported by QUERY and STOP */
     size_t buffer_records;      /* records per "buffer" in global-order mode
                                  * (NO_PER_PROCESSOR_BUFFERING); 0: 64 */
+    struct dm_fake_load load;   /* the live model (see above) */
 };
 
 /*
@@ -113,6 +135,16 @@ int dm_fake_rundown_triggered(void);
 /* Buffers ProcessTrace delivered out of global time order (a buffer whose
  * first record is older than the last record delivered before it). */
 uint64_t dm_fake_out_of_order_buffers(void);
+/* The live model: records logged so far, the QPC stamp of the single I/O
+ * (single_io_ms), buffers delivered because they were full, because the
+ * FlushTimer expired, and buffers delivered out of global time order. */
+uint64_t dm_fake_logged(void);
+uint64_t dm_fake_single_io_qpc(void);
+uint64_t dm_fake_full_buffers(void);
+uint64_t dm_fake_timer_buffers(void);
+/* The flush period the session asked for, in ms (0: none started). */
+unsigned dm_fake_flush_ms(void);
+
 /* Records delivered after the session was stopped (queued buffers, end
  * rundown). */
 uint64_t dm_fake_delivered_after_stop(void);

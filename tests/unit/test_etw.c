@@ -1563,6 +1563,136 @@ DM_TEST(outside_stop_exits_1)
     dm_fake_uninstall();
 }
 
+
+/* --- delivery timing through the fake's live model -------------------------- */
+
+static uint64_t qpc_now(void)
+{
+    LARGE_INTEGER now;
+
+    QueryPerformanceCounter(&now);
+    return (uint64_t)now.QuadPart;
+}
+
+/* One I/O, then nothing at all: Windows delivers its buffer only when the
+ * FlushTimer expires (the FlushTrace page), and no other buffer ever comes
+ * to call us back. Its event must still reach the ring within 0.4 s of its
+ * timestamp (the printer's 100 ms then make the 0.5 s of the README). */
+DM_TEST(one_io_then_silence_within_half_second)
+{
+    struct dm_fake_config cfg;
+    struct dm_options opt;
+    struct live lv;
+    struct dm_event ev;
+    uint64_t seen = 0, io, freq = qpc_frequency(), deadline;
+    size_t got = 0;
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.load.n_cpus = 4;
+    cfg.load.single_io_ms = 200;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    default_options(&opt, NULL);
+    DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
+    DM_ASSERT_EQ_INT(live_start(&lv), 0);
+    deadline = qpc_now() + 5 * freq;
+    while (got == 0 && qpc_now() < deadline) {
+        got = dmt_ring_take(lv.sink.ring, &ev, 1);
+        if (got == 0)
+            dm_sleep_ms(1);
+        else
+            seen = qpc_now();
+    }
+    io = dm_fake_single_io_qpc();
+    DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
+    live_free(&lv);
+    /* The session asked for a sub-second flush (etw-facts.md s.8) ... */
+    DM_ASSERT(dm_fake_flush_ms() > 0 && dm_fake_flush_ms() <= 250);
+    /* ... the fake delivered the one record only because it expired ... */
+    DM_ASSERT_EQ_U64(dm_fake_logged(), 1);
+    DM_ASSERT_EQ_U64(dm_fake_timer_buffers(), 1);
+    DM_ASSERT_EQ_U64(dm_fake_full_buffers(), 0);
+    dm_fake_uninstall();
+    /* ... and its event came within the bound, by the QPC clock. */
+    DM_ASSERT_EQ_U64(got, 1);
+    DM_ASSERT(io != 0 && seen >= io);
+    if (seen >= io)
+        fprintf(stderr, "    one I/O: in the ring %llu ms after its timestamp\n",
+                (unsigned long long)((seen - io) * 1000u / freq));
+    DM_ASSERT((seen - io) * 1000u / freq <= 400u);
+}
+
+/* 8 CPUs, 2 of them busy at 200,000 records/s together, 6 quiet (a few
+ * records a second, delivered only by the FlushTimer): no record may come
+ * late, every one reaches the ring in time order, and the stage holds no
+ * more than its count bound (so nothing was pushed out early). */
+DM_TEST(two_busy_of_eight_cpus_none_late)
+{
+    struct dm_fake_config cfg;
+    struct dm_options opt;
+    struct live lv;
+    static struct dm_event evs[4096];
+    uint64_t n = 0, last_ns = 0, late, logged;
+    size_t peak;
+    int ok, in_order = 1, done = 0;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.load.n_cpus = 8;
+    cfg.load.busy_cpus = 2;
+    cfg.load.busy_rate = 200000;
+    cfg.load.quiet_rate = 20;
+    cfg.load.duration_ms = 1000;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    default_options(&opt, NULL);
+    DM_ASSERT_EQ_INT(live_open(&lv, &opt), 0);
+    DM_ASSERT_EQ_INT(live_start(&lv), 0);
+    /* Drain as the printer would, until the load ended and a hold period
+     * more has passed. */
+    for (;;) {
+        size_t got = dmt_ring_take(lv.sink.ring, evs, sizeof evs / sizeof evs[0]);
+
+        for (size_t i = 0; i < got; i++) {
+            in_order &= evs[i].time_ns >= last_ns;
+            last_ns = evs[i].time_ns;
+        }
+        n += got;
+        if (got == 0) {
+            if (done)
+                break;
+            if (dm_fake_wait_replayed(0) == 0) {
+                dm_sleep_ms(600);
+                done = 1;
+            } else {
+                dm_sleep_ms(1);
+            }
+        }
+    }
+    late = dm_etw_source_late(&lv.src);
+    peak = dm_etw_source_peak_held(&lv.src);
+    DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
+    n += dmt_ring_take(lv.sink.ring, evs, sizeof evs / sizeof evs[0]);
+    logged = dm_fake_logged();
+    fprintf(stderr, "    %llu logged, %llu in the ring, %llu buffers out of order, "
+                    "%llu timer buffers, peak held %lu, late %llu\n",
+            (unsigned long long)logged, (unsigned long long)n,
+            (unsigned long long)dm_fake_out_of_order_buffers(),
+            (unsigned long long)dm_fake_timer_buffers(), (unsigned long)peak,
+            (unsigned long long)late);
+    DM_ASSERT(dm_fake_out_of_order_buffers() > 0); /* the model did mix */
+    DM_ASSERT(dm_fake_timer_buffers() > 0);        /* quiet CPUs by timer */
+    live_free(&lv);
+    dm_fake_uninstall();
+    DM_ASSERT(logged >= 150000);
+    DM_ASSERT_EQ_U64(late, 0);
+    DM_ASSERT(in_order);
+    DM_ASSERT(peak < 65536);
+    DM_ASSERT_EQ_U64(lv.src.lost_events, 0);
+}
+
 /* --- the real advapi32, only under Wine ----------------------------------- */
 
 static int under_wine(void)
@@ -1638,6 +1768,8 @@ const struct dmt_case dm_suite_etw[] = {
     {"cleanup_stops_leftover_session", cleanup_stops_leftover_session},
     {"ctrl_c_stops_session", ctrl_c_stops_session},
     {"blocked_printer_still_stops_session", blocked_printer_still_stops_session},
+    {"one_io_then_silence_within_half_second", one_io_then_silence_within_half_second},
+    {"two_busy_of_eight_cpus_none_late", two_busy_of_eight_cpus_none_late},
     {"real_api_under_wine_fails_cleanly", real_api_under_wine_fails_cleanly},
     {NULL, NULL},
 };

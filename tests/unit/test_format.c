@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/escape.h"
 #include "core/format.h"
 #include "core/tz.h"
 #include "dmtest.h"
@@ -789,8 +790,8 @@ DM_TEST(string_fields_match_reference)
             ref_json(&r, "", name);
         else
             ref_csv(&r, name);
-        n = i % 4 < 2 ? dm_format_json_string(got, cap, name)
-                      : dm_format_csv_string(got, cap, name);
+        n = i % 4 < 2 ? dm_escape_json_string(got, cap, name)
+                      : dm_escape_csv_string(got, cap, name);
         DM_ASSERT_EQ_U64(n, r.len < cap - 1 ? r.len : cap - 1);
         DM_ASSERT(memcmp(got, want, n) == 0 && got[n] == '\0');
     }

@@ -56,7 +56,7 @@ static void scripted_close(struct dm_source *src)
 }
 
 static const struct dm_source_ops scripted_source = {
-    "scripted", scripted_open, scripted_run, scripted_stop, scripted_close,
+    "scripted", scripted_open, scripted_run, scripted_stop, scripted_close, NULL,
 };
 
 static size_t read_back(FILE *f, char *buf, size_t cap)
@@ -191,7 +191,7 @@ static void many_close(struct dm_source *src)
 }
 
 static const struct dm_source_ops many_source = {
-    "many", many_open, many_run, scripted_stop, many_close,
+    "many", many_open, many_run, scripted_stop, many_close, NULL,
 };
 
 /* The output of diskmon ARGS with many_source, read back into a new buffer

@@ -1,0 +1,38 @@
+/*
+ * escape.h - names (process, file, disk) as CSV fields and JSON strings,
+ * the same bytes for every writer that prints them: the event lines, --top's
+ * rows and the metrics file.
+ *
+ * The pointer writers (dm_escape_csv, dm_escape_json) append with no bounds
+ * checks of their own, for the per-event path: the caller makes sure the
+ * buffer holds plen + DM_ESCAPE_MAX * len + DM_ESCAPE_SLACK bytes from p.
+ * They may store anywhere in that room, not only up to the returned end.
+ */
+#ifndef DM_ESCAPE_H
+#define DM_ESCAPE_H
+
+#include <stddef.h>
+
+/* The most one byte of a name becomes: a control byte as \u00XX (json). */
+#define DM_ESCAPE_MAX 6
+/* Room past the name's share: two quotes and the 16-byte block stores of
+ * the scanners, rounded up (the event lines' own slack is the same 40). */
+#define DM_ESCAPE_SLACK 40
+
+/* A CSV field (RFC 4180): prefix (plain bytes, e.g. "...") and s (len
+ * bytes), quoted with quotes doubled when s holds a comma, quote or line
+ * break. Returns the end. */
+char *dm_escape_csv(char *p, const char *prefix, size_t plen, const char *s, size_t len);
+
+/* A JSON string (RFC 8259) of prefix (plain ASCII) and s (len bytes, a NUL
+ * after them): quotes, backslashes and control characters escaped, a byte
+ * that is not valid UTF-8 as U+FFFD, so the line stays valid JSON whatever
+ * a process named itself. Returns the end. */
+char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *s, size_t len);
+
+/* s as a JSON string or a CSV field, as above, into buf of cap bytes
+ * (NUL-terminated; cut when it does not fit). Returns the bytes written. */
+size_t dm_escape_json_string(char *buf, size_t cap, const char *s);
+size_t dm_escape_csv_string(char *buf, size_t cap, const char *s);
+
+#endif /* DM_ESCAPE_H */
