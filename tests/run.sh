@@ -201,6 +201,14 @@ else
 fi
 count_lines "$LOG/bench.result"
 
+# --- names with control bytes: a generated trace (gen_etl, built by the
+# bench above) with its file and process names patched; text and --top
+# blocks must show them as escapes, one line per event --------------------
+note "hostile names"
+python3 "$ROOT/tests/scripts/hostile_names.py" "$ROOT/build/native/diskmon" \
+    "$ROOT/build/native/gen_etl" >"$LOG/hostile_names.result" 2>&1
+count_lines "$LOG/hostile_names.result"
+
 echo
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
