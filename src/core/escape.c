@@ -415,7 +415,8 @@ char *dm_escape_term(char *p, const char *str, size_t len)
 
 size_t dm_escape_term_string(char *buf, size_t cap, const char *s)
 {
-    size_t len = strlen(s), bound = DM_ESCAPE_MAX * len + DM_ESCAPE_SLACK;
+    /* 4 bytes per byte at most, and the word store's 8 past the end */
+    size_t len = strlen(s), bound = 4 * len + 8;
     char *big = NULL, *to = buf, *end;
 
     if (cap == 0)

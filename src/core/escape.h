@@ -43,8 +43,9 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *s, si
 char *dm_escape_term(char *p, const char *s, size_t len);
 
 /* s (NUL-terminated) for a terminal, as above, into buf of cap bytes,
- * NUL-terminated, cut after a whole character when it does not fit.
- * Returns the bytes written. */
+ * NUL-terminated, cut after a whole character when it does not fit (with
+ * 4 * strlen(s) + 8 bytes it always fits, without an allocation). Returns
+ * the bytes written. */
 size_t dm_escape_term_string(char *buf, size_t cap, const char *s);
 
 /* s as a JSON string or a CSV field, as above, into buf of cap bytes

@@ -248,7 +248,7 @@ static void titles(char *buf, size_t cap, enum dm_top_by by)
  * start of a character; control bytes shown as escapes (dm_escape_term). */
 static const char *file_cell(const struct dm_top_group *g, char *buf, size_t cap)
 {
-    char term[4 * sizeof g->file];
+    char term[4 * sizeof g->file + 8];
     size_t n, from;
 
     if (g->is_other)
@@ -270,7 +270,7 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                      const struct dm_top_group *g)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
-    char term_process[4 * DM_PROCESS_MAX], term_disk[4 * DM_DISK_NAME_MAX];
+    char term_process[4 * DM_PROCESS_MAX + 8], term_disk[4 * DM_DISK_NAME_MAX + 8];
     const char *process = g->is_other ? (iv->by == DM_TOP_BY_PROCESS ? "(other)" : "-")
                           : g->has_process ? term_process : "-";
     char pid[16], file[FILE_WIDTH + 8];
