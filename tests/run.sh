@@ -25,8 +25,10 @@ note() { printf '== %s\n' "$*"; }
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
 # page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
 # the --top terminal view (linux_top.sh);
-# libtraceevent-dev: the oracle of the ftrace page parser's test.
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
+# libtraceevent-dev: the oracle of the ftrace page parser's test;
+# libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14
+# (Debian 12's), which tests/fuzz/run.sh links.
+NEEDED="cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
