@@ -25,19 +25,12 @@ shift
 TARGETS=${*:-etl lz77 replay ftrace reorder options}
 passed=0 failed=0
 
-# The product sources the targets use: the replay-only core, the ftrace
-# page parser and the tracefs format parser it reads header_page with.
-LIB_SOURCES="src/core/error.c src/core/event.c src/core/kmerge.c src/core/notes.c
-  src/core/ring.c src/core/sink.c src/core/filter.c src/core/format.c src/core/tz.c
-  src/core/printer.c src/core/stats.c src/core/top.c src/core/top_render.c
-  src/core/options.c src/core/pipeline.c src/decode/diskio.c src/decode/nt_kernel.c
-  src/decode/nt_paths.c src/decode/reorder.c src/etl/lz77.c src/etl/etl_reader.c
-  src/etl/replay.c src/platform/posix.c src/unsupported/no_live.c
-  src/linux/ftrace_page.c src/linux/tracefs.c"
-# Any escape scanner split out of format.c is picked up too.
-for f in src/core/escape.c src/core/term_escape.c; do
-    [ -f "$f" ] && LIB_SOURCES="$LIB_SOURCES $f"
-done
+# The product sources the targets use: the portable core, decoders and
+# .etl reader (every file, so a file split out later is picked up), the
+# POSIX platform layer without a live backend, and the ftrace page parser
+# with the tracefs format parser it reads header_page with.
+LIB_SOURCES="$(echo src/core/*.c src/decode/*.c src/etl/*.c) src/platform/posix.c
+  src/unsupported/no_live.c src/linux/ftrace_page.c src/linux/tracefs.c"
 CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc
   -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
   -fsanitize=address,undefined -fno-sanitize-recover=all"
