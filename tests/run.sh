@@ -6,7 +6,8 @@
 # without the live backend (replay only), again with ASan+UBSan and with
 # TSan, every tree from a CMakePresets.json preset; cross-builds the Windows
 # executable for x86_64 and i686 with mingw-w64 and runs its tests under
-# Wine, lints the GitHub workflow, runs every test, and ends with one line
+# Wine, lints the GitHub workflow, runs every test and every fuzz target
+# (20 s each), and ends with one line
 # "N passed, N failed, N skipped".
 # Exit status 0 when nothing failed.
 set -u
@@ -25,9 +26,11 @@ note() { printf '== %s\n' "$*"; }
 # page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
 # the --top terminal view (linux_top.sh);
 # libtraceevent-dev: the oracle of the ftrace page parser's test;
+# libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14
+# (Debian 12's), which tests/fuzz/run.sh links.
 # prometheus (promtool), prometheus-node-exporter, curl: the --metrics
 # checks and the real chain (metrics.sh, linux_metrics.sh, metrics_chain.sh).
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux prometheus prometheus-node-exporter curl"
+NEEDED="cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux prometheus prometheus-node-exporter curl"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -143,6 +146,14 @@ else
     count_lines "$LOG/m32.result"
 fi
 
+# --- fuzzing: every parser under libFuzzer (clang, ASan+UBSan): the committed
+# regression inputs replayed, then 20 s per target (tests/fuzz/run.sh) -------
+note "fuzz (20 s per target)"
+bash "$ROOT/tests/fuzz/run.sh" 20 >"$LOG/fuzz.log" 2>&1
+grep -E '^(PASS|FAIL|SKIP) ' "$LOG/fuzz.log" >"$LOG/fuzz.result" ||
+    echo "FAIL fuzz: tests/fuzz/run.sh printed no result; see $LOG/fuzz.log" >"$LOG/fuzz.result"
+count_lines "$LOG/fuzz.result"
+
 # --- Windows: mingw-w64 cross builds, tests under Wine -----------------------
 note "windows (mingw-w64 + wine)"
 # Debian's i386 package index here is out of step with amd64, so wine32 (which
@@ -216,6 +227,14 @@ else
     echo "FAIL bench/short: no native build to run it with" >"$LOG/bench.result"
 fi
 count_lines "$LOG/bench.result"
+
+# --- names with control bytes: a generated trace (gen_etl, built by the
+# bench above) with its file and process names patched; text and --top
+# blocks must show them as escapes, one line per event --------------------
+note "hostile names"
+python3 "$ROOT/tests/scripts/hostile_names.py" "$ROOT/build/native/diskmon" \
+    "$ROOT/build/native/gen_etl" >"$LOG/hostile_names.result" 2>&1
+count_lines "$LOG/hostile_names.result"
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,6 +1,7 @@
 /*
- * escape.c - names as CSV fields and JSON strings (escape.h), for the event
- * lines (format.c), --top's rows (top_render.c) and any later writer.
+ * escape.c - names as CSV fields, JSON strings and terminal text (escape.h),
+ * for the event lines (format.c), --top's rows (top_render.c) and any later
+ * writer.
  *
  * Names are scanned a word (8 bytes) or, with SSE2, a block (16 bytes) at a
  * time for the bytes CSV and JSON must escape: most paths and process names
@@ -349,6 +350,125 @@ char *dm_escape_label(char *p, const char *s)
         }
     }
     return p;
+}
+
+/* Bytes of w a terminal name must look at: C0 controls, DEL and every
+ * byte of a multi-byte UTF-8 sequence or of invalid UTF-8 (high bit). */
+static uint64_t term_marks(uint64_t w)
+{
+    return bytes_below(w, 0x20) | bytes_equal(w, 0x7F) | (w & HIGHS);
+}
+
+/* The length of the valid UTF-8 sequence at s (of left bytes), 0 if the
+ * bytes are not one: no overlong forms, no surrogates, nothing past
+ * U+10FFFF (RFC 3629, section 4). */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t n;
+
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        n = 2;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        if (s[0] == 0xE0)
+            lo = 0xA0;
+        else if (s[0] == 0xED)
+            hi = 0x9F;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        if (s[0] == 0xF0)
+            lo = 0x90;
+        else if (s[0] == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (n > left || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* A name for a terminal (escape.h): plain runs 8 bytes at a time. */
+char *dm_escape_term(char *p, const char *str, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, take;
+    uint64_t w;
+
+    while (i < len) {
+        unsigned code;
+        size_t n;
+
+        if (next_word(str, len, i, &w, &take)) {
+            uint64_t m = own_marks(term_marks(w), take);
+
+            memcpy(p, &w, 8);
+            if (m == 0) {
+                p += take;
+                i += take;
+                continue;
+            }
+            p += first_marked(m);
+            i += first_marked(m);
+        }
+        if (s[i] >= 0x20 && s[i] < 0x7F) {
+            *p++ = (char)s[i++];
+            continue;
+        }
+        n = s[i] < 0x80 ? 1 : utf8_seq(s + i, len - i);
+        /* U+0080..U+009F: the C1 controls, C2 80..C2 9F in UTF-8. */
+        code = n == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0 ? s[i + 1] : s[i];
+        if (n == 0 || n == 1 || code != s[i]) {
+            p[0] = '\\';
+            p[1] = 'x';
+            p[2] = hex[code >> 4];
+            p[3] = hex[code & 0xf];
+            p += 4;
+            i += n == 2 ? 2 : 1;
+        } else {
+            for (size_t k = 0; k < n; k++)
+                *p++ = (char)s[i++];
+        }
+    }
+    return p;
+}
+
+size_t dm_escape_term_string(char *buf, size_t cap, const char *s)
+{
+    /* 4 bytes per byte at most, and the word store's 8 past the end */
+    size_t len = strlen(s), bound = 4 * len + 8;
+    char *big = NULL, *to = buf, *end;
+
+    if (cap == 0)
+        return 0;
+    if (cap < bound) {
+        big = malloc(bound);
+        if (big == NULL) {
+            buf[0] = '\0';
+            return 0;
+        }
+        to = big;
+    }
+    end = dm_escape_term(to, s, len);
+    len = (size_t)(end - to);
+    if (big != NULL) {
+        /* Cut at the end of a whole character, never inside an escape's
+         * UTF-8 neighbour: back over continuation bytes. */
+        if (len > cap - 1) {
+            len = cap - 1;
+            while (len > 0 && ((unsigned char)big[len] & 0xC0) == 0x80)
+                len--;
+        }
+        memcpy(buf, big, len);
+        free(big);
+    }
+    buf[len] = '\0';
+    return len;
 }
 
 /* What did not fit in cap goes through a buffer of its own size, and its

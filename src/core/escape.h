@@ -1,7 +1,7 @@
 /*
- * escape.h - names (process, file, disk) as CSV fields and JSON strings,
- * the same bytes for every writer that prints them: the event lines, --top's
- * rows and the metrics file.
+ * escape.h - names (process, file, disk) as CSV fields, JSON strings and
+ * terminal text, the same bytes for every writer that prints them: the event
+ * lines, --top's rows and the metrics file.
  *
  * The pointer writers (dm_escape_csv, dm_escape_json) append with no bounds
  * checks of their own, for the per-event path: the caller makes sure the
@@ -43,6 +43,24 @@ size_t dm_utf8_len(const unsigned char *s);
  * s is NUL-terminated; the caller has room for DM_ESCAPE_LABEL_MAX bytes per
  * byte of s. Returns the end. */
 char *dm_escape_label(char *p, const char *s);
+
+/* A name as text for a terminal (the text event lines, --top's screen and
+ * blocks): valid UTF-8 as it is, but C0 controls, DEL and C1 controls
+ * (U+0080..U+009F) as \xNN, NN the code point in lower-case hex, and each
+ * byte that is not valid UTF-8 as \xNN of the byte. A name holding a line
+ * break or an escape sequence so stays on its line and cannot command the
+ * terminal (a lone 0x9B is CSI to a terminal in an 8-bit mode), and reads
+ * the same on every line it is on, for grep. Backslashes are left as they
+ * are (every Windows path holds them). At most 4 bytes per byte of s, and
+ * it stores up to 8 bytes past the end (the room escape.h asks for).
+ * Returns the end. */
+char *dm_escape_term(char *p, const char *s, size_t len);
+
+/* s (NUL-terminated) for a terminal, as above, into buf of cap bytes,
+ * NUL-terminated, cut after a whole character when it does not fit (with
+ * 4 * strlen(s) + 8 bytes it always fits, without an allocation). Returns
+ * the bytes written. */
+size_t dm_escape_term_string(char *buf, size_t cap, const char *s);
 
 /* s as a JSON string or a CSV field, as above, into buf of cap bytes
  * (NUL-terminated; cut when it does not fit). Returns the bytes written. */

@@ -239,6 +239,20 @@ static uint64_t length_of(const struct dm_event *ev)
     return ((uint64_t)ev->transfer_size + SECTOR_BYTES - 1) / SECTOR_BYTES;
 }
 
+/* A name for the text line (dm_escape_term), left-aligned in width. */
+static DM_INLINE char *put_term_left(char *p, unsigned width, const char *s, size_t len)
+{
+    char *start = p;
+
+    p = dm_escape_term(p, s, len);
+    if ((size_t)(p - start) < width) {
+        /* (the escaper may have stored past its end: blank over that) */
+        memcpy(p, dm_blanks, width - (size_t)(p - start));
+        p = start + width;
+    }
+    return p;
+}
+
 static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
                         const struct dm_event *ev, const struct names *nm)
 {
@@ -262,7 +276,7 @@ static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     }
     *p++ = ' ';
     if (nm->disk != NULL) {
-        p = dm_put_left(p, -W_DISK, nm->disk, nm->disk_len);
+        p = put_term_left(p, -W_DISK, nm->disk, nm->disk_len);
     } else {
         char *start = p;
 
@@ -287,16 +301,16 @@ static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     *p++ = ' ';
     if (fo->show_file && (ev->flags & DM_EV_HAS_FILE)) {
         if (ev->flags & DM_EV_HAS_PROCESS)
-            p = dm_put_left(p, -W_PROCESS, nm->process, nm->process_len);
+            p = put_term_left(p, -W_PROCESS, nm->process, nm->process_len);
         else
             p = dm_put_left(p, -W_PROCESS, "-", 1);
         if (ev->flags & DM_EV_FILE_CUT)
             p = dm_put_lit(p, DM_LIT(" ..."));
         else
             *p++ = ' ';
-        p = dm_put_lit(p, nm->file, nm->file_len);
+        p = dm_escape_term(p, nm->file, nm->file_len);
     } else if (ev->flags & DM_EV_HAS_PROCESS) {
-        p = dm_put_lit(p, nm->process, nm->process_len);
+        p = dm_escape_term(p, nm->process, nm->process_len);
     } else {
         *p++ = '-';
     }

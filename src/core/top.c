@@ -177,14 +177,36 @@ static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev
 
 /* ---- busy spans (--by disk) ------------------------------------------------ */
 
+/* Fold the older half of g's spans into the running total (top.h,
+ * DM_TOP_SPANS_MAX): one move per DM_TOP_SPANS_MAX / 2 new spans. */
+static void fold_spans(struct dm_top_group *g)
+{
+    uint32_t n = g->n_spans / 2;
+
+    for (uint32_t i = 0; i < n; i++)
+        g->busy_folded_ns += g->spans[i].end_ns - g->spans[i].start_ns;
+    g->folded_end_ns = g->spans[n - 1].end_ns;
+    memmove(&g->spans[0], &g->spans[n], (g->n_spans - n) * sizeof g->spans[0]);
+    g->n_spans -= n;
+}
+
 /*
  * Add [s, e) to g's union of busy spans, kept sorted and disjoint: the
  * spans it touches or overlaps are merged into one. Requests come in
  * completion order, so the merge is nearly always at the end of the array.
+ * The part before the folded spans' end is not merged (top.h).
  */
 static int add_span(struct dm_top_group *g, uint64_t s, uint64_t e)
 {
-    uint32_t lo = 0, hi = g->n_spans, first, last;
+    uint32_t lo = 0, hi, first, last;
+
+    if (s < g->folded_end_ns)
+        s = g->folded_end_ns;
+    if (s >= e)
+        return 0;
+    if (g->n_spans == DM_TOP_SPANS_MAX)
+        fold_spans(g);
+    hi = g->n_spans;
 
     /* first span whose end >= s (may touch or overlap) */
     while (lo < hi) {
@@ -231,7 +253,7 @@ static int add_span(struct dm_top_group *g, uint64_t s, uint64_t e)
 
 static uint64_t span_total(const struct dm_top_group *g)
 {
-    uint64_t sum = 0;
+    uint64_t sum = g->busy_folded_ns;
 
     for (uint32_t i = 0; i < g->n_spans; i++)
         sum += g->spans[i].end_ns - g->spans[i].start_ns;
@@ -264,14 +286,17 @@ static int by_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void close_interval(struct dm_top *t)
+/* Close the open interval, which spans n_intervals (more than one: an
+ * empty stretch drawn once, a gap). */
+static void close_interval(struct dm_top *t, uint64_t n_intervals)
 {
     struct dm_top_interval iv;
     int n = 0;
 
     memset(&iv, 0, sizeof iv);
     iv.start_ns = t->k * t->interval_ns;
-    iv.end_ns = iv.start_ns + t->interval_ns;
+    iv.end_ns = iv.start_ns + n_intervals * t->interval_ns;
+    iv.gap = n_intervals > 1;
     iv.by = t->by;
     for (int i = 0; i < t->n_groups; i++)
         t->rows[n++] = &t->groups[i];
@@ -296,20 +321,18 @@ static void close_interval(struct dm_top *t)
 }
 
 /* Close the open interval and the empty ones after it, up to (not
- * including) interval k_new, which becomes the open one. */
+ * including) interval k_new, which becomes the open one. Live, one empty
+ * interval is drawn as any other, and a longer stretch (the clock jumped)
+ * once, as a gap: never one redraw per empty interval. */
 static void advance_to(struct dm_top *t, uint64_t k_new, int emit_empty)
 {
     int had = t->n_groups > 0 || t->other_used;
 
     if (had || emit_empty)
-        close_interval(t);
+        close_interval(t, 1);
     t->k++;
-    if (emit_empty) {
-        while (t->k < k_new) {
-            close_interval(t);
-            t->k++;
-        }
-    }
+    if (emit_empty && t->k < k_new)
+        close_interval(t, k_new - t->k);
     t->k = k_new;
 }
 
@@ -370,5 +393,5 @@ void dm_top_tick(struct dm_top *t, uint64_t now_ns)
 void dm_top_finish(struct dm_top *t)
 {
     if (t->n_groups > 0 || t->other_used)
-        close_interval(t);
+        close_interval(t, 1);
 }

@@ -14,8 +14,14 @@
  *
  * The aggregation is bounded: at most DM_TOP_GROUPS_MAX groups per interval,
  * the first ones seen; the events of any further group are summed into one
- * (other) row. Only --by disk keeps more: the busy periods of each disk
- * within the interval, to compute %util exactly (see dm_top_add).
+ * (other) row. Only --by disk keeps more: the recent busy periods of each
+ * disk within the interval, at most DM_TOP_SPANS_MAX, to compute %util
+ * (see dm_top_add).
+ *
+ * Live, a stretch of more than one empty interval (the clock jumped:
+ * suspend and resume, a stalled VM; or the printer was held up) is closed
+ * as one interval that spans it, marked as a gap, so a jump of J seconds
+ * costs one redraw, not J/SEC.
  *
  * Reads, writes and flushes are counted; a discard is not I/O the
  * columns describe, and is left out.
@@ -35,6 +41,19 @@ enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK };
  * screen shows, few enough that a busy server's thousand files cost a fixed
  * 150 KB or so. */
 #define DM_TOP_GROUPS_MAX 256
+
+/*
+ * Busy periods kept per disk and interval. Requests arrive in completion
+ * order, so a new one can only merge with periods after its own start: an
+ * old period stays apart unless a request in flight across it (started
+ * before it ended) completes later. With more than this many periods, the
+ * oldest half is folded into a running total (busy_folded_ns) and a later
+ * request's part before them is no longer merged: %util then undercounts
+ * only when one request was in flight across 512 separate busy periods of
+ * its own disk. 1,024 spans are 16 KB per disk; without the bound, 5
+ * million separate requests in one long interval took 80 MB.
+ */
+#define DM_TOP_SPANS_MAX 1024u
 
 /* A busy period of a disk: [start_ns, end_ns), clipped to the interval. */
 struct dm_top_span {
@@ -61,7 +80,10 @@ struct dm_top_group {
     uint64_t write_latency_ns;    /* w_await */
     uint64_t overlap_ns;          /* aqu-sz: durations clipped to the interval */
     uint64_t busy_ns;             /* %util: set when the interval closes */
-    /* --by disk: the disjoint busy spans so far, sorted by start. */
+    /* --by disk: the disjoint busy spans so far, sorted by start, after
+     * those folded (DM_TOP_SPANS_MAX): busy_folded_ns of busy time before
+     * folded_end_ns. */
+    uint64_t busy_folded_ns, folded_end_ns;
     struct dm_top_span *spans;
     uint32_t n_spans, cap_spans;
 };
@@ -69,6 +91,9 @@ struct dm_top_group {
 /* One closed interval, as the renderer gets it. */
 struct dm_top_interval {
     uint64_t start_ns, end_ns;
+    /* Live: an empty stretch of more than one interval, drawn once;
+     * start_ns..end_ns is the whole of it. */
+    int gap;
     enum dm_top_by by;
     /* Sorted by total bytes, then reads+writes+flushes, descending; the
      * (other) row, when there is one, last. */
@@ -94,7 +119,8 @@ void dm_top_set_emit(struct dm_top *t, dm_top_emit_fn emit, void *ctx);
  * Count ev in its interval. When ev belongs to a later interval, the open
  * one is closed first and given to emit; intervals in between that had no
  * events are skipped (emit_empty 0, replay) or given to emit with no rows
- * (emit_empty 1, live: the screen is redrawn every interval).
+ * (emit_empty 1, live: the screen is redrawn every interval; more than one
+ * in a row go as one interval with gap set).
  *
  * aqu-sz and %util: a request is [time - duration, time). The part of it
  * inside the interval it completes in is counted: its overlap is added to

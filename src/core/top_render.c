@@ -215,6 +215,14 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
              per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
+    if (iv->gap) {
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, cap - n,
+                 "; a gap of %.3f s drawn as one interval (the clock jumped: "
+                 "suspend and resume, a stalled VM; or diskmon was held up)",
+                 (double)len / 1e9);
+    }
 }
 
 static void titles(char *buf, size_t cap, enum dm_top_by by)
@@ -236,19 +244,25 @@ static void titles(char *buf, size_t cap, enum dm_top_by by)
     }
 }
 
-/* A long path keeps its tail (the file name), behind "...". */
+/* A long path keeps its tail (the file name), behind "...", cut at the
+ * start of a character; control bytes shown as escapes (dm_escape_term). */
 static const char *file_cell(const struct dm_top_group *g, char *buf, size_t cap)
 {
-    size_t n;
+    char term[4 * sizeof g->file + 8];
+    size_t n, from;
 
     if (g->is_other)
         return "(other)";
     if (!g->has_file)
         return "-";
-    n = strlen(g->file);
-    if (n <= FILE_WIDTH)
-        return g->file;
-    snprintf(buf, cap, "...%s", g->file + n - (FILE_WIDTH - 3));
+    n = dm_escape_term_string(term, sizeof term, g->file);
+    from = n <= FILE_WIDTH ? 0 : n - (FILE_WIDTH - 3);
+    while (from > 0 && from < n && ((unsigned char)term[from] & 0xC0) == 0x80)
+        from++;
+    if (cap < FILE_WIDTH + 1)
+        return "-";
+    memcpy(buf, "...", from > 0 ? 3 : 0);
+    memcpy(buf + (from > 0 ? 3 : 0), term + from, n - from + 1);
     return buf;
 }
 
@@ -256,12 +270,15 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                      const struct dm_top_group *g)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
+    char term_process[4 * DM_PROCESS_MAX + 8], term_disk[4 * DM_DISK_NAME_MAX + 8];
     const char *process = g->is_other ? (iv->by == DM_TOP_BY_PROCESS ? "(other)" : "-")
-                          : g->has_process ? g->process : "-";
+                          : g->has_process ? term_process : "-";
     char pid[16], file[FILE_WIDTH + 8];
     double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
     double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
 
+    dm_escape_term_string(term_process, sizeof term_process, g->process);
+    dm_escape_term_string(term_disk, sizeof term_disk, g->disk);
     switch (iv->by) {
     case DM_TOP_BY_PROCESS:
         if (g->has_pid && !g->is_other)
@@ -280,7 +297,7 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
         break;
     case DM_TOP_BY_DISK:
         snprintf(buf, cap, "%-8s %8.1f %8.1f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
-                 g->is_other ? "(other)" : g->disk, per_sec(g->reads, len),
+                 g->is_other ? "(other)" : term_disk, per_sec(g->reads, len),
                  per_sec(g->writes, len), rmb, wmb, ms_of(g->read_latency_ns, g->reads),
                  ms_of(g->write_latency_ns, g->writes),
                  len ? (double)g->overlap_ns / (double)len : 0.0,

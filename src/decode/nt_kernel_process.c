@@ -111,8 +111,10 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
     for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
         unsigned char c = b[name_off + i];
         /* The name is in the system's 8-bit code page, which we cannot
-         * convert portably: keep ASCII, mark the rest. */
-        dst[i] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+         * convert portably: keep ASCII, mark the rest. Control bytes are
+         * kept too: each output shows them its own way (text as \x1b,
+         * json escaped, csv quoted; core/escape.h), as for file names. */
+        dst[i] = c < 0x80 ? (char)c : '?';
         dst[i + 1] = '\0';
     }
     if (end == name_off)

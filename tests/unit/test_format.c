@@ -416,6 +416,47 @@ static void ref_json(struct ref *r, const char *prefix, const char *str)
     rputs(r, "\"");
 }
 
+/* A name as the text shows it (README "Names"): each character decoded
+ * from UTF-8 to its code point (RFC 3629: shortest form, no surrogates, at
+ * most U+10FFFF); code points below 0x20, 0x7F and 0x80-0x9F as \xNN of
+ * the code point, other characters as they were, and each byte that does
+ * not start a valid character as \xNN of the byte. */
+static void ref_term(char *out, size_t cap, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    struct ref r = {out, cap, 0};
+
+    out[0] = '\0';
+    while (*s != '\0') {
+        unsigned long cp = 0, min = 0;
+        int n = *s < 0x80 ? 1 : (*s & 0xE0) == 0xC0 ? 2 : (*s & 0xF0) == 0xE0 ? 3
+              : (*s & 0xF8) == 0xF0 ? 4 : 0;
+        int ok = n > 0;
+
+        if (n == 1)
+            cp = *s;
+        else if (n > 1)
+            cp = *s & (0xFFu >> (n + 1));
+        for (int i = 1; i < n && ok; i++) {
+            ok = (s[i] & 0xC0) == 0x80;
+            cp = cp << 6 | (s[i] & 0x3Fu);
+        }
+        min = n == 2 ? 0x80 : n == 3 ? 0x800 : n == 4 ? 0x10000 : 0;
+        if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
+            ok = 0;
+        if (!ok) {
+            rprintf(&r, "\\x%02x", *s);
+            s++;
+        } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
+            rprintf(&r, "\\x%02lx", cp);
+            s += n;
+        } else {
+            rput(&r, (const char *)s, (size_t)n);
+            s += n;
+        }
+    }
+}
+
 /* The wall clock of the event in the --clock/--utc zone, to the
  * microsecond: date_sep 0 for the text's time of day only. */
 static void ref_clock(char *out, size_t cap, const struct dm_format_opts *fo,
@@ -472,6 +513,12 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
     else
         snprintf(disk, sizeof disk, "%" PRIu32, ev->disk);
     if (fo->format == DM_FMT_TEXT) {
+        static char term_disk[4 * sizeof disk], term_process[4 * DM_PROCESS_MAX];
+        static char term_file[4 * DM_FILE_MAX];
+
+        ref_term(term_disk, sizeof term_disk, disk);
+        ref_term(term_process, sizeof term_process, process);
+        ref_term(term_file, sizeof term_file, ev->file);
         rprintf(&r, "%7" PRIu64 " ", seq);
         if (fo->clock)
             ref_clock(a, sizeof a, fo, ev, 0);
@@ -487,16 +534,17 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
                 snprintf(a, sizeof a, "-");
             rprintf(&r, " %10s", a);
         }
-        rprintf(&r, " %-8s %-7s %12" PRIu64 " %6" PRIu64 " ", disk, rq, sector, length);
+        rprintf(&r, " %-8s %-7s %12" PRIu64 " %6" PRIu64 " ", term_disk, rq, sector,
+                length);
         if (ev->flags & DM_EV_HAS_PID)
             rprintf(&r, "%7" PRIu32 " ", ev->pid);
         else
             rprintf(&r, "%7s ", "-");
         if (fo->show_file && (ev->flags & DM_EV_HAS_FILE)) {
-            rprintf(&r, "%-16s %s", process, cut);
-            rputs(&r, ev->file);
+            rprintf(&r, "%-16s %s", term_process, cut);
+            rputs(&r, term_file);
         } else {
-            rputs(&r, process);
+            rputs(&r, term_process);
         }
         rputs(&r, "\n");
     } else if (fo->format == DM_FMT_CSV) {
@@ -629,7 +677,8 @@ static void random_name(char *out, size_t max)
         "a", "Bench", "\\", "\\Device\\HarddiskVolume2", ",", "\"", "\r", "\n", "\t",
         "\x01", "\x1f", " ", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
         "\x80", "\xc0\xaf", "\xff", "\xed\xa0\x80", "\xc3", "\xe2\x82", "0123456789abcdef",
-        "f0000221.dat", "/", "\xf5\x80\x80\x80",
+        "f0000221.dat", "/", "\xf5\x80\x80\x80", "\xc2\x85", "\xc2\x9b", "\xc2\xa0",
+        "\x1b[31m", "\xe0\x80\xaf", "\xf4\x90\x80\x80", "\x9b",
     };
     size_t want = (size_t)(rnd() % 4 == 0 ? max : rnd() % (max + 1)), len = 0;
 
@@ -797,6 +846,34 @@ DM_TEST(string_fields_match_reference)
     }
 }
 
+/* Names for a terminal (dm_escape_term_string) against ref_term, whole and
+ * cut by a small buffer: a cut keeps the beginning, ends after a whole
+ * character, and leaves no raw control byte. */
+DM_TEST(term_names_match_reference)
+{
+    static char want[4 * DM_FILE_MAX + 8], got[4 * DM_FILE_MAX + 8];
+
+    for (int i = 0; i < 3000; i++) {
+        char name[DM_FILE_MAX];
+        size_t cap = i % 2 ? sizeof got : 1 + (size_t)(rnd() % 64), n;
+
+        random_name(name, sizeof name - 1);
+        ref_term(want, sizeof want, name);
+        n = dm_escape_term_string(got, cap, name);
+        DM_ASSERT(n <= strlen(want) && n < cap && got[n] == '\0');
+        DM_ASSERT(memcmp(got, want, n) == 0);
+        if (strlen(want) < cap)
+            DM_ASSERT_EQ_U64(n, strlen(want));
+        else
+            DM_ASSERT(((unsigned char)want[n] & 0xC0) != 0x80);
+        for (size_t k = 0; k < n; k++)
+            DM_ASSERT((unsigned char)got[k] >= 0x20 && (unsigned char)got[k] != 0x7F);
+    }
+    DM_ASSERT_EQ_U64(dm_escape_term_string(got, sizeof got, "a\x1b[2J\nb\xc2\x85\xc2\xa0\x9b\\"),
+                     strlen("a\\x1b[2J\\x0ab\\x85\xc2\xa0\\x9b\\"));
+    DM_ASSERT_STR_EQ(got, "a\\x1b[2J\\x0ab\\x85\xc2\xa0\\x9b\\");
+}
+
 /* The widest line: every number at UINT64_MAX/UINT32_MAX, every flag, every
  * name at its longest and all escapes (control bytes: 6 bytes each in
  * json), the clock's widest fields. */
@@ -872,6 +949,7 @@ const struct dmt_case dm_suite_format[] = {
     {"fast_writers_match_reference", fast_writers_match_reference},
     {"cut_lines_are_prefixes", cut_lines_are_prefixes},
     {"string_fields_match_reference", string_fields_match_reference},
+    {"term_names_match_reference", term_names_match_reference},
     {"widest_line", widest_line},
     {NULL, NULL},
 };

@@ -13,7 +13,8 @@
 /* What the emit callback saw. */
 struct seen {
     int intervals;
-    uint64_t start_ns[16];
+    uint64_t start_ns[16], end_ns[16];
+    int gap[16];
     int n_rows[16];
     struct dm_top_group rows[16][4]; /* the first rows of each interval */
     struct dm_top_group last_row[16];
@@ -27,6 +28,8 @@ static void record(void *ctx, const struct dm_top_interval *iv)
     if (i >= 16)
         return;
     s->start_ns[i] = iv->start_ns;
+    s->end_ns[i] = iv->end_ns;
+    s->gap[i] = iv->gap;
     s->n_rows[i] = iv->n_rows;
     for (int r = 0; r < iv->n_rows && r < 4; r++) {
         s->rows[i][r] = *iv->rows[r];
@@ -191,6 +194,8 @@ DM_TEST(empty_intervals_live_and_replay)
     DM_ASSERT_EQ_U64(s.rows[1][0].writes, 1);
     DM_ASSERT_EQ_U64(s.rows[1][0].reads, 0);
 
+    /* Live: 1 and 2 are empty, drawn once as a gap [1 s, 3 s); 3 has b;
+     * the tick closes 3 and the one empty interval 4, drawn as usual. */
     memset(&s, 0, sizeof s);
     t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, &s);
     dm_top_add(t, &a, 1);
@@ -198,12 +203,96 @@ DM_TEST(empty_intervals_live_and_replay)
     dm_top_tick(t, 5200 * MS); /* closes 3 (one row) and 4 (none) */
     dm_top_finish(t);         /* 5 is empty: nothing more */
     dm_top_destroy(t);
-    DM_ASSERT_EQ_INT(s.intervals, 5);
+    DM_ASSERT_EQ_INT(s.intervals, 4);
     DM_ASSERT_EQ_INT(s.n_rows[1], 0);
-    DM_ASSERT_EQ_INT(s.n_rows[2], 0);
-    DM_ASSERT_EQ_INT(s.n_rows[3], 1);
-    DM_ASSERT_EQ_INT(s.n_rows[4], 0);
-    DM_ASSERT_EQ_U64(s.start_ns[4], 4000 * MS);
+    DM_ASSERT(s.gap[1]);
+    DM_ASSERT_EQ_U64(s.start_ns[1], 1000 * MS);
+    DM_ASSERT_EQ_U64(s.end_ns[1], 3000 * MS);
+    DM_ASSERT_EQ_INT(s.n_rows[2], 1);
+    DM_ASSERT(!s.gap[2]);
+    DM_ASSERT_EQ_INT(s.n_rows[3], 0);
+    DM_ASSERT(!s.gap[3]);
+    DM_ASSERT_EQ_U64(s.start_ns[3], 4000 * MS);
+}
+
+/* Live --top at 1 ms after the clock jumped 10 hours (suspend and resume):
+ * one interval for the whole gap, not 36 million, and the blocks say how
+ * long it was in the time line. */
+DM_TEST(time_jump_one_gap_interval)
+{
+    struct seen s;
+    struct dm_top *t;
+    struct dm_event a = req(MS / 2, MS / 4, DM_REQ_READ, 7);
+    const uint64_t jump = 36000ull * 1000 * MS;
+    struct dm_top_view v;
+    struct dm_top_interval iv;
+    char buf[4096];
+    FILE *f;
+    size_t n;
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_PROCESS, MS, record, &s);
+    dm_top_add(t, &a, 1);
+    dm_top_tick(t, jump + MS / 2); /* now inside interval 36,000,000 */
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 2);
+    DM_ASSERT_EQ_INT(s.n_rows[0], 1);
+    DM_ASSERT(!s.gap[0]);
+    DM_ASSERT(s.gap[1]);
+    DM_ASSERT_EQ_U64(s.start_ns[1], MS);
+    DM_ASSERT_EQ_U64(s.end_ns[1], jump);
+
+    memset(&iv, 0, sizeof iv);
+    iv.start_ns = MS;
+    iv.end_ns = jump;
+    iv.gap = 1;
+    iv.by = DM_TOP_BY_PROCESS;
+    memset(&v, 0, sizeof v);
+    v.mode = DM_TOP_BLOCKS;
+    v.by = DM_TOP_BY_PROCESS;
+    f = tmpfile();
+    DM_ASSERT(f != NULL);
+    v.out = f;
+    dm_top_render(&v, &iv, 0);
+    rewind(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* time line, titles, the empty line after the block */
+    DM_ASSERT(strstr(buf, "0.001-36000.000 s: 0.0 reads/s") == buf);
+    DM_ASSERT(strstr(buf, "a gap of 35999.999 s drawn as one interval") != NULL);
+    DM_ASSERT(strstr(buf, "\n") < strstr(buf, "PID"));
+}
+
+/* --by disk keeps memory bounded: 5 million separate 1 us requests, 1 us
+ * apart, in one 20 s interval keep at most DM_TOP_SPANS_MAX spans (80 MB
+ * before), and %util stays exact: 5 s busy of 20. A request in flight across
+ * the last 100 of them still merges them. */
+DM_TEST(disk_spans_bounded)
+{
+    struct seen s;
+    struct dm_top *t;
+    const uint64_t us = 1000, n = 5000000;
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_DISK, 20000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (uint64_t i = 0; i < n; i++) {
+        struct dm_event ev = req((2 * i + 1) * us, us, DM_REQ_READ, 1);
+
+        DM_ASSERT_EQ_INT(dm_top_add(t, &ev, 0), 0);
+    }
+    {   /* [2(n-100) us, 2n us): covers the last 100 and their gaps */
+        struct dm_event ev = req(2 * n * us, 200 * us, DM_REQ_WRITE, 1);
+
+        DM_ASSERT_EQ_INT(dm_top_add(t, &ev, 0), 0);
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT(s.rows[0][0].cap_spans <= DM_TOP_SPANS_MAX);
+    DM_ASSERT_EQ_U64(s.rows[0][0].busy_ns, (n - 100) * us + 200 * us);
+    DM_ASSERT_EQ_U64(s.rows[0][0].reads, n);
 }
 
 /* The json row of --by disk: the key names, exact figures. */
@@ -303,6 +392,8 @@ const struct dmt_case dm_suite_top[] = {
     {"util_random_against_bitmap", util_random_against_bitmap},
     {"bounded_groups_other_row", bounded_groups_other_row},
     {"empty_intervals_live_and_replay", empty_intervals_live_and_replay},
+    {"time_jump_one_gap_interval", time_jump_one_gap_interval},
+    {"disk_spans_bounded", disk_spans_bounded},
     {"json_disk_row", json_disk_row},
     {"command_line", command_line},
     {NULL, NULL},
