@@ -21,8 +21,13 @@
  * half full or when a key's probe window is full of other live keys, so a
  * busy machine's entries (a start rundown names tens of thousands of files,
  * etw-facts.md s.8) are kept, not replaced. Entries whose age is at most
- * spare_age (the decoder's ended threads) are replaced before the table
- * grows. Only at the cap is a live entry replaced: the one written longest
+ * spare_age (the decoder's ended threads and processes, marked with
+ * dm_kt_mark_spare) make room before the table grows: when a table is half
+ * full and an eighth of it is spare, a sweep drops the spare entries its
+ * keep_spare hook no longer needs, and the table grows only if that freed
+ * less than an eighth. Without the sweep, a machine where threads come and
+ * go would grow its tables with ids that ended long ago, up to the cap, in
+ * a session of days. Only at the cap is a live entry replaced: the one written longest
  * ago (smallest age) in the window, counted in replaced, so the user can be
  * told. Losing an entry only costs attribution (a missing name), never the
  * disk request itself. A fixed table (dm_kt_init) is a growing one whose
@@ -73,6 +78,14 @@ struct dm_ktable {
     size_t count;       /* live entries */
     size_t max_capacity; /* the cap: never more slots than this */
     uint64_t spare_age; /* entries this old or older go before growing */
+    size_t spares;      /* entries with 0 < age <= spare_age */
+    size_t spares_kept; /* spares the last sweep kept: the next sweep waits
+                         * for an eighth of the table more */
+    /* NULL: a sweep drops every spare entry. Else it keeps those for which
+     * keep_spare(slot, keep_ctx) is nonzero (the decoder: ended within
+     * their grace period). */
+    int (*keep_spare)(const void *slot, const void *ctx);
+    const void *keep_ctx;
     uint64_t replaced;  /* live entries replaced for want of room at the cap */
 };
 
@@ -209,6 +222,67 @@ static inline int dm_kt_grow(struct dm_ktable *t)
     return -1;
 }
 
+/* A spare entry was used again, replaced or removed. */
+static inline void dm_kt_spare_gone(struct dm_ktable *t)
+{
+    t->spares--;
+    if (t->spares_kept > t->spares)
+        t->spares_kept = t->spares;
+}
+
+/* Mark the entry in slot s spare (see the file comment): the first to make
+ * room. */
+static inline void dm_kt_mark_spare(struct dm_ktable *t, size_t s)
+{
+    struct dm_kslot *k = dm_kt_slot(t, s);
+
+    if (k->age > t->spare_age) {
+        k->age = t->spare_age;
+        t->spares++;
+    }
+}
+
+/*
+ * Drop the spare entries keep_spare does not keep, by moving every other
+ * entry into a new table of the same capacity. The walk starts just after a
+ * free slot, so each cluster is walked from its start and every key lands
+ * at or before its old slot: no key leaves its window. Spare entries must
+ * own nothing (their slots are not handed back). Returns how many were
+ * dropped: 0 when there was no memory for the new table (t is unchanged).
+ */
+static inline size_t dm_kt_sweep(struct dm_ktable *t)
+{
+    size_t capacity = t->mask + 1, start = 0, dropped = 0;
+    unsigned char *mem;
+
+    while (start < capacity && dm_kt_slot(t, start)->age != 0)
+        start++;
+    if (start == capacity || (mem = calloc(capacity, t->stride)) == NULL)
+        return 0; /* full (never at half load) or no memory */
+    for (size_t i = 1; i <= capacity; i++) {
+        const struct dm_kslot *k = dm_kt_slot(t, (start + i) & t->mask);
+        size_t h;
+
+        if (k->age == 0)
+            continue;
+        if (k->age <= t->spare_age &&
+            (t->keep_spare == NULL || !t->keep_spare(k, t->keep_ctx))) {
+            dropped++;
+            continue;
+        }
+        h = dm_kt_home(t, k->key);
+        while (((const struct dm_kslot *)(const void *)(mem + h * t->stride))->age != 0)
+            h = (h + 1) & t->mask;
+        memcpy(mem + h * t->stride, k, t->stride);
+    }
+    free(t->mem);
+    t->mem = mem;
+    t->count -= dropped;
+    t->spares -= dropped;
+    t->spares_kept = t->spares;
+    return dropped;
+}
+
 /*
  * The slot for key, with its age set to clock: the key's own slot, else the
  * first free one (growing the table first when it is half full), else, when
@@ -226,9 +300,13 @@ static inline size_t dm_kt_claim(struct dm_ktable *t, uint64_t key, uint64_t clo
 
     if (had_entry != NULL)
         *had_entry = 1;
-    if (t->count + 1 > (t->mask + 1) / 2 && t->mask + 1 < t->max_capacity &&
-        dm_kt_find(t, key) == DM_KT_NONE)
-        (void)dm_kt_grow(t); /* no memory: the table works on as it is */
+    if (t->count + 1 > (t->mask + 1) / 2 && dm_kt_find(t, key) == DM_KT_NONE) {
+        size_t eighth = (t->mask + 1) / 8;
+
+        if (!(t->spares >= t->spares_kept + eighth && dm_kt_sweep(t) >= eighth) &&
+            t->mask + 1 < t->max_capacity)
+            (void)dm_kt_grow(t); /* no memory: the table works on as it is */
+    }
     for (;;) {
         size_t h = dm_kt_home(t, key), oldest = DM_KT_NONE;
         uint64_t oldest_age = UINT64_MAX;
@@ -240,6 +318,8 @@ static inline size_t dm_kt_claim(struct dm_ktable *t, uint64_t key, uint64_t clo
             if (k->age == 0 || k->key == key) {
                 if (k->age == 0)
                     t->count++;
+                else if (k->age <= t->spare_age)
+                    dm_kt_spare_gone(t); /* an ended id used again */
                 if (had_entry != NULL)
                     *had_entry = k->age != 0;
                 k->key = key;
@@ -258,6 +338,8 @@ static inline size_t dm_kt_claim(struct dm_ktable *t, uint64_t key, uint64_t clo
             continue;
         if (oldest_age > t->spare_age)
             t->replaced++;
+        else
+            dm_kt_spare_gone(t);
         k = dm_kt_slot(t, oldest);
         k->key = key;
         k->age = clock;
@@ -277,6 +359,8 @@ static inline void dm_kt_remove(struct dm_ktable *t, size_t s)
 {
     size_t hole = s;
 
+    if (dm_kt_slot(t, s)->age <= t->spare_age)
+        dm_kt_spare_gone(t);
     for (size_t d = 1; d < t->probe_len; d++) {
         size_t j = (hole + d) & t->mask;
         struct dm_kslot *next = dm_kt_slot(t, j);

@@ -68,7 +68,20 @@
 
 /* ---- tables ---------------------------------------------------------------- */
 
-static int names_init(struct names *n)
+/* The tables' keep_spare hook: an ended thread or process is kept while
+ * the record being decoded is within THREAD_GRACE_SEC of its End, as long
+ * as lookup_thread (nt_kernel_diskio.c) would still use it. */
+static int ended_within_grace(const void *slot, const void *ctx)
+{
+    const struct dm_kdecoder *kd = ctx;
+    uint64_t end;
+
+    memcpy(&end, (const unsigned char *)slot + sizeof(struct dm_kslot), sizeof end);
+    return end == THREAD_ALIVE || kd->naming_ts <= end ||
+           kd->naming_ts - end <= kd->thread_grace;
+}
+
+static int names_init(struct names *n, const struct dm_kdecoder *kd)
 {
     int a = dm_kt_init_growing(&n->threads, THREAD_SLOTS, THREAD_MAX_SLOTS,
                                sizeof(struct thread_slot));
@@ -77,9 +90,15 @@ static int names_init(struct names *n)
     int c = dm_kt_init_growing(&n->files, FILE_SLOTS, FILE_MAX_SLOTS,
                                sizeof(struct file_slot));
 
-    /* An ended thread (AGE_ENDED) makes room before the table grows: the
-     * grace it is kept for is a courtesy to its last completions. */
+    /* An ended thread or process (AGE_ENDED) makes room before the table
+     * grows, once its grace is over: the grace is a courtesy to its last
+     * completions. */
     n->threads.spare_age = AGE_ENDED;
+    n->processes.spare_age = AGE_ENDED;
+    n->threads.keep_spare = ended_within_grace;
+    n->processes.keep_spare = ended_within_grace;
+    n->threads.keep_ctx = kd;
+    n->processes.keep_ctx = kd;
     return a < 0 || b < 0 || c < 0 ? DM_ENOMEM : 0;
 }
 
@@ -114,7 +133,7 @@ struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
                            ? UINT64_MAX
                            : ts_freq * THREAD_GRACE_SEC;
     kd->scratch = malloc(SCRATCH_SIZE);
-    if (names_init(&kd->names) < 0 ||
+    if (names_init(&kd->names, kd) < 0 ||
         dm_kt_init_growing(&kd->irps, IRP_SLOTS, IRP_MAX_SLOTS,
                            sizeof(struct irp_slot)) < 0 ||
         kd->scratch == NULL) {
@@ -171,7 +190,7 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
         kd->rundown = calloc(1, sizeof *kd->rundown);
         if (kd->rundown == NULL)
             return DM_ENOMEM;
-        if (names_init(kd->rundown) < 0) {
+        if (names_init(kd->rundown, kd) < 0) {
             names_free(kd->rundown);
             free(kd->rundown);
             kd->rundown = NULL;

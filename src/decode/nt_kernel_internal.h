@@ -42,13 +42,15 @@
  * table slot a little longer.
  */
 #define THREAD_GRACE_SEC 5u
-#define THREAD_ALIVE UINT64_MAX /* thread_end of a thread that has not ended */
-/* The table age of an ended thread: older than every entry written, which
- * get ages from 2 on (0 marks a free slot). */
+#define THREAD_ALIVE UINT64_MAX /* end of a thread or process still running */
+/* The table age of an ended thread or process: older than every entry
+ * written, which get ages from 2 on (0 marks a free slot). */
 #define AGE_ENDED 1u
 
 /* The tables' slots: struct dm_kslot (key, age) first, then the value.
- * An age is the decoder's write clock when the entry was written. */
+ * An age is the decoder's write clock when the entry was written. Threads
+ * and processes both have end right after the head, where the tables'
+ * sweep looks for it (nt_kernel.c, ended_within_grace). */
 struct thread_slot {
     struct dm_kslot k;  /* key: thread id */
     uint64_t end;       /* timestamp of the End, or THREAD_ALIVE */
@@ -57,6 +59,7 @@ struct thread_slot {
 
 struct process_slot {
     struct dm_kslot k;  /* key: process id */
+    uint64_t end;       /* timestamp of the forward End, or THREAD_ALIVE */
     char name[DM_PROCESS_MAX];
 };
 
@@ -107,6 +110,8 @@ struct dm_kdecoder {
     struct tick_scale hrrt_scale; /* HighResResponseTime (QPC) */
     uint64_t start_ts;
     uint64_t thread_grace; /* THREAD_GRACE_SEC in timestamp ticks */
+    uint64_t naming_ts;    /* timestamp of the Thread or Process record being
+                            * decoded: "now" for the tables' sweeps */
     uint64_t clock; /* write clock for the tables' replacement order */
     uint64_t malformed;
     uint64_t diskio_counts[6];

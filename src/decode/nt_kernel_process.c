@@ -23,7 +23,8 @@
  * had them the other way round (PerfView ThreadTraceData comments).
  * Forward: Start/DCStart add (replacing an ended entry of a reused id at
  * once), End only marks the entry ended: it serves the thread's last I/O
- * for THREAD_GRACE_SEC more. Rundown: End/DCEnd add.
+ * for THREAD_GRACE_SEC more, then a sweep may drop it (ktable.h).
+ * Rundown: End/DCEnd add.
  * [etw-facts.md s.2 and s.7; MS thread-typegroup1]
  */
 int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
@@ -32,6 +33,7 @@ int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
     unsigned op = rec->opcode;
     uint32_t pid, tid;
     struct thread_slot *t;
+    size_t s;
 
     if (pass == PASS_FORWARD ? op != THREAD_START && op != THREAD_DCSTART &&
                                    op != THREAD_END
@@ -41,15 +43,16 @@ int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
         return malformed(kd, pass);
     pid = dm_le32(rec->payload + (rec->version >= 1 ? 0 : 4));
     tid = dm_le32(rec->payload + (rec->version >= 1 ? 4 : 0));
-    t = thread_at(&nm->threads, dm_kt_put(&nm->threads, tid, ++kd->clock));
+    kd->naming_ts = rec->timestamp;
+    s = dm_kt_put(&nm->threads, tid, ++kd->clock);
+    t = thread_at(&nm->threads, s);
     t->pid = pid;
     t->end = THREAD_ALIVE;
     if (pass == PASS_FORWARD && op == THREAD_END) {
         t->end = rec->timestamp;
-        /* Oldest possible age: when a probe window is full, an ended
-         * thread makes room before any live one (dm_kt_put replaces the
-         * oldest). */
-        t->k.age = AGE_ENDED;
+        /* Oldest possible age: an ended thread makes room before any live
+         * one (ktable.h). */
+        dm_kt_mark_spare(&nm->threads, s);
     }
     return 0;
 }
@@ -77,11 +80,27 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
     uint32_t pid;
     char *dst;
 
+    struct process_slot *p;
+    size_t s;
+
+    if (pass == PASS_FORWARD && rec->opcode == PROCESS_END) {
+        /* The name stays for the process's last completions; the entry is
+         * marked ended so that, once its grace is over, a sweep may drop
+         * it (ktable.h). DCEnd and Defunct leave it as it is. */
+        if (rec->version < 2 || len < ps + 4)
+            return 0; /* as Start: pre-Vista layouts are not decoded */
+        s = dm_kt_find(&nm->processes, dm_le32(b + ps));
+        if (s != DM_KT_NONE) {
+            process_at(&nm->processes, s)->end = rec->timestamp;
+            dm_kt_mark_spare(&nm->processes, s);
+        }
+        return 0;
+    }
     if (pass == PASS_FORWARD ? rec->opcode != PROCESS_START &&
                                    rec->opcode != PROCESS_DCSTART
                              : rec->opcode != PROCESS_END &&
                                    rec->opcode != PROCESS_DCEND)
-        return 0;       /* forward: End, DCEnd, Defunct keep the name */
+        return 0;       /* forward: DCEnd and Defunct keep the name */
     if (rec->version < 2)
         return 0;       /* pre-Vista layouts are not decoded */
     if (rec->version == 2)
@@ -106,8 +125,10 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
     if (end >= len)
         return malformed(kd, pass); /* no NUL: the name is cut off */
 
-    dst = process_at(&nm->processes,
-                     dm_kt_put(&nm->processes, pid, ++kd->clock))->name;
+    kd->naming_ts = rec->timestamp;
+    p = process_at(&nm->processes, dm_kt_put(&nm->processes, pid, ++kd->clock));
+    p->end = THREAD_ALIVE;
+    dst = p->name;
     for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
         unsigned char c = b[name_off + i];
         /* The name is in the system's 8-bit code page, which we cannot

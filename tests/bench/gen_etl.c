@@ -36,11 +36,13 @@
  * With --names N, processes also come and go through the trace (Process
  * End, then a Start with a new pid and a new image name, each issuing the
  * next request) until N distinct image names have done I/O: the memory
- * test of --metrics, whose state must not grow with them.
+ * test of --metrics, whose state must not grow with them. --name-pool K
+ * makes the same churn with only K new names, used in turn: the trace to
+ * compare with, whose processes come and go alike.
  *
  * Usage: gen_etl [--ios N] [--processes N] [--threads N] [--files N]
  *                [--open N] [--cpus N] [--seed N] [--compressed]
- *                [--names N] [--expect FILE] OUT.etl
+ *                [--names N] [--name-pool K] [--expect FILE] OUT.etl
  * Defaults: 1000000 I/Os, 200 processes of 4 threads, a distinct file per
  * 10 I/Os with 512 open at a time, 4 CPUs, seed 1.
  * A test program, not part of diskmon.
@@ -649,6 +651,7 @@ static int in_flight_uses(const struct inflight *q, unsigned n, const struct fil
 int main(int argc, char **argv)
 {
     uint64_t ios = 1000000, n_files = 0, seed = 1, open_files = 512, n_names = 0;
+    uint64_t name_pool = 0;
     uint64_t renamed = 0;
     uint32_t next_pid = 1000000; /* above every pid of the fixed set */
     int favour = -1;             /* the process that issues the next request */
@@ -672,11 +675,12 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--seed") == 0) seed = arg_u64(a, v), i++;
         else if (strcmp(a, "--expect") == 0) expect_path = v, i++;
         else if (strcmp(a, "--names") == 0) n_names = arg_u64(a, v), i++;
+        else if (strcmp(a, "--name-pool") == 0) name_pool = arg_u64(a, v), i++;
         else if (strcmp(a, "--compressed") == 0) compressed = 1;
         else if (a[0] == '-' || path != NULL) {
             fprintf(stderr, "usage: gen_etl [--ios N] [--processes N] [--threads N] "
                             "[--files N] [--open N] [--cpus N] [--seed N] "
-                            "[--compressed] [--names N] [--expect FILE] OUT.etl\n");
+                            "[--compressed] [--names N] [--name-pool K] [--expect FILE] OUT.etl\n");
             return 2;
         } else path = a;
     }
@@ -801,12 +805,18 @@ int main(int argc, char **argv)
                     pr = &procs[p];
             }
             if (pr != NULL) {
+                /* 10 ms between two process ends, so 100,000 of them span
+                 * about 17 minutes: a machine's churn, not a fork bomb. The
+                 * decoder keeps an ended thread or process for a grace of
+                 * 5 s (nt_kernel_internal.h), so faster churn would show the
+                 * tables holding ended threads, not what --metrics keeps. */
+                now += PERF_FREQ / 100u;
                 for (k = 0; k < threads_per_proc; k++)
                     emit_thread(pr->pid, pr->tids[k], OP_END);
                 emit_process(pr, OP_END);
                 pr->pid = (next_pid += 4);
                 snprintf(pr->name, sizeof pr->name, "n%07u.exe",
-                         (unsigned)(renamed % 10000000u));
+                         (unsigned)(renamed % (name_pool ? name_pool : 10000000u)));
                 emit_process(pr, OP_START);
                 for (k = 0; k < threads_per_proc; k++) {
                     pr->tids[k] = (next_tid += 4);

@@ -1516,6 +1516,83 @@ DM_TEST(ktable_grows_to_cap)
     dm_kt_free(&t);
 }
 
+/* Keep spares whose key is at least *ctx (a stand-in for "ended within
+ * the grace"). */
+static int keep_from(const void *slot, const void *ctx)
+{
+    return ((const struct dm_kslot *)slot)->key >= *(const uint64_t *)ctx;
+}
+
+/*
+ * Ended entries make room before a table grows (ktable.h, dm_kt_sweep):
+ * 1,000,000 keys that each end right after they are written, beside 1,000
+ * that stay live, keep the table at a few thousand slots, where without the
+ * sweep it doubled to its cap and replaced entries there. No live key and
+ * no spare the hook keeps is ever dropped.
+ */
+DM_TEST(ktable_sweep_drops_ended_keeps_live)
+{
+    struct dm_ktable t;
+    const uint64_t base = UINT64_C(0xffffc10001600000);
+    uint64_t keep_min = 0, age = 2;
+    size_t missing = 0;
+
+    DM_ASSERT_EQ_INT(dm_kt_init_growing(&t, 64, (size_t)1 << 20,
+                                        sizeof(struct test_slot)), 0);
+    t.spare_age = 1;
+    t.keep_spare = keep_from;
+    t.keep_ctx = &keep_min;
+    for (uint64_t i = 0; i < 1000000; i++) {
+        if (i % 1000 == 0) /* a live key: never marked */
+            put_test(&t, base + 0x150u * (i / 1000), age++);
+        /* ended keys, kept while within the last 500 written */
+        keep_min = i > 500 ? i - 500 : 0;
+        dm_kt_mark_spare(&t, put_test(&t, i, age++));
+        DM_ASSERT(t.count <= (t.mask + 1) / 2 + 1);
+    }
+    for (uint64_t i = 0; i < 1000; i++)
+        missing += dm_kt_find(&t, base + 0x150u * i) == DM_KT_NONE;
+    for (uint64_t i = 1000000 - 500; i < 1000000; i++)
+        missing += dm_kt_find(&t, i) == DM_KT_NONE;
+    DM_ASSERT_EQ_U64(missing, 0);
+    DM_ASSERT_EQ_U64(t.replaced, 0);
+    DM_ASSERT(t.mask + 1 <= 8192);
+    DM_ASSERT(t.spares < t.count);
+    dm_kt_free(&t);
+}
+
+/* The decoder: 1,200,000 threads start and end 1 ms apart, 5,000 inside
+ * the 5 s grace at any time, more than the thread table's cap of 1,048,576
+ * slots. The sweeps (ktable.h) drop only threads past their grace: every
+ * one of the last 4,000 threads, ended up to 4 s before, still gets its
+ * process, and no live entry was replaced. */
+DM_TEST(thread_churn_swept_not_replaced)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    uint8_t b[128];
+    struct dm_event ev;
+    const uint64_t ms = FREQ / 1000;
+    const uint32_t n_threads = 1200000;
+    uint64_t ts = 10;
+    size_t n;
+
+    DM_ASSERT(kd != NULL);
+    for (uint32_t i = 0; i < n_threads; i++) {
+        uint32_t tid = 8 + 4 * i, pid = 1000 + (i % 50) * 4;
+
+        n = thread_rec(b, 8, pid, tid);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 1, 3, 8, ts, tid, pid, b, n), &ev), 0);
+        DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_THREAD, 2, 3, 8, ts + 1, tid, pid, b, n), &ev), 0);
+        ts += ms;
+    }
+    DM_ASSERT_EQ_U64(dm_kdecoder_replaced(kd), 0);
+    for (uint32_t i = n_threads - 4000; i < n_threads; i++) {
+        DM_ASSERT_EQ_INT(read_at(kd, ts, 0, i, 8 + 4 * i, &ev), 1);
+        DM_ASSERT_EQ_U64(ev.pid, 1000 + (i % 50) * 4);
+    }
+    dm_kdecoder_destroy(kd);
+}
+
 const struct dmt_case dm_suite_diskio[] = {
     {"ktable_strided_addresses_never_dropped", ktable_strided_addresses_never_dropped},
     {"tg1_x64_v3", tg1_x64_v3},
@@ -1537,6 +1614,8 @@ const struct dmt_case dm_suite_diskio[] = {
     {"ended_threads_make_room", ended_threads_make_room},
     {"start_rundown_names_every_file", start_rundown_names_every_file},
     {"ktable_grows_to_cap", ktable_grows_to_cap},
+    {"ktable_sweep_drops_ended_keeps_live", ktable_sweep_drops_ended_keeps_live},
+    {"thread_churn_swept_not_replaced", thread_churn_swept_not_replaced},
     {"forward_file_names", forward_file_names},
     {"rundown_file_names_end", rundown_file_names_end},
     {"thread_end_grace", thread_end_grace},
