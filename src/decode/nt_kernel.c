@@ -41,6 +41,7 @@
  * VolumeMapping records or from dm_kdecoder_add_volume(), turns them into
  * C:\... paths.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,10 @@
 /* The tables' keep_spare hook: an ended thread or process is kept while
  * the record being decoded is within THREAD_GRACE_SEC of its End, as long
  * as lookup_thread (nt_kernel_diskio.c) would still use it. */
+_Static_assert(offsetof(struct thread_slot, end) == sizeof(struct dm_kslot) &&
+                   offsetof(struct process_slot, end) == sizeof(struct dm_kslot),
+               "ended_within_grace reads end right after the slot's head");
+
 static int ended_within_grace(const void *slot, const void *ctx)
 {
     const struct dm_kdecoder *kd = ctx;
