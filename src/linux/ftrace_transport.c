@@ -13,8 +13,9 @@
  *                              process id (saved_tgids), for threads that
  *                              have exited before the reader sees them
  *   buffer_size_kb             the per-CPU ring, sized like the perf rings
- *   buffer_percent 25          poll() wakes the reader at a quarter full;
- *                              the timeout shows a quiet ring's events
+ *   buffer_percent 25          poll() wakes the reader at a quarter full
+ *                              under load; 0 (any data) while it is idle,
+ *                              so a quiet disk's first event wakes it
  *   events/block/NAME/filter   -d as "dev == N || ..."
  *   events/block/NAME/enable   1 for each tracepoint
  * Each CPU's per_cpu/cpuN/trace_pipe_raw is read without blocking, one
@@ -78,6 +79,8 @@ struct ftrace_transport {
     char dir[192];                 /* the instance */
     int made;                      /* dir exists and is ours */
     int tgid_on;                   /* options/record-tgid was set */
+    int percent_set;               /* buffer_percent exists (5.x+) */
+    int idle_mode;                 /* buffer_percent is 0 (ftrace_wait) */
     struct dm_ftrace_layout layout;
     struct cpu_reader *cpus;
     struct pollfd *pfds;           /* n_cpus + the wake eventfd */
@@ -284,7 +287,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     if ((rc = put(f->dir, "buffer_size_kb", value)) != 0)
         return fail(f, err, errlen, "cannot size the tracefs instance's buffer", -rc);
     /* Older kernels have no buffer_percent: poll then wakes on any data. */
-    put(f->dir, "buffer_percent", BUFFER_PERCENT);
+    f->percent_set = put(f->dir, "buffer_percent", BUFFER_PERCENT) == 0;
     rc = read_layout(f, err, errlen);
     if (rc != 0) {
         ftrace_close(f);
@@ -349,9 +352,16 @@ static void ftrace_enable(void *t, int on)
     put(f->dir, "tracing_on", on ? "1" : "0");
 }
 
-static int ftrace_wait(void *t, int timeout_ms, char *err, size_t errlen)
+static int ftrace_wait(void *t, int timeout_ms, int idle, char *err, size_t errlen)
 {
     struct ftrace_transport *f = t;
+
+    /* Idle: poll(2) returns at the first event (buffer_percent 0: "any
+     * data", ring_buffer_poll_wait). Busy: at a quarter full, one wake-up
+     * per many sub-buffers. One write when the mode changes. */
+    if (f->percent_set && idle != f->idle_mode &&
+        put(f->dir, "buffer_percent", idle ? "0" : BUFFER_PERCENT) == 0)
+        f->idle_mode = idle;
 
     if (poll(f->pfds, (nfds_t)f->s.n_cpus + 1, timeout_ms) < 0 && errno != EINTR) {
         snprintf(err, errlen, "poll on trace_pipe_raw: %s", strerror(errno));
