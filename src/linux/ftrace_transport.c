@@ -28,8 +28,10 @@
  * instances and costs one system call per 4 KiB.)
  *
  * The instance is removed in close(), which every exit path reaches:
- * normal end, -n/-t, SIGINT/SIGTERM/SIGHUP (the pipeline stops and closes
- * the source), a closed output pipe, and an error after open. A diskmon
+ * normal end, -n/-t, every signal that would end the process and can be
+ * caught (platform.h: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, ...; the
+ * pipeline stops and closes the source), a closed output pipe, and an
+ * error after open. A diskmon
  * killed with SIGKILL leaves its instance; the next diskmon (or
  * diskmon --cleanup) removes instances whose process is gone.
  */
