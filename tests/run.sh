@@ -24,8 +24,10 @@ note() { printf '== %s\n' "$*"; }
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
 # page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
 # the --top terminal view (linux_top.sh);
-# libtraceevent-dev: the oracle of the ftrace page parser's test.
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux"
+# libtraceevent-dev: the oracle of the ftrace page parser's test; strace:
+# the idle wake-up count (linux_idle.sh); libcap2-bin (setcap): the
+# non-root advice (linux_nonroot.sh).
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.

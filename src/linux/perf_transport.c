@@ -87,13 +87,13 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
         if (fd < 0) {
             int e = errno;
 
-            snprintf(err, errlen, "cannot open tracepoint block:%s on CPU %d: %s%s",
+            snprintf(err, errlen, "cannot open tracepoint block:%s on CPU %d: %s%s%s",
                      dm_blk_event_names[p->s.kinds[k]], cpu, strerror(e),
-                     dm_err_from_errno(e) == DM_EACCESS
-                         ? ". " DM_LINUX_PRIVILEGE_HINT
+                     dm_err_from_errno(e) == DM_EACCESS ? ". "
                      : e == EMFILE || e == ENFILE
                          ? ": raise the open files limit (ulimit -n)"
-                         : "");
+                         : "",
+                     dm_err_from_errno(e) == DM_EACCESS ? dm_linux_privilege_hint() : "");
             return dm_err_from_errno(e);
         }
         p->fds[r * p->s.n_kinds + k] = fd;
