@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
@@ -452,8 +453,42 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
 
 /* The live source on POSIX systems is the Linux one (src/linux); elsewhere
  * there is none and main.c says so before asking. */
+/* The kernel keeps a task's name in TASK_COMM_LEN (16) bytes with the NUL:
+ * the block tracepoints and /proc/PID/comm show at most 15 characters. */
+#define LINUX_COMM_MAX 15
+
+/* A -c name Linux can never show: longer than a comm (a trailing ".exe",
+ * which -c ignores, not counted), or NULL. */
+static const char *long_comm(const struct dm_options *opt, size_t *len)
+{
+    for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++) {
+        size_t n = strlen(opt->comms[i]);
+
+        if (n > 4 && strcasecmp(opt->comms[i] + n - 4, ".exe") == 0)
+            n -= 4;
+        if (n > LINUX_COMM_MAX) {
+            *len = n;
+            return opt->comms[i];
+        }
+    }
+    return NULL;
+}
+
 const char *dm_live_option_refusal(const struct dm_options *opt)
 {
+    static char why[512];
+    const char *name;
+    size_t len = 0;
+
+    /* Refused rather than matched on a prefix: a prefix could match other
+     * programs, and a filter that silently shows nothing is worse. */
+    if ((name = long_comm(opt, &len)) != NULL) {
+        snprintf(why, sizeof why,
+                 "-c %s: Linux keeps only the first %d characters of a process "
+                 "name and this one has %zu, so nothing would match; use -c %.*s",
+                 name, LINUX_COMM_MAX, len, LINUX_COMM_MAX, name);
+        return why;
+    }
     if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
         return "--by file needs file names, which Linux block events do not "
                "carry; use --by process or --by disk";
