@@ -40,8 +40,13 @@ wakeups=$(awk '$NF ~ /^(poll|ppoll|epoll_wait|epoll_pwait|epoll_pwait2|futex|nan
                END { print n + 0 }' "$work/strace.txt")
 per_s=$(awk -v n="$wakeups" 'BEGIN { printf "%.1f", n / 10 }')
 echo "idle: $wakeups blocking calls in 10 s ($per_s per second)"
-awk -v n="$wakeups" -v max="$MAX_WAKEUPS_PER_S" 'BEGIN { exit !(n <= max * 10) }' ||
-    fail "idle: $per_s wake-ups per second, want at most $MAX_WAKEUPS_PER_S: $(cat "$work/strace.txt")"
+if grep -qa __tsan_init "$DISKMON"; then
+    # Its runtime's own thread sleeps in nanosleep 10 times a second.
+    echo "idle: not held to $MAX_WAKEUPS_PER_S per second: a ThreadSanitizer build"
+else
+    awk -v n="$wakeups" -v max="$MAX_WAKEUPS_PER_S" 'BEGIN { exit !(n <= max * 10) }' ||
+        fail "idle: $per_s wake-ups per second, want at most $MAX_WAKEUPS_PER_S: $(cat "$work/strace.txt")"
+fi
 
 # --- 2. latency from completion to printed line -----------------------------
 cat >"$work/latency.py" <<'EOF'
