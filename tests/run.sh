@@ -26,8 +26,8 @@ note() { printf '== %s\n' "$*"; }
 # the --top terminal view (linux_top.sh);
 # libtraceevent-dev: the oracle of the ftrace page parser's test; strace:
 # the idle wake-up count (linux_idle.sh); libcap2-bin (setcap): the
-# non-root advice (linux_nonroot.sh).
-NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin"
+# non-root advice (linux_nonroot.sh); lintian: the .deb (install.sh).
+NEEDED="cmake gcc make clang mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
