@@ -380,7 +380,14 @@ join:
         exit_code = DM_EXIT_ERROR;
     }
     if (printer_joined && run->printer.write_errno != 0) {
-        fprintf(errf, "diskmon: cannot write output: %s\n", strerror(run->printer.write_errno));
+        /* Name the file: "Input/output error" alone (-o /proc/version)
+         * does not say which side failed. */
+        if (own_out != NULL)
+            fprintf(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+                    strerror(run->printer.write_errno));
+        else
+            fprintf(errf, "diskmon: cannot write to standard output: %s\n",
+                    strerror(run->printer.write_errno));
         exit_code = DM_EXIT_ERROR;
     }
 
@@ -390,6 +397,11 @@ join:
     lost = loss.ring_dropped + loss.source_lost;
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
+    /* A replay cut by -t covered -t of trace time, however long before it
+     * the last event came (none at all in `-t 1` of a trace whose first
+     * I/O is at 1.2 s). */
+    if (!src.is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
+        max_time_ns = opt->duration_ns;
     if (opt->summary)
         dm_stats_summary(run->printer.stats, errf,
                          src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns,

@@ -117,6 +117,7 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
         const struct dm_event *ev = &batch[k];
 
         if (p->time_limit_ns != 0 && ev->time_ns > p->time_limit_ns) {
+            p->time_limit_hit = 1;
             stop_run(p, DM_SINK_STOP_ASKED);
             *stop = 1;
             break;

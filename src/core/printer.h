@@ -54,6 +54,7 @@ struct dm_printer {
     uint64_t printed;
     uint64_t max_time_ns;
     int output_closed;           /* the reader went away (EPIPE): a quiet end */
+    int time_limit_hit;          /* replay -t: the trace went on past it */
     int write_errno;             /* any other write failure */
     /* the printer thread's own (zeroed with the rest before it starts) */
     struct dm_clock_cache clock_cache;

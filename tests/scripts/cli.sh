@@ -136,6 +136,13 @@ check summary_exit_0 test "$rc" -eq 0
 check summary_read_row grep -Eq '^0 +Read +1208 ' "$TMP/sum"
 check summary_write_row grep -Eq '^0 +Write +21 ' "$TMP/sum"
 check summary_no_loss grep -q "lost 0 (ring full 0, source 0)" "$TMP/sum"
+# -t 1 of the Windows 8 trace, which has no I/O in its first second: the
+# summary spans the 1 s of trace time asked for, not 0 s.
+"$DISKMON" -r "$win8" -t 1 -s >/dev/null 2>"$TMP/sum1"; rc=$?
+check summary_t1_span test "$rc" -eq 0 -a "$(grep -c '^0 events in 1.000 s;' "$TMP/sum1")" -eq 1
+# -o onto a file that refuses writes: the message names it.
+"$DISKMON" -r "$win8" -o /proc/version 2>"$TMP/err" >/dev/null; rc=$?
+check output_error_names_file test "$rc" -eq 1 -a "$(grep -c 'cannot write output file /proc/version: ' "$TMP/err")" -eq 1
 "$DISKMON" -r "$win8" --hist >/dev/null 2>"$TMP/hist"
 check hist_drawn grep -q "usecs" "$TMP/hist"
 
