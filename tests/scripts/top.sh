@@ -110,6 +110,13 @@ for r, o in zip(rows, objs):
 PY
 "$DISKMON" -r "$win8" --top 1 --by process -f csv --no-header >"$TMP/nohdr.csv"
 check csv_no_header grep -q '^1\.000000000,' <(head -n 1 "$TMP/nohdr.csv")
+# Text --top with --no-header: the interval lines and rows, no column titles.
+"$DISKMON" -r "$win8" --top 1 --no-header >"$TMP/nohdr.txt"
+check text_no_header test "$(grep -c 'Reads/s  Writes/s' "$TMP/nohdr.txt")" -eq 0 -a \
+    "$(grep -c '^[0-9.]*-[0-9.]* s: ' "$TMP/nohdr.txt")" -gt 0
+"$DISKMON" -r "$win8" --top 1 >"$TMP/hdr.txt"
+check text_header_by_default test "$(grep -c 'Reads/s  Writes/s' "$TMP/hdr.txt")" -eq \
+    "$(grep -c '^[0-9.]*-[0-9.]* s: ' "$TMP/hdr.txt")"
 
 # -t: intervals of trace time up to SEC; -s still prints at exit.
 "$DISKMON" -r "$win8" --top 1 --by disk -f json -t 3 -s >"$TMP/t3.json" 2>"$TMP/sum"; rc=$?
