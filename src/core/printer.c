@@ -256,8 +256,15 @@ void dm_printer_main(void *arg)
         }
     }
     if (p->top != NULL && p->write_errno == 0 && !p->output_closed) {
-        /* The last interval, partial when the run stopped inside it. */
-        dm_top_finish(p->top);
+        /* The last interval, cut where the run stopped: live, now on the
+         * capture clock; replay, the -t the trace went past. A replay that
+         * ran to its end has no later end than its last event. */
+        if (p->top_live)
+            dm_top_finish_at(p->top, dm_monotonic_ns() - started, 1);
+        else if (p->time_limit_hit)
+            dm_top_finish_at(p->top, p->time_limit_ns, 0);
+        else
+            dm_top_finish(p->top);
         dm_top_render_end(&p->top_view);
     }
     if (p->write_errno == 0 && !p->output_closed)

@@ -123,6 +123,13 @@ check text_header_by_default test "$(grep -c 'Reads/s  Writes/s' "$TMP/hdr.txt")
 check duration_exit_0 test "$rc" -eq 0
 check duration_last_interval test "$(tail -n 1 "$TMP/t3.json" | sed 's/.*"interval_end":\([0-9.]*\),.*/\1/')" = 3.000000000
 check summary_beside_top grep -Eq '^0 +Read ' "$TMP/sum"
+# -t inside an interval: the last interval ends at -t, and its rates are
+# over that half second (the json's counts over 0.5 s).
+"$DISKMON" -r "$win8" --top 1 --by disk -f json -t 2.5 >"$TMP/cut.json"
+"$DISKMON" -r "$win8" --top 1 --by disk -t 2.5 >"$TMP/cut.txt"
+cut_writes=$(tail -n 1 "$TMP/cut.json" | sed 's/.*"writes":\([0-9]*\),.*/\1/')
+check cut_interval_end test "$(tail -n 1 "$TMP/cut.json" | sed 's/.*"interval_end":\([0-9.]*\),.*/\1/')" = 2.500000000
+check cut_interval_rates grep -q "^2\.000-2\.500 s: .* $(awk -v w="$cut_writes" 'BEGIN { printf "%.1f", w / 0.5 }') writes/s" "$TMP/cut.txt"
 
 # The README's --top examples are this build's real output: each
 # "$ diskmon -r perfview-net452-x64-win8.etl ..." block in its top section
