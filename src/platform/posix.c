@@ -483,10 +483,13 @@ const char *dm_live_option_refusal(const struct dm_options *opt)
     /* Refused rather than matched on a prefix: a prefix could match other
      * programs, and a filter that silently shows nothing is worse. */
     if ((name = long_comm(opt, &len)) != NULL) {
-        snprintf(why, sizeof why,
-                 "-c %s: Linux keeps only the first %d characters of a process "
-                 "name and this one has %zu, so nothing would match; use -c %.*s",
-                 name, LINUX_COMM_MAX, len, LINUX_COMM_MAX, name);
+        /* A name of any length: cut in the message rather than overflow. */
+        if (snprintf(why, sizeof why,
+                     "-c %.300s: Linux keeps only the first %d characters of a "
+                     "process name and this one has %zu, so nothing would match; "
+                     "use -c %.*s",
+                     name, LINUX_COMM_MAX, len, LINUX_COMM_MAX, name) < 0)
+            why[0] = '\0';
         return why;
     }
     if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
