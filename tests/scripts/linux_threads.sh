@@ -9,6 +9,8 @@
 #   1. every one of the 100 reads is shown once, with the process's pid (not
 #      the thread's id, which the helper prints too) and its name;
 #   2. `-p PID` of that process catches all 100.
+# (perf alone may miss the few completions it says it never delivered, exit
+# 3; those reads may be absent, and none may be wrong.)
 # The expected pid and offsets come from the helper itself, not from
 # diskmon. Needs root, a loop device and python3: otherwise "SKIP: why" and
 # exit 77 (a failure under CI=true).
@@ -54,10 +56,21 @@ run_case() {
     kill -0 "$dm" 2>/dev/null || fail "$backend: diskmon did not start: $(cat "$work/$tag.err")"
 }
 
+# stop_case BACKEND: SIGINT, then $lost = the events diskmon said it lost.
+# tracefs must lose none. perf on this kind of VM now and then never
+# delivers a completion the kernel counted (linux-block-facts.md), which
+# diskmon reports with exit 3: those requests may be missing, no more.
 stop_case() {
     sleep 0.5
     interrupt "$dm"
-    [ "$rc" = 0 ] || fail "$1: diskmon exited $rc: $(cat "$work"/*.err)"
+    lost=0
+    if [ "$rc" = 3 ] && [ "$1" = perf ]; then
+        lost=$(sed -n 's/^diskmon: \([0-9]*\) events\{0,1\} lost .*never delivered.*/\1/p' "$work"/*.err | head -n 1)
+        [ -n "$lost" ] || fail "$1: diskmon exited 3 without the kernel's losses: $(cat "$work"/*.err)"
+        echo "$1: diskmon reported $lost events the kernel never delivered"
+    elif [ "$rc" != 0 ]; then
+        fail "$1: diskmon exited $rc: $(cat "$work"/*.err)"
+    fi
 }
 
 for backend in tracefs perf; do
@@ -76,11 +89,12 @@ for backend in tracefs perf; do
                 printf "offset %s: pid %s tid %s process %s (want %s %s python3)\n",
                     $12, $8, $9, $10, pid, want[$12]
         }
-        END { for (o in want) if (seen[o] != 1) printf "offset %s: shown %d times\n", o, seen[o] }' \
+        END { for (o in want) if (seen[o] > 1) printf "offset %s: shown %d times\n", o, seen[o] }' \
         "$work/helper.txt" "$out")
     ok=$(awk -F, -v pid="$pid" '$5 == "Read" && $8 == pid' "$out" | wc -l)
     echo "$backend: $ok of $N reads of short-lived threads shown with their process's pid"
     [ -z "$bad" ] || fail "$backend: $(printf '%s' "$bad" | head -5)"
+    [ "$ok" -ge $((N - lost)) ] || fail "$backend: $ok of $N reads shown, $lost lost"
 
     # 2. -p PID of the process catches all of them. The helper's pid must
     # be known before it starts: a subshell that waits on a fifo, then
@@ -98,7 +112,8 @@ for backend in tracefs perf; do
     caught=$(awk -F, -v pid="$hp" '$5 == "Read" && $8 == pid' "$out" | wc -l)
     other=$(awk -F, -v pid="$hp" '$8 != pid' "$out" | wc -l)
     echo "$backend: -p $hp caught $caught of $N"
-    [ "$caught" = "$N" ] || fail "$backend: -p $hp caught $caught of $N reads"
+    [ "$caught" -le "$N" ] && [ "$caught" -ge $((N - lost)) ] ||
+        fail "$backend: -p $hp caught $caught of $N reads ($lost lost)"
     [ "$other" = 0 ] || fail "$backend: -p $hp let $other lines of other processes through"
 done
 echo "PASS"
