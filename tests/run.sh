@@ -25,12 +25,14 @@ note() { printf '== %s\n' "$*"; }
 # python3: clock.sh reads trace headers; groff-base, mandoc, man-db: the man
 # page checks (docs.sh); git: the fresh-clone test (quickstart.sh); tmux:
 # the --top terminal view (linux_top.sh);
-# libtraceevent-dev: the oracle of the ftrace page parser's test;
+# libtraceevent-dev: the oracle of the ftrace page parser's test; strace:
+# the idle wake-up count (linux_idle.sh); libcap2-bin (setcap): the
+# non-root advice (linux_nonroot.sh); lintian: the .deb (install.sh);
 # libclang-rt-14-dev: libFuzzer and the sanitizer runtimes for clang 14
 # (Debian 12's), which tests/fuzz/run.sh links.
 # prometheus (promtool), prometheus-node-exporter, curl: the --metrics
 # checks and the real chain (metrics.sh, linux_metrics.sh, metrics_chain.sh).
-NEEDED="cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux prometheus prometheus-node-exporter curl"
+NEEDED="cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian prometheus prometheus-node-exporter curl"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
@@ -86,16 +88,35 @@ run_ctest() { # name, ctest args...
     note "test $name"
     (cd "$ROOT/build/$name" && ctest --output-on-failure --timeout 600 "$@") \
         >"$LOG/$name-ctest.log" 2>&1
+    # Every test's own output, skipped and passed ones too (the ctest log
+    # has only the failures'): its SKIP lines say why.
+    cp "$ROOT/build/$name/Testing/Temporary/LastTest.log" "$LOG/$name-ctest-all.log" 2>/dev/null ||
+        : >"$LOG/$name-ctest-all.log"
+    # "NAME<TAB>reason" for each SKIP line a test printed ("SKIP: why",
+    # "SKIP suite/case: why").
+    awk '/^[0-9]+\/[0-9]+ Test: / { name = $3; next }
+         /^SKIP/ && name != "" { r = $0; sub(/^SKIP:? */, "", r); print name "\t" r }' \
+        "$LOG/$name-ctest-all.log" >"$LOG/$name-skips.txt"
     # "  3/12 Test  #3: filter ....   Passed    0.01 sec" (or ***Failed,
     # ***Skipped, ***Timeout, ***Exception, Not Run)
-    awk -v tree="$name" '$1 ~ /^[0-9]+\/[0-9]+$/ && $2 == "Test" && $3 ~ /^#[0-9]+:$/ {
-            if ($0 ~ /Skipped/) print "SKIP " tree "/" $4 ": see build/logs/" tree "-ctest.log"
-            else if ($0 ~ / Passed /) print "PASS " tree "/" $4
-            else print "FAIL " tree "/" $4 }' "$LOG/$name-ctest.log" >"$LOG/$name-ctest.result"
+    awk -v tree="$name" -F'\t' 'FILENAME == ARGV[1] { if (!($1 in why)) why[$1] = $2; next }
+        { split($0, f, " ") }
+        f[1] ~ /^[0-9]+\/[0-9]+$/ && f[2] == "Test" && f[3] ~ /^#[0-9]+:$/ {
+            if ($0 ~ /Skipped/)
+                print "SKIP " tree "/" f[4] ": " (f[4] in why ? why[f[4]] \
+                    : "no reason printed (build/logs/" tree "-ctest-all.log)")
+            else if ($0 ~ / Passed /) print "PASS " tree "/" f[4]
+            else print "FAIL " tree "/" f[4] }' \
+        "$LOG/$name-skips.txt" "$LOG/$name-ctest.log" >"$LOG/$name-ctest.result"
     if [ ! -s "$LOG/$name-ctest.result" ]; then
         echo "FAIL $name/ctest: no tests ran" >"$LOG/$name-ctest.result"
     fi
     count_lines "$LOG/$name-ctest.result"
+    # Parts skipped inside tests that passed: one line each, with the reason.
+    awk -v tree="$name" -F'\t' 'FILENAME == ARGV[1] { skipped[$0] = 1; next }
+        !(("SKIP " tree "/" $1) in skipped) { print "   skipped inside " tree "/" $1 ": " $2 }' \
+        <(sed -n 's/^SKIP \([^:]*\):.*/\1/p' "$LOG/$name-ctest.result" | sed 's/^/SKIP /') \
+        "$LOG/$name-skips.txt" | head -40
     grep -E '^(SKIP|FAIL) ' "$LOG/$name-ctest.log" | sed 's/^/   /' | head -40
     grep -B2 -A30 'FAIL\|Failed\|Error' "$LOG/$name-ctest.log" | head -80 >"$LOG/$name-fail-excerpt.log"
     if grep -q '^FAIL' "$LOG/$name-ctest.result"; then cat "$LOG/$name-fail-excerpt.log"; fi
@@ -131,7 +152,7 @@ fi
 # --- TSan: the threaded parts (ring, pipeline through replay, and the Linux
 # live source: its reader thread against stop() and the printer) ------------
 if build tsan tsan; then
-    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|top|cli|findings|top_replay|linux_live|linux_tracefs|linux_top|metrics_replay|linux_metrics)$'
+    TSAN_OPTIONS=halt_on_error=1 run_ctest tsan -R '^(ring|replay|pipeline|top|cli|findings|top_replay|linux_live|linux_tracefs|linux_top|metrics_replay|linux_metrics|linux_threads|linux_idle|linux_signals)$'
 fi
 
 # --- 32-bit Linux (-m32): the portable decoder and reader at 32 bits ----------

@@ -53,7 +53,8 @@ void dm_options_help(FILE *out)
         "\n"
         "Usage:\n"
         "  diskmon [OPTIONS]               live capture (Windows: elevated prompt;\n"
-        "                                  Linux: root or CAP_PERFMON); Ctrl+C stops\n"
+        "                                  Linux: root, or cap_perfmon and\n"
+        "                                  cap_dac_read_search); Ctrl+C stops\n"
         "  diskmon -r TRACE.etl [OPTIONS]  replay the disk I/O of an ETW trace file\n"
         "\n"
         "Source:\n"
@@ -69,7 +70,7 @@ void dm_options_help(FILE *out)
         "      --op LIST          only these requests: read,write,flush,discard\n"
         "  -p, --pid PID          only I/O issued by this process id\n"
         "  -c, --comm NAME        only I/O issued by this process name (any case;\n"
-        "                         .exe optional)\n"
+        "                         .exe optional; Linux: 15 characters at most)\n"
         "  -m, --min-latency MS   only requests that took at least MS milliseconds\n"
         "\n"
         "Stop:\n"
@@ -348,8 +349,10 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
                         value, shown);
         break;
     case O_DURATION:
+        /* parse_ns refuses more than 1.8e19 ns (a uint64_t): 1.8e10 s. */
         if (parse_ns(value, 1e9, &opt->duration_ns) != 0 || opt->duration_ns == 0)
-            return fail(err, errlen, "bad duration '%s' for %s (seconds above 0)",
+            return fail(err, errlen,
+                        "bad duration '%s' for %s (seconds above 0, at most 18000000000)",
                         value, shown);
         break;
     case O_CLOCK:
@@ -387,10 +390,10 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         opt->top_sec_given = value != NULL;
         if (value == NULL)
             opt->top_ns = 1000000000u; /* the default: 1 s */
-        else if (parse_ns(value, 1e9, &opt->top_ns) != 0 || opt->top_ns == 0 ||
+        else if (parse_ns(value, 1e9, &opt->top_ns) != 0 || opt->top_ns < DM_TOP_MIN_NS ||
                  opt->top_ns > DM_TOP_MAX_NS)
             return fail(err, errlen,
-                        "bad interval '%s' for %s (seconds above 0, at most 86400)",
+                        "bad interval '%s' for %s (seconds, at least 0.001, at most 86400)",
                         value, shown);
         break;
     case O_BY:
@@ -531,5 +534,10 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         return fail(err, errlen, "--by picks the rows of --top: add --top");
     if (opt->replay_path != NULL && opt->queue)
         return fail(err, errlen, "--queue is for Linux live capture, not -r");
+    if (opt->replay_path != NULL && opt->backend != DM_BACKEND_DEFAULT)
+        return fail(err, errlen, "--backend is for Linux live capture, not -r");
+    if (opt->top_ns != 0 && opt->clock)
+        return fail(err, errlen, "--clock and --utc set the Time column of event "
+                                 "lines; --top has no Time column");
     return check_metrics(opt, err, errlen);
 }

@@ -94,6 +94,9 @@ struct dm_options {
 /* The longest --top interval: a day. It keeps the exact figures of
  * --top's csv/json within 64-bit arithmetic (top_render.c). */
 #define DM_TOP_MAX_NS (86400ull * 1000000000ull)
+/* Shorter --top intervals are below what a screen or a reader can follow
+ * and a typo more likely than a wish (1e-9). */
+#define DM_TOP_MIN_NS 1000000ull
 
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,
                      char *err, size_t errlen);

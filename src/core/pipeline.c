@@ -32,6 +32,9 @@
 #define LIVE_RING_BYTES (16u * 1024u * 1024u)
 #define REPLAY_RING_BYTES (1024u * 1024u)
 #define POLL_MS 20
+/* The main thread sleeps until the source ends, the printer stops the run
+ * or a signal comes, each of which wakes it; this only bounds a sleep. */
+#define IDLE_WAIT_MS 1000u
 #define PROGRESS_EVERY_NS 250000000u
 /* How long to wait, after Ctrl+C, for a printer stuck writing to a pipe that
  * nobody reads. The session is already stopped by then. */
@@ -40,6 +43,7 @@
 struct source_thread {
     struct dm_source *src;
     struct dm_sink *sink;
+    dm_waiter *wake_main;
     int rc;
 };
 
@@ -49,6 +53,7 @@ static void source_main(void *arg)
 
     st->rc = st->src->ops->run(st->src, st->sink);
     dm_ring_close(st->sink->ring);
+    dm_waiter_wake(st->wake_main);
 }
 
 /* Everything the threads share, on the heap: if the printer has to be left
@@ -56,6 +61,8 @@ static void source_main(void *arg)
  * the process exits. */
 struct run {
     volatile int stop;
+    dm_waiter *wake_main;          /* the main thread sleeps on it */
+    dm_waiter *wake_printer;       /* the printer, on the ring (ring.h) */
     struct dm_filter filter;
     struct dm_disk_census census;
     struct dm_sink sink;
@@ -308,7 +315,12 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
         setup_top(&run->printer, opt, &src, out);
     run->st.src = &src;
     run->st.sink = &run->sink;
+    run->wake_main = run->st.wake_main = run->printer.wake_main = dm_waiter_create(1);
+    run->wake_printer = dm_waiter_create(0);
+    if (run->sink.ring != NULL)
+        dm_ring_set_waiter(run->sink.ring, run->wake_printer);
     if (run->sink.ring == NULL || run->printer.stats == NULL ||
+        run->wake_main == NULL || run->wake_printer == NULL ||
         (opt->top_ns != 0 && run->printer.top == NULL) ||
         (opt->metrics_path != NULL && setup_metrics(&run->printer, opt, &src, errf) != 0)) {
         fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
@@ -328,11 +340,23 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     }
 
     for (;;) {
-        uint64_t now;
+        uint64_t now = dm_monotonic_ns();
+        unsigned wait = show_progress ? POLL_MS : IDLE_WAIT_MS;
 
-        /* Waiting on the source thread itself (not sleeping) means the end of
-         * a replay is noticed at once. */
-        if (dm_thread_join_timeout(source_thr, POLL_MS) == 0) {
+        if (src.is_live && opt->duration_ns != 0) {
+            uint64_t left = now - start_ns >= opt->duration_ns
+                                ? 0 : opt->duration_ns - (now - start_ns);
+            uint64_t left_ms = (left + 999999u) / 1000000u;
+
+            if (left_ms < wait)
+                wait = (unsigned)left_ms;
+        }
+        /* Asleep until the source ends (it wakes us), the printer stops the
+         * run, a signal comes, or -t or the progress line is due: an idle
+         * capture wakes this thread about once a second. */
+        if (wait > 0)
+            dm_waiter_wait(run->wake_main, wait, NULL);
+        if (dm_thread_join_timeout(source_thr, 0) == 0) {
             source_thr = NULL;
             break;
         }
@@ -391,7 +415,14 @@ join:
         exit_code = DM_EXIT_ERROR;
     }
     if (printer_joined && run->printer.write_errno != 0) {
-        fprintf(errf, "diskmon: cannot write output: %s\n", strerror(run->printer.write_errno));
+        /* Name the file: "Input/output error" alone (-o /proc/version)
+         * does not say which side failed. */
+        if (own_out != NULL)
+            fprintf(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+                    strerror(run->printer.write_errno));
+        else
+            fprintf(errf, "diskmon: cannot write to standard output: %s\n",
+                    strerror(run->printer.write_errno));
         exit_code = DM_EXIT_ERROR;
     }
 
@@ -411,6 +442,11 @@ join:
     }
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
+    /* A replay cut by -t covered -t of trace time, however long before it
+     * the last event came (none at all in `-t 1` of a trace whose first
+     * I/O is at 1.2 s). */
+    if (!src.is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
+        max_time_ns = opt->duration_ns;
     if (opt->summary)
         dm_stats_summary(run->printer.stats, errf,
                          src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns,
@@ -469,6 +505,8 @@ out:
         dm_top_destroy(run->printer.top);
         dm_metrics_destroy(run->printer.metrics);
         dm_ring_destroy(run->sink.ring);
+        dm_waiter_destroy(run->wake_main);
+        dm_waiter_destroy(run->wake_printer);
         free(run);
     }
     /* else: the printer thread still holds them; the process is exiting. */

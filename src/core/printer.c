@@ -12,10 +12,25 @@
 #define BATCH_MAX 256
 #define FLUSH_EVERY_NS 100000000u   /* 100 ms: the promptness promise */
 #define FLUSH_IDLE_NS 10000000u     /* caught up: flush, but not more than 100/s */
+#define NS_PER_MS 1000000u
+/* With nothing to print, the printer sleeps until the ring wakes it; this
+ * only bounds the delay of the rare wake a push misses (ring.h). */
+#define IDLE_WAIT_MS 1000u
+/* Live --top: how often an idle printer looks whether an interval ended. */
+#define TOP_TICK_MS 100u
 /* Live --top: an interval is drawn this long after its end on the capture
  * clock, so that its last events, still in the kernel's buffers or the
  * ring, are counted in it. */
 #define TOP_GRACE_NS 300000000u
+
+/* End the run (-n, -t, a closed output) and tell the main thread at once:
+ * it sleeps until something happens (pipeline.c). */
+static void stop_run(struct dm_printer *p, int how)
+{
+    dm_atomic_store_int(p->stop_flag, how);
+    if (p->wake_main != NULL)
+        dm_waiter_wake(p->wake_main);
+}
 
 static void note_write_error(struct dm_printer *p)
 {
@@ -28,7 +43,7 @@ static void note_write_error(struct dm_printer *p)
         p->write_errno = e != 0 ? e : EIO;
     /* Nothing more can be printed: a live source need not deliver the
      * kernel's queued buffers (sink.h). */
-    dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
+    stop_run(p, DM_SINK_STOP_ENOUGH);
 }
 
 /* Write out what the buffer holds, then flush the stream (--top draws
@@ -102,7 +117,8 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
         const struct dm_event *ev = &batch[k];
 
         if (p->time_limit_ns != 0 && ev->time_ns > p->time_limit_ns) {
-            dm_atomic_store_int(p->stop_flag, 1);
+            p->time_limit_hit = 1;
+            stop_run(p, DM_SINK_STOP_ASKED);
             *stop = 1;
             break;
         }
@@ -115,7 +131,7 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
                 dm_metrics_add(p->metrics, ev);
         }
         if (p->count_limit != 0 && p->printed + k + 1 >= p->count_limit) {
-            dm_atomic_store_int(p->stop_flag, DM_SINK_STOP_ENOUGH);
+            stop_run(p, DM_SINK_STOP_ENOUGH);
             *stop = 1;
             k++;
             break;
@@ -195,6 +211,29 @@ static void metrics_tick(struct dm_printer *p, uint64_t *next)
         *next = now + p->metrics_ns;
 }
 
+/* How long an idle printer may sleep: until the pending flush is due, the
+ * next --top interval may end, the next live --metrics write is due, or the
+ * bound of a missed wake. */
+static unsigned idle_wait_ms(const struct dm_printer *p, int flush_due, uint64_t since_flush,
+                             uint64_t now, uint64_t metrics_next)
+{
+    unsigned ms;
+
+    if (flush_due)
+        ms = since_flush >= FLUSH_IDLE_NS
+                 ? 1u
+                 : (unsigned)((FLUSH_IDLE_NS - since_flush + NS_PER_MS - 1) / NS_PER_MS);
+    else
+        ms = p->top != NULL && p->top_live ? TOP_TICK_MS : IDLE_WAIT_MS;
+    if (p->metrics != NULL && p->metrics_live) {
+        uint64_t until = metrics_next > now ? (metrics_next - now + NS_PER_MS - 1) / NS_PER_MS : 1;
+
+        if (until < ms)
+            ms = (unsigned)until;
+    }
+    return ms;
+}
+
 void dm_printer_main(void *arg)
 {
     struct dm_printer *p = arg;
@@ -248,11 +287,27 @@ void dm_printer_main(void *arg)
             last_flush = now;
             dirty = 0;
         }
-        dm_sleep_ms(1);
+        /* Sleep until the ring wakes us, the flush is due, or the reader of
+         * the output goes away: a closed pipe is noticed at once even when
+         * nothing is printed (`diskmon | head` on a quiet disk). */
+        if (dm_ring_wait(p->ring,
+                         idle_wait_ms(p, dirty && !done, now - last_flush, now, metrics_next),
+                         done ? NULL : p->out) == DM_WAIT_OUTPUT_GONE) {
+            p->output_closed = 1;
+            stop_run(p, DM_SINK_STOP_ENOUGH);
+            done = 1;
+        }
     }
     if (p->top != NULL && p->write_errno == 0 && !p->output_closed) {
-        /* The last interval, partial when the run stopped inside it. */
-        dm_top_finish(p->top);
+        /* The last interval, cut where the run stopped: live, now on the
+         * capture clock; replay, the -t the trace went past. A replay that
+         * ran to its end has no later end than its last event. */
+        if (p->top_live)
+            dm_top_finish_at(p->top, dm_monotonic_ns() - started, 1);
+        else if (p->time_limit_hit)
+            dm_top_finish_at(p->top, p->time_limit_ns, 0);
+        else
+            dm_top_finish(p->top);
         dm_top_render_end(&p->top_view);
     }
     if (p->write_errno == 0 && !p->output_closed)

@@ -4,7 +4,9 @@
  * Formats events in batches straight into its own large buffer and writes
  * it out with one write per buffer (dm_write_all, not stdio), but flushes at
  * least every 100 ms (and as soon as it has caught up, at most every 10 ms)
- * so `diskmon | grep Write` shows lines promptly. Also feeds the summary
+ * so `diskmon | grep Write` shows lines promptly. With nothing to print it
+ * sleeps on the ring's waiter (ring.h), watching the output: a reader that
+ * went away ends the run at once, as a failed write would. Also feeds the summary
  * statistics and enforces -n and replay's -t. With --top it feeds the
  * interval sums (core/top.h) instead of printing lines; --top's drawing goes
  * through the stdio stream, which line output never uses.
@@ -37,6 +39,7 @@ struct dm_printer {
     uint64_t count_limit;        /* -n; 0: none */
     uint64_t time_limit_ns;      /* replay -t, in trace time; 0: none */
     volatile int *stop_flag;     /* set here when -n/-t is reached or output closed */
+    dm_waiter *wake_main;        /* woken with each stop_flag change; may be NULL */
     /* --top: each event is summed into top (which draws through top_view)
      * instead of printed as a line; NULL: lines. Live (top_live), intervals
      * also close on the clock, so a quiet one is still drawn. */
@@ -62,6 +65,7 @@ struct dm_printer {
     uint64_t printed;
     uint64_t max_time_ns;
     int output_closed;           /* the reader went away (EPIPE): a quiet end */
+    int time_limit_hit;          /* replay -t: the trace went on past it */
     int write_errno;             /* any other write failure */
     /* the printer thread's own (zeroed with the rest before it starts) */
     struct dm_clock_cache clock_cache;

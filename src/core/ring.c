@@ -54,6 +54,12 @@ struct dm_ring {
     uint64_t head_cache;
     uint64_t read_pos;     /* end of the records the last peek handed out */
     char pad2[DM_CACHE_LINE];
+    /* The consumer sleeps on waiter (ring.h): read by every push, written
+     * only when the consumer goes to sleep, so it stays in the producer's
+     * cache while events flow. */
+    volatile int consumer_asleep;
+    dm_waiter *waiter;
+    char pad3[DM_CACHE_LINE];
 };
 
 struct dm_ring *dm_ring_create(size_t bytes)
@@ -162,6 +168,9 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     put_name(p, ev->file, h.file_len);
     dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
     dm_atomic_store_release(&ring->head, need);
+    if (dm_atomic_load_int(&ring->consumer_asleep) &&
+        dm_atomic_exchange_int(&ring->consumer_asleep, 0))
+        dm_waiter_wake(ring->waiter);
     return 1;
 }
 
@@ -179,6 +188,34 @@ int dm_ring_push_wait(struct dm_ring *ring, const struct dm_event *ev,
 void dm_ring_close(struct dm_ring *ring)
 {
     dm_atomic_store_int(&ring->closed, 1);
+    if (ring->waiter != NULL)
+        dm_waiter_wake(ring->waiter);
+}
+
+void dm_ring_set_waiter(struct dm_ring *ring, dm_waiter *w)
+{
+    ring->waiter = w;
+}
+
+int dm_ring_wait(struct dm_ring *ring, unsigned ms, FILE *watch)
+{
+    int rc;
+
+    if (ring->waiter == NULL) {
+        dm_sleep_ms(1);
+        return 1;
+    }
+    /* The exchange is a full barrier: the flag is visible before head is
+     * looked at again. */
+    dm_atomic_exchange_int(&ring->consumer_asleep, 1);
+    if (dm_atomic_load_acquire(&ring->head) != dm_atomic_load_relaxed(&ring->tail) ||
+        dm_atomic_load_int(&ring->closed)) {
+        dm_atomic_store_int(&ring->consumer_asleep, 0);
+        return 1;
+    }
+    rc = dm_waiter_wait(ring->waiter, ms, watch);
+    dm_atomic_store_int(&ring->consumer_asleep, 0);
+    return rc;
 }
 
 size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)

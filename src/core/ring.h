@@ -34,8 +34,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "diskmon.h"
+#include "platform/platform.h"
 
 /* The largest record: its 8-byte head, DM_EVENT_FIXED_BYTES and the three
  * longest names with their NULs (32 + 32 + 264), padded to 8. A ring of
@@ -74,6 +76,24 @@ void dm_ring_release(struct dm_ring *ring);
 
 /* Consumer: nonzero when the producer closed the ring and it is empty. */
 int dm_ring_drained(struct dm_ring *ring);
+
+/*
+ * Sleeping while the ring is empty, on a waiter (platform.h) given before
+ * either thread starts. The consumer says it sleeps (a flag on a cache line
+ * of its own), looks at head once more, and waits; a push that finds the
+ * flag set clears it and wakes the waiter, and dm_ring_close always does.
+ * The push reads the flag with a plain load, no fence: a full barrier
+ * there would cost every event several nanoseconds. So in the rare case
+ * that a push's head store is still in its CPU's store buffer while the
+ * consumer looks, the consumer misses that event until the next push or
+ * its timeout, which bounds the delay. Without a waiter, dm_ring_wait
+ * sleeps 1 ms.
+ */
+void dm_ring_set_waiter(struct dm_ring *ring, dm_waiter *w);
+/* Consumer: sleep until the ring may hold events or was closed, or ms
+ * passed; watch as dm_waiter_wait. Returns what dm_waiter_wait does (1
+ * also when events were already there). */
+int dm_ring_wait(struct dm_ring *ring, unsigned ms, FILE *watch);
 
 /* Events the producer dropped because the ring was full. Any thread. */
 uint64_t dm_ring_dropped(const struct dm_ring *ring);

@@ -311,39 +311,93 @@ static int sorted_disks(const struct dm_stats *st, struct disk_stats **out)
     return st->n_disks;
 }
 
-static void put_ms(FILE *out, uint64_t ns)
+/* The summary's columns. Each is as wide as its widest cell (title or
+ * value), so the table stays narrow for the usual figures (about 75
+ * columns for the sample traces; fixed widths made it 120) and never
+ * loses its alignment for a large one. */
+enum { COL_DISK, COL_REQ, COL_COUNT, COL_BYTES, COL_IOPS, COL_MBS, COL_P50, COL_P95,
+       COL_P99, COL_MAX, N_COLS };
+static const char *const col_titles[N_COLS] = {
+    "Disk", "Request", "Count", "Bytes", "IOPS", "MB/s", "p50 ms", "p95 ms", "p99 ms",
+    "max ms"};
+
+static void ms_cell(char *buf, size_t cap, uint64_t ns)
 {
     uint64_t us = round_us(ns);
 
-    fprintf(out, " %9" PRIu64 ".%03" PRIu64, us / 1000u, us % 1000u);
+    snprintf(buf, cap, "%" PRIu64 ".%03" PRIu64, us / 1000u, us % 1000u);
+}
+
+/* One cell of the row of disk d, request q. */
+static void summary_cell(char *buf, size_t cap, const struct disk_stats *d, int q,
+                         int col, double secs)
+{
+    const struct req_stats *r = &d->req[q];
+
+    switch (col) {
+    case COL_DISK: snprintf(buf, cap, "%s", d->name); break;
+    case COL_REQ: snprintf(buf, cap, "%s", dm_request_names[q]); break;
+    case COL_COUNT: snprintf(buf, cap, "%" PRIu64, r->count); break;
+    case COL_BYTES: snprintf(buf, cap, "%" PRIu64, r->bytes); break;
+    case COL_IOPS:
+        snprintf(buf, cap, "%.1f", secs > 0 ? (double)r->count / secs : 0.0);
+        break;
+    case COL_MBS:
+        snprintf(buf, cap, "%.3f", secs > 0 ? (double)r->bytes / 1e6 / secs : 0.0);
+        break;
+    case COL_P50: ms_cell(buf, cap, req_percentile(r, 50)); break;
+    case COL_P95: ms_cell(buf, cap, req_percentile(r, 95)); break;
+    case COL_P99: ms_cell(buf, cap, req_percentile(r, 99)); break;
+    default: ms_cell(buf, cap, r->max_ns); break;
+    }
+}
+
+/* A line of cells: the first two left-aligned (names), the numbers right. */
+static void put_cells(FILE *out, const char *const *cells, const int *width)
+{
+    for (int c = 0; c < N_COLS; c++) {
+        if (c > 0)
+            fputc(' ', out);
+        if (c < COL_COUNT)
+            fprintf(out, "%-*s", width[c], cells[c]);
+        else
+            fprintf(out, "%*s", width[c], cells[c]);
+    }
+    fputc('\n', out);
 }
 
 void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
                       const struct dm_loss *loss)
 {
     struct disk_stats *disks[MAX_DISKS];
-    int n = sorted_disks(st, disks);
+    int n = sorted_disks(st, disks), width[N_COLS];
     double secs = (double)elapsed_ns / 1e9;
     uint64_t lost = loss->ring_dropped + loss->source_lost;
+    char text[N_COLS][48];
+    const char *cells[N_COLS];
 
-    fprintf(out, "%-8s %-7s %10s %14s %10s %10s %13s %13s %13s %13s\n", "Disk",
-            "Request", "Count", "Bytes", "IOPS", "MB/s", "p50 ms", "p95 ms",
-            "p99 ms", "max ms");
-    for (int i = 0; i < n; i++) {
-        for (int q = 0; q < DM_REQ_COUNT; q++) {
-            const struct req_stats *r = &disks[i]->req[q];
+    for (int c = 0; c < N_COLS; c++) {
+        width[c] = (int)strlen(col_titles[c]);
+        cells[c] = text[c];
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            put_cells(out, col_titles, width);
+        for (int i = 0; i < n; i++) {
+            for (int q = 0; q < DM_REQ_COUNT; q++) {
+                if (disks[i]->req[q].count == 0)
+                    continue;
+                for (int c = 0; c < N_COLS; c++) {
+                    int len;
 
-            if (r->count == 0)
-                continue;
-            fprintf(out, "%-8s %-7s %10" PRIu64 " %14" PRIu64 " %10.1f %10.3f",
-                    disks[i]->name, dm_request_names[q], r->count, r->bytes,
-                    secs > 0 ? (double)r->count / secs : 0.0,
-                    secs > 0 ? (double)r->bytes / 1e6 / secs : 0.0);
-            put_ms(out, req_percentile(r, 50));
-            put_ms(out, req_percentile(r, 95));
-            put_ms(out, req_percentile(r, 99));
-            put_ms(out, r->max_ns);
-            fputc('\n', out);
+                    summary_cell(text[c], sizeof text[c], disks[i], q, c, secs);
+                    len = (int)strlen(text[c]);
+                    if (len > width[c])
+                        width[c] = len;
+                }
+                if (pass == 1)
+                    put_cells(out, cells, width);
+            }
         }
     }
     fprintf(out,

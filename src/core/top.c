@@ -286,9 +286,10 @@ static int by_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Close the open interval, which spans n_intervals (more than one: an
- * empty stretch drawn once, a gap). */
-static void close_interval(struct dm_top *t, uint64_t n_intervals)
+/* Emit the open interval, which spans n_intervals (more than one: an
+ * empty stretch drawn once, a gap), ending at cut_ns when that is inside it
+ * (the run stopped there: its rates are over the part that ran). */
+static void close_interval_at(struct dm_top *t, uint64_t n_intervals, uint64_t cut_ns)
 {
     struct dm_top_interval iv;
     int n = 0;
@@ -297,6 +298,8 @@ static void close_interval(struct dm_top *t, uint64_t n_intervals)
     iv.start_ns = t->k * t->interval_ns;
     iv.end_ns = iv.start_ns + n_intervals * t->interval_ns;
     iv.gap = n_intervals > 1;
+    if (cut_ns > iv.start_ns && cut_ns < iv.end_ns)
+        iv.end_ns = cut_ns;
     iv.by = t->by;
     for (int i = 0; i < t->n_groups; i++)
         t->rows[n++] = &t->groups[i];
@@ -318,6 +321,11 @@ static void close_interval(struct dm_top *t, uint64_t n_intervals)
     if (t->emit != NULL)
         t->emit(t->ctx, &iv);
     reset_interval(t);
+}
+
+static void close_interval(struct dm_top *t, uint64_t n_intervals)
+{
+    close_interval_at(t, n_intervals, 0);
 }
 
 /* Close the open interval and the empty ones after it, up to (not
@@ -394,4 +402,15 @@ void dm_top_finish(struct dm_top *t)
 {
     if (t->n_groups > 0 || t->other_used)
         close_interval(t, 1);
+}
+
+void dm_top_finish_at(struct dm_top *t, uint64_t end_ns, int emit_empty)
+{
+    uint64_t k_end = end_ns / t->interval_ns;
+
+    if (k_end > t->k)
+        advance_to(t, k_end, emit_empty);
+    if (end_ns > t->k * t->interval_ns &&
+        (t->n_groups > 0 || t->other_used || emit_empty))
+        close_interval_at(t, 1, end_ns);
 }

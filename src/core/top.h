@@ -139,4 +139,15 @@ void dm_top_tick(struct dm_top *t, uint64_t now_ns);
 /* End of the run: emit the open interval if it holds events. */
 void dm_top_finish(struct dm_top *t);
 
+/*
+ * End of a run that stopped at end_ns (live: Ctrl+C or -t on the capture
+ * clock; replay: -t of trace time): the intervals before end_ns are closed
+ * as dm_top_add would (emit_empty as there), then the one end_ns falls in
+ * is emitted cut at end_ns, labelled and its rates taken over the part
+ * that ran, if it holds events or emit_empty is set (live draws a quiet
+ * last interval too). An end_ns on an interval's boundary emits nothing
+ * more.
+ */
+void dm_top_finish_at(struct dm_top *t, uint64_t end_ns, int emit_empty);
+
 #endif /* DM_TOP_H */

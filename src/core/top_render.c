@@ -326,7 +326,8 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
     char line[LINE_MAX];
     int screen = v->mode == DM_TOP_SCREEN;
     /* The screen keeps to the window: time line, titles, then rows. */
-    int max_rows = screen && v->rows > 2 ? v->rows - 2 : iv->n_rows;
+    int titled = !v->no_header;
+    int max_rows = screen && v->rows > 1 + titled ? v->rows - 1 - titled : iv->n_rows;
 
     if (screen)
         fputs(VT_HOME, v->out);
@@ -335,11 +336,14 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
         screen_line(v, line, 1);
     else
         fprintf(v->out, "%s\n", line);
-    titles(line, sizeof line, v->by);
-    if (screen)
-        screen_line(v, line, 0);
-    else
-        fprintf(v->out, "%s\n", line);
+    /* --no-header: no column titles here either, as in line output. */
+    if (titled) {
+        titles(line, sizeof line, v->by);
+        if (screen)
+            screen_line(v, line, 0);
+        else
+            fprintf(v->out, "%s\n", line);
+    }
     for (int i = 0; i < iv->n_rows && i < max_rows; i++) {
         row_text(line, sizeof line, iv, iv->rows[i]);
         if (screen)

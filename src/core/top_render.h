@@ -26,7 +26,7 @@ struct dm_top_view {
     enum dm_top_mode mode;
     enum dm_top_by by;
     FILE *out;
-    int no_header;       /* csv: no header row */
+    int no_header;       /* csv: no header row; text: no column titles */
     int rows, cols;      /* screen: the window, set before each interval */
 };
 

@@ -100,3 +100,8 @@ int dm_cpu_merge_cut(const struct dm_cpu_merge *m)
 {
     return m->cut;
 }
+
+int dm_cpu_merge_holding(const struct dm_cpu_merge *m)
+{
+    return dm_kmerge_count(&m->heap) > 0;
+}

@@ -78,4 +78,8 @@ const struct dm_blk_sample *dm_cpu_merge_next(struct dm_cpu_merge *m);
  * should come without waiting. */
 int dm_cpu_merge_cut(const struct dm_cpu_merge *m);
 
+/* After a pass: nonzero when samples are held back for a later pass (past
+ * the horizon), so the reader must not sleep long. */
+int dm_cpu_merge_holding(const struct dm_cpu_merge *m);
+
 #endif /* DM_CPU_MERGE_H */

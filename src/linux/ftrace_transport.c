@@ -9,9 +9,13 @@
  *                              ("dropped events" in per_cpu/cpuN/stats)
  *                              instead of overwriting unread ones
  *   trace_clock mono           CLOCK_MONOTONIC, like the perf transport
+ *   options/record-tgid 1      the kernel keeps each traced thread's
+ *                              process id (saved_tgids), for threads that
+ *                              have exited before the reader sees them
  *   buffer_size_kb             the per-CPU ring, sized like the perf rings
- *   buffer_percent 25          poll() wakes the reader at a quarter full;
- *                              the timeout shows a quiet ring's events
+ *   buffer_percent 25          poll() wakes the reader at a quarter full
+ *                              under load; 0 (any data) while it is idle,
+ *                              so a quiet disk's first event wakes it
  *   events/block/NAME/filter   -d as "dev == N || ..."
  *   events/block/NAME/enable   1 for each tracepoint
  * Each CPU's per_cpu/cpuN/trace_pipe_raw is read without blocking, one
@@ -24,8 +28,10 @@
  * instances and costs one system call per 4 KiB.)
  *
  * The instance is removed in close(), which every exit path reaches:
- * normal end, -n/-t, SIGINT/SIGTERM/SIGHUP (the pipeline stops and closes
- * the source), a closed output pipe, and an error after open. A diskmon
+ * normal end, -n/-t, every signal that would end the process and can be
+ * caught (platform.h: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, ...; the
+ * pipeline stops and closes the source), a closed output pipe, and an
+ * error after open. A diskmon
  * killed with SIGKILL leaves its instance; the next diskmon (or
  * diskmon --cleanup) removes instances whose process is gone.
  */
@@ -74,6 +80,9 @@ struct ftrace_transport {
     const struct dm_blk_decoder *dec;
     char dir[192];                 /* the instance */
     int made;                      /* dir exists and is ours */
+    int tgid_on;                   /* options/record-tgid was set */
+    int percent_set;               /* buffer_percent exists (5.x+) */
+    int idle_mode;                 /* buffer_percent is 0 (ftrace_wait) */
     struct dm_ftrace_layout layout;
     struct cpu_reader *cpus;
     struct pollfd *pfds;           /* n_cpus + the wake eventfd */
@@ -186,6 +195,10 @@ static void ftrace_close(void *t)
         return;
     if (f->made)
         put(f->dir, "tracing_on", "0");
+    /* The kernel counts the users of its tgid recording; an instance
+     * removed with the option on would keep it counted. */
+    if (f->tgid_on)
+        put(f->dir, "options/record-tgid", "0");
     if (f->cpus != NULL) {
         for (int i = 0; i < f->s.n_cpus; i++) {
             if (f->cpus[i].fd >= 0)
@@ -268,11 +281,15 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         (rc = put(f->dir, "options/overwrite", "0")) != 0 ||
         (rc = put(f->dir, "trace_clock", "mono")) != 0)
         return fail(f, err, errlen, "cannot set up the tracefs instance", -rc);
+    /* Kernels before 4.14 have no record-tgid: exited threads then keep
+     * their own id, as before. (record-cmd is a top-level option only, on
+     * by default; the block events carry comm themselves.) */
+    f->tgid_on = put(f->dir, "options/record-tgid", "1") == 0;
     snprintf(value, sizeof value, "%" PRIu64, s->ring_bytes / 1024);
     if ((rc = put(f->dir, "buffer_size_kb", value)) != 0)
         return fail(f, err, errlen, "cannot size the tracefs instance's buffer", -rc);
     /* Older kernels have no buffer_percent: poll then wakes on any data. */
-    put(f->dir, "buffer_percent", BUFFER_PERCENT);
+    f->percent_set = put(f->dir, "buffer_percent", BUFFER_PERCENT) == 0;
     rc = read_layout(f, err, errlen);
     if (rc != 0) {
         ftrace_close(f);
@@ -337,9 +354,16 @@ static void ftrace_enable(void *t, int on)
     put(f->dir, "tracing_on", on ? "1" : "0");
 }
 
-static int ftrace_wait(void *t, int timeout_ms, char *err, size_t errlen)
+static int ftrace_wait(void *t, int timeout_ms, int idle, char *err, size_t errlen)
 {
     struct ftrace_transport *f = t;
+
+    /* Idle: poll(2) returns at the first event (buffer_percent 0: "any
+     * data", ring_buffer_poll_wait). Busy: at a quarter full, one wake-up
+     * per many sub-buffers. One write when the mode changes. */
+    if (f->percent_set && idle != f->idle_mode &&
+        put(f->dir, "buffer_percent", idle ? "0" : BUFFER_PERCENT) == 0)
+        f->idle_mode = idle;
 
     if (poll(f->pfds, (nfds_t)f->s.n_cpus + 1, timeout_ms) < 0 && errno != EINTR) {
         snprintf(err, errlen, "poll on trace_pipe_raw: %s", strerror(errno));
@@ -399,15 +423,48 @@ static int ftrace_fill(void *t)
     return more;
 }
 
-/* The process (thread group) of a thread, from /proc/TID/status, cached:
- * the tracepoint's common_pid is the thread. A cached entry whose name
- * differs from the sample's is looked up again (the id may have been
- * reused). A thread already gone keeps its own id. */
+/*
+ * The process of a thread that /proc no longer has, from the kernel's own
+ * record: with options/record-tgid on, the kernel saves a traced task's
+ * tgid at its next context switch after the event (its exit is one), in
+ * tgid_map (kernel/trace/trace.c), an array indexed by pid with pid_max
+ * entries (kernel.pid_max; 5.14+, older kernels PID_MAX_DEFAULT). The
+ * top-level saved_tgids lists it as "PID TGID" lines. An entry stays until
+ * a later task with the same pid overwrites it, so a hit is the latest
+ * thread of that id, the one that just did I/O. 0 when absent.
+ */
+static uint32_t saved_tgid(const struct ftrace_transport *f, uint32_t tid)
+{
+    char path[160];
+    unsigned long pid, tgid;
+    uint32_t found = 0;
+    FILE *in;
+
+    snprintf(path, sizeof path, "%s/saved_tgids", f->s.tracefs);
+    in = fopen(path, "r");
+    if (in == NULL)
+        return 0;
+    while (fscanf(in, "%lu %lu", &pid, &tgid) == 2) {
+        if (pid == tid) {
+            found = (uint32_t)tgid;
+            break;
+        }
+    }
+    fclose(in);
+    return found;
+}
+
+/* The process (thread group) of a thread, from /proc/TID/status, or from
+ * saved_tgids once the thread has exited, cached: the tracepoint's
+ * common_pid is the thread. A cached entry whose name differs from the
+ * sample's is looked up again (the id may have been reused). A thread
+ * found in neither keeps its own id. */
 static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *s)
 {
     struct tgid_slot *slot = &f->tgids[(s->tid * 2654435761u) >> 24];
     char path[48], buf[1024];
     const char *p;
+    uint32_t saved;
 
     if (s->tid == 0)
         return 0;
@@ -422,6 +479,8 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
     snprintf(path, sizeof path, "/proc/%u/status", (unsigned)s->tid);
     if (dm_read_text(path, buf, sizeof buf) >= 0 && (p = strstr(buf, "\nTgid:")) != NULL)
         slot->tgid = (uint32_t)strtoul(p + 6, NULL, 10);
+    else if ((saved = saved_tgid(f, s->tid)) != 0)
+        slot->tgid = saved;
     return slot->tgid;
 }
 
@@ -456,7 +515,12 @@ static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
         }
         out->time_ns = rec.ts;
         out->cpu = (uint32_t)f->s.cpus[cpu];
-        out->pid = tgid_of(f, out);
+        /* Only a start's thread issued the request; a completion's is
+         * whatever task the interrupt found running (requests.h). */
+        out->pid = out->kind == DM_BLK_IO_START || out->kind == DM_BLK_RQ_INSERT ||
+                           out->kind == DM_BLK_RQ_ISSUE
+                       ? tgid_of(f, out)
+                       : out->tid;
         return 1;
     }
     return c->full ? DM_MERGE_CUT : 0;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/options.h"
@@ -26,7 +27,12 @@
 #include "platform/platform.h"
 
 #define NS_PER_MS 1000000ull
-#define WAIT_MS 100                /* most a quiet event waits to be shown */
+/* How long the reader sleeps. Holding samples back (COMMIT_SLACK_NS), it
+ * must look again once they are old enough. Idle, the transport wakes it at
+ * the first event (transport.h), so the sleep only bounds how late the
+ * expiry of requests that never complete runs. */
+#define HOLD_WAIT_MS 12
+#define IDLE_WAIT_MS 1000
 #define EXPIRE_EVERY_NS (250 * NS_PER_MS)
 /* Per-CPU buffer: 2 MiB holds about 20,000 events (~100 bytes each), 40 ms
  * of a 240k IOPS load on one CPU; the total stays under 64 MiB on big
@@ -293,7 +299,10 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
         uint64_t now;
 
         if (!more) {
-            rc = s->tops->wait(s->t, WAIT_MS, src->errmsg, sizeof src->errmsg);
+            int idle = !dm_cpu_merge_holding(&s->merge);
+
+            rc = s->tops->wait(s->t, idle ? IDLE_WAIT_MS : HOLD_WAIT_MS, idle,
+                               src->errmsg, sizeof src->errmsg);
             if (rc != 0)
                 break;
         }
@@ -351,10 +360,48 @@ static void linux_close(struct dm_source *src)
     src->impl = NULL;
 }
 
-/* Block events name no files and Linux has no kernel session to take
- * over, so two options have nothing to act on here. */
+/* The kernel keeps a task's name in TASK_COMM_LEN (16) bytes with the NUL:
+ * the block tracepoints and /proc/PID/comm show at most 15 characters. */
+#define LINUX_COMM_MAX 15
+
+/* A -c name Linux can never show: longer than a comm (a trailing ".exe",
+ * which -c ignores, not counted), or NULL. */
+static const char *long_comm(const struct dm_options *opt, size_t *len)
+{
+    for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++) {
+        size_t n = strlen(opt->comms[i]);
+
+        if (n > 4 && strcasecmp(opt->comms[i] + n - 4, ".exe") == 0)
+            n -= 4;
+        if (n > LINUX_COMM_MAX) {
+            *len = n;
+            return opt->comms[i];
+        }
+    }
+    return NULL;
+}
+
+/* Options with nothing to act on here: a -c name longer than any comm,
+ * --by file (block events name no files) and --force (Linux has no kernel
+ * session to take over). */
 static const char *linux_refuse(const struct dm_options *opt)
 {
+    static char why[512];
+    const char *name;
+    size_t len = 0;
+
+    /* Refused rather than matched on a prefix: a prefix could match other
+     * programs, and a filter that silently shows nothing is worse. */
+    if ((name = long_comm(opt, &len)) != NULL) {
+        /* A name of any length: cut in the message rather than overflow. */
+        if (snprintf(why, sizeof why,
+                     "-c %.300s: Linux keeps only the first %d characters of a "
+                     "process name and this one has %zu, so nothing would match; "
+                     "use -c %.*s",
+                     name, LINUX_COMM_MAX, len, LINUX_COMM_MAX, name) < 0)
+            why[0] = '\0';
+        return why;
+    }
     if (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_FILE)
         return "--by file needs file names, which Linux block events do not "
                "carry; use --by process or --by disk";

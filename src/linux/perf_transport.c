@@ -87,13 +87,13 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
         if (fd < 0) {
             int e = errno;
 
-            snprintf(err, errlen, "cannot open tracepoint block:%s on CPU %d: %s%s",
+            snprintf(err, errlen, "cannot open tracepoint block:%s on CPU %d: %s%s%s",
                      dm_blk_event_names[p->s.kinds[k]], cpu, strerror(e),
-                     dm_err_from_errno(e) == DM_EACCESS
-                         ? ". " DM_LINUX_PRIVILEGE_HINT
+                     dm_err_from_errno(e) == DM_EACCESS ? ". "
                      : e == EMFILE || e == ENFILE
                          ? ": raise the open files limit (ulimit -n)"
-                         : "");
+                         : "",
+                     dm_err_from_errno(e) == DM_EACCESS ? dm_linux_privilege_hint() : "");
             return dm_err_from_errno(e);
         }
         p->fds[r * p->s.n_kinds + k] = fd;
@@ -240,11 +240,19 @@ static void perf_enable(void *t, int on)
         enable_kind(p, 0, 1);
 }
 
-static int perf_wait(void *t, int timeout_ms, char *err, size_t errlen)
+/* The longest a perf reader sleeps: the kernel wakes it only at a quarter
+ * full ring (wakeup_watermark, fixed at open), so a quiet disk's events are
+ * shown by this timeout. */
+#define PERF_QUIET_MS 100
+
+static int perf_wait(void *t, int timeout_ms, int idle, char *err, size_t errlen)
 {
     struct perf_transport *p = t;
     struct epoll_event evs[8];
 
+    (void)idle;
+    if (timeout_ms < 0 || timeout_ms > PERF_QUIET_MS)
+        timeout_ms = PERF_QUIET_MS;
     if (epoll_wait(p->epfd, evs, 8, timeout_ms) < 0 && errno != EINTR) {
         snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
         return DM_EOS;

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,14 +262,14 @@ int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
             denied = candidates[i];
     }
     if (denied != NULL) {
-        snprintf(err, errlen, "cannot read %s: permission denied. " DM_LINUX_PRIVILEGE_HINT,
-                 denied);
+        snprintf(err, errlen, "cannot read %s: permission denied. %s", denied,
+                 dm_linux_privilege_hint());
         return DM_EACCESS;
     }
     if (!may_mount) {
         snprintf(err, errlen,
-                 "tracefs is not mounted (mount -t tracefs nodev %s). " DM_LINUX_PRIVILEGE_HINT,
-                 TRACEFS_PATH);
+                 "tracefs is not mounted (mount -t tracefs nodev %s). %s",
+                 TRACEFS_PATH, dm_linux_privilege_hint());
         return DM_EACCESS;
     }
     if (mount("nodev", TRACEFS_PATH, "tracefs", 0, NULL) == 0 &&
@@ -340,8 +341,8 @@ static long read_small(const char *path, char *buf, size_t cap, char *err,
     if (n >= 0)
         return n;
     rc = dm_err_from_errno(e);
-    snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e),
-             rc == DM_EACCESS ? ". " DM_LINUX_PRIVILEGE_HINT : "");
+    snprintf(err, errlen, "cannot read %s: %s%s%s", path, strerror(e),
+             rc == DM_EACCESS ? ". " : "", rc == DM_EACCESS ? dm_linux_privilege_hint() : "");
     return rc;
 }
 
@@ -386,4 +387,27 @@ int dm_tracefs_read_format(const char *dir, const char *event,
         snprintf(err, errlen, "%s: %s", path, why);
     free(buf);
     return rc;
+}
+
+const char *dm_linux_privilege_hint(void)
+{
+    static char hint[PATH_MAX + 512];
+    char exe[PATH_MAX];
+    ssize_t n;
+
+    if (hint[0] != '\0')
+        return hint;
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        snprintf(exe, sizeof exe, "diskmon");
+    else
+        exe[n] = '\0';
+    /* Short: it follows another message in a 512-byte buffer. */
+    snprintf(hint, sizeof hint,
+             "Run diskmon as root, or give it the capabilities it needs: sudo setcap "
+             "cap_perfmon,cap_dac_read_search+ep %s (CAP_PERFMON for perf events, "
+             "CAP_DAC_READ_SEARCH to read tracefs; CAP_PERFMON alone or a lower "
+             "kernel.perf_event_paranoid is not enough)",
+             exe);
+    return hint;
 }

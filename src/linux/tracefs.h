@@ -68,11 +68,15 @@ int dm_tracefs_read_format(const char *dir, const char *event,
  * into buf, NUL-terminated. Returns the length, or -1 with errno set. */
 long dm_read_text(const char *path, char *buf, size_t cap);
 
-/* What to do when diskmon may not use tracefs or perf events: the one
- * privilege advice of the Linux backend. */
-#define DM_LINUX_PRIVILEGE_HINT                                                 \
-    "Run diskmon as root (sudo diskmon), or grant it CAP_PERFMON (sudo setcap " \
-    "cap_perfmon+ep diskmon) with read access to tracefs, or lower "           \
-    "kernel.perf_event_paranoid (sudo sysctl kernel.perf_event_paranoid=-1)"
+/*
+ * What to do when diskmon may not use tracefs or perf events: the one
+ * privilege advice of the Linux backend, naming this executable. On a
+ * stock kernel CAP_PERFMON alone is not enough, nor is a lower
+ * kernel.perf_event_paranoid: tracefs (mode 0700) must be readable too,
+ * for the tracepoints' ids and formats. Without root the instance cannot
+ * be made (instances/ is root's), so such a diskmon reads through perf.
+ * Main thread only (a static buffer, filled once).
+ */
+const char *dm_linux_privilege_hint(void);
 
 #endif /* DM_TRACEFS_H */

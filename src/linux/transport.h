@@ -48,8 +48,13 @@ struct dm_blk_transport_ops {
      * open at the end: requests.h). */
     void (*enable)(void *t, int on);
     /* Sleep until data may be there, wake() was called or timeout_ms
-     * passed. Returns 0 or DM_EOS (message in err). */
-    int (*wait)(void *t, int timeout_ms, char *err, size_t errlen);
+     * passed. idle: nothing is held back and the last pass found nothing,
+     * so the first new sample should wake the reader (tracefs can; perf,
+     * whose wake-up point is fixed at open, caps the sleep at its
+     * PERF_QUIET_MS instead). Otherwise the kernel wakes it only once a
+     * buffer is a quarter full, which keeps wake-ups few under load.
+     * Returns 0 or DM_EOS (message in err). */
+    int (*wait)(void *t, int timeout_ms, int idle, char *err, size_t errlen);
     /* Take in what the kernel has now, after what next() has not handed
      * out yet (the merge holds samples back: cpu_merge.h). Returns nonzero
      * when more was left than one pass holds (call again without

@@ -23,6 +23,31 @@ void dm_thread_join(dm_thread *t);
 /* Join with a time limit: 0 joined, DM_ESTOPPED timed out (thread left). */
 int dm_thread_join_timeout(dm_thread *t, unsigned ms);
 
+/*
+ * A wake-up one thread sleeps on and others give: how the printer waits for
+ * events and the main thread for the end of the run without waking on a
+ * timer. dm_waiter_wake may be called from any thread (POSIX: also from a
+ * signal handler); wakes do not queue, so several before a wait make it
+ * return once. A waiter made with on_interrupt also returns from every
+ * wait once Ctrl+C or a terminating signal came (dm_interrupt_install),
+ * until dm_interrupt_clear. POSIX: a non-blocking pipe, waited on with
+ * poll(2); Windows: an auto-reset event.
+ */
+typedef struct dm_waiter dm_waiter;
+#define DM_WAIT_FOREVER 0xFFFFFFFFu
+#define DM_WAIT_OUTPUT_GONE 2
+/* NULL when out of memory or descriptors. */
+dm_waiter *dm_waiter_create(int on_interrupt);
+void dm_waiter_destroy(dm_waiter *w);
+void dm_waiter_wake(dm_waiter *w);
+/* Sleep until woken, interrupted (on_interrupt), ms milliseconds passed
+ * (DM_WAIT_FOREVER: no limit), or, with watch not NULL, the reader of that
+ * output went away (POSIX: POLLERR or POLLHUP on a pipe, socket or terminal
+ * whose other end closed; files never report it; Windows: not watched, a
+ * closed pipe shows up at the next write). Returns 1 woken, 0 timed out,
+ * or DM_WAIT_OUTPUT_GONE. */
+int dm_waiter_wait(dm_waiter *w, unsigned ms, FILE *watch);
+
 uint64_t dm_monotonic_ns(void); /* steady clock */
 uint64_t dm_wall_ns(void);      /* ns since 1970-01-01 UTC */
 void dm_sleep_ms(unsigned ms);
@@ -43,11 +68,18 @@ int dm_terminal_enable_vt(FILE *f);
  * nothing elsewhere. */
 void dm_terminal_restore(FILE *f);
 
-/* Ctrl+C (SIGINT), SIGTERM, Ctrl+Break and console close: the first one sets
- * the flag that dm_interrupted() reports. On Windows console close the
- * handler then waits up to a few seconds for dm_interrupt_done(), so the
- * session can be stopped before the process is killed. SIGPIPE is ignored so
- * a closed pipe shows up as a write error. */
+/* Ctrl+C (SIGINT), SIGTERM, Ctrl+Break and console close, and on POSIX
+ * every other signal whose default action ends the process and that can be
+ * caught (SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+ * SIGXCPU, SIGXFSZ, SIGPOLL, SIGSTKFLT, SIGPWR, real-time signals): the
+ * first one sets the flag that dm_interrupted() reports and wakes the
+ * waiters made with on_interrupt, so diskmon stops in order and removes
+ * what it set up in the kernel. A signal the caller ignored (SIG_IGN
+ * inherited, as nohup does for SIGHUP) stays ignored. On Windows console
+ * close the handler then waits up to a few seconds for dm_interrupt_done(),
+ * so the session can be stopped before the process is killed. SIGPIPE is
+ * ignored so a closed pipe shows up as a write error (or as a closed output
+ * to dm_waiter_wait). */
 void dm_interrupt_install(void);
 int dm_interrupted(void);
 void dm_interrupt_done(void);

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -188,26 +189,91 @@ void dm_terminal_restore(FILE *f)
 }
 
 static volatile sig_atomic_t interrupted;
+/* The interrupt pipe: written by the signal handler, never drained while
+ * interrupted, so every dm_waiter_wait made with on_interrupt returns. */
+static int interrupt_fds[2] = {-1, -1};
 
-static void on_signal(int sig)
+static void interrupt_wake(void)
 {
-    (void)sig;
+    int e = errno; /* a handler must leave errno as it found it */
+
+    if (interrupt_fds[1] >= 0 && write(interrupt_fds[1], "!", 1) < 0) {
+        /* Full: the pipe is readable already, which is all a wake is. */
+    }
+    errno = e;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    /* A SIGPIPE the kernel raised for our own write to a closed pipe: the
+     * write fails with EPIPE, which the printer takes as a quiet end. One
+     * sent by another process (kill -PIPE) asks us to stop, like the rest. */
+    if (sig == SIGPIPE && info != NULL && info->si_pid == getpid())
+        return;
     interrupted = 1;
+    interrupt_wake();
+}
+
+/* Signals whose default action ends the process and that a program may
+ * catch, besides the faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+ * SIGTRAP, SIGSYS), after which nothing can be trusted to run in order.
+ * From signal(7), "Standard signals". */
+static const int stop_signals[] = {
+    SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+    SIGPROF, SIGXCPU, SIGXFSZ, SIGPIPE,
+#ifdef SIGPOLL
+    SIGPOLL,
+#endif
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+};
+
+static int set_nonblocking_pipe(int fds[2])
+{
+    if (pipe(fds) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    }
+    return 0;
+}
+
+static void catch_signal(int sig, const struct sigaction *sa)
+{
+    struct sigaction old;
+
+    /* SIGINT and SIGQUIT are always ours: a shell without job control
+     * starts background commands with them ignored, and Ctrl+C or `kill
+     * -INT` must still stop diskmon in order. Any other signal the caller
+     * ignored (nohup and SIGHUP, a SIGPIPE ignored on purpose) stays
+     * ignored. */
+    if (sig != SIGINT && sig != SIGQUIT && sigaction(sig, NULL, &old) == 0 &&
+        old.sa_handler == SIG_IGN)
+        return;
+    sigaction(sig, sa, NULL);
 }
 
 void dm_interrupt_install(void)
 {
     struct sigaction sa;
 
+    if (interrupt_fds[0] < 0 && set_nonblocking_pipe(interrupt_fds) != 0)
+        interrupt_fds[0] = interrupt_fds[1] = -1;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    /* A reader that goes away (`diskmon | head`) must show up as EPIPE on
-     * write, which the printer treats as a quiet end. */
-    signal(SIGPIPE, SIG_IGN);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask); /* one handler at a time */
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        catch_signal(stop_signals[i], &sa);
+    /* Real-time signals also end a process by default (signal(7)). */
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        catch_signal(sig, &sa);
 }
 
 int dm_interrupted(void)
@@ -223,6 +289,7 @@ void dm_interrupt_done(void)
 void dm_interrupt_raise(void)
 {
     interrupted = 1;
+    interrupt_wake();
 }
 
 void dm_stdio_init(void)
@@ -232,7 +299,84 @@ void dm_stdio_init(void)
 
 void dm_interrupt_clear(void)
 {
+    char buf[64];
+
     interrupted = 0;
+    if (interrupt_fds[0] >= 0)
+        while (read(interrupt_fds[0], buf, sizeof buf) > 0)
+            ;
+}
+
+/* ---- waiting (platform.h "dm_waiter") ------------------------------------ */
+
+struct dm_waiter {
+    int fds[2];        /* [0] polled, [1] written by dm_waiter_wake */
+    int on_interrupt;
+};
+
+dm_waiter *dm_waiter_create(int on_interrupt)
+{
+    dm_waiter *w = calloc(1, sizeof *w);
+
+    if (w == NULL)
+        return NULL;
+    if (set_nonblocking_pipe(w->fds) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->on_interrupt = on_interrupt;
+    return w;
+}
+
+void dm_waiter_destroy(dm_waiter *w)
+{
+    if (w == NULL)
+        return;
+    close(w->fds[0]);
+    close(w->fds[1]);
+    free(w);
+}
+
+void dm_waiter_wake(dm_waiter *w)
+{
+    int e = errno;
+
+    if (write(w->fds[1], "!", 1) < 0) {
+        /* Full: the pipe is readable already, which is all a wake is. */
+    }
+    errno = e;
+}
+
+int dm_waiter_wait(dm_waiter *w, unsigned ms, FILE *watch)
+{
+    struct pollfd p[3];
+    nfds_t n = 0, watch_at = 0;
+    char buf[64];
+    int rc;
+
+    p[n].fd = w->fds[0];
+    p[n++].events = POLLIN;
+    if (w->on_interrupt && interrupt_fds[0] >= 0) {
+        p[n].fd = interrupt_fds[0];
+        p[n++].events = POLLIN;
+    }
+    if (watch != NULL && fileno(watch) >= 0) {
+        /* No events asked: poll(2) reports POLLERR and POLLHUP anyway, and a
+         * pipe's writing end gets POLLERR once no reader is left (the
+         * kernel's pipe_poll), which is what is watched. */
+        watch_at = n;
+        p[n].fd = fileno(watch);
+        p[n++].events = 0;
+    }
+    rc = poll(p, n, ms == DM_WAIT_FOREVER ? -1 : ms > INT32_MAX ? INT32_MAX : (int)ms);
+    if (rc <= 0)
+        return 0; /* timed out, or a signal: the caller looks again */
+    if (p[0].revents & POLLIN)
+        while (read(w->fds[0], buf, sizeof buf) > 0)
+            ;
+    if (watch_at != 0 && (p[watch_at].revents & (POLLERR | POLLHUP)))
+        return DM_WAIT_OUTPUT_GONE;
+    return 1;
 }
 
 int dm_err_from_errno(int e)

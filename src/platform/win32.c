@@ -423,9 +423,12 @@ static HANDLE get_done_event(void)
     return done_event;
 }
 
+static void interrupt_wake(void); /* with the waiters, at the end */
+
 static BOOL WINAPI on_console_event(DWORD type)
 {
     InterlockedExchange(&interrupted, 1);
+    interrupt_wake();
     switch (type) {
     case CTRL_CLOSE_EVENT:
     case CTRL_LOGOFF_EVENT:
@@ -463,11 +466,15 @@ void dm_interrupt_done(void)
 void dm_interrupt_raise(void)
 {
     InterlockedExchange(&interrupted, 1);
+    interrupt_wake();
 }
+
+static void interrupt_unwake(void);
 
 void dm_interrupt_clear(void)
 {
     InterlockedExchange(&interrupted, 0);
+    interrupt_unwake();
     if (done_event != NULL)
         ResetEvent(done_event);
 }
@@ -728,4 +735,88 @@ int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len)
         len -= got;
     }
     return 0;
+}
+
+/* ---- waiting (platform.h "dm_waiter") ------------------------------------
+ * A waiter is an auto-reset event: SetEvent from any thread, the console
+ * handler's thread included. Ctrl+C sets one manual-reset event that every
+ * waiter made with on_interrupt also waits on. An output whose reader went
+ * away is not watched: Windows has no poll for a pipe's far end, and the
+ * next write fails with ERROR_NO_DATA as before. */
+
+struct dm_waiter {
+    HANDLE event;
+    int on_interrupt;
+};
+
+static HANDLE interrupt_event; /* manual reset; set while interrupted */
+
+static HANDLE get_interrupt_event(void)
+{
+    if (interrupt_event == NULL) {
+        HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
+
+        if (h != NULL &&
+            InterlockedCompareExchangePointer((PVOID volatile *)&interrupt_event, h,
+                                              NULL) != NULL)
+            CloseHandle(h); /* another thread won the race */
+    }
+    return interrupt_event;
+}
+
+static void interrupt_wake(void)
+{
+    HANDLE ev = get_interrupt_event();
+
+    if (ev != NULL)
+        SetEvent(ev);
+}
+
+static void interrupt_unwake(void)
+{
+    if (interrupt_event != NULL)
+        ResetEvent(interrupt_event);
+}
+
+dm_waiter *dm_waiter_create(int on_interrupt)
+{
+    dm_waiter *w = calloc(1, sizeof *w);
+
+    if (w == NULL)
+        return NULL;
+    w->event = CreateEventW(NULL, FALSE, FALSE, NULL);
+    if (w->event == NULL) {
+        free(w);
+        return NULL;
+    }
+    w->on_interrupt = on_interrupt;
+    if (on_interrupt)
+        get_interrupt_event();
+    return w;
+}
+
+void dm_waiter_destroy(dm_waiter *w)
+{
+    if (w == NULL)
+        return;
+    CloseHandle(w->event);
+    free(w);
+}
+
+void dm_waiter_wake(dm_waiter *w)
+{
+    SetEvent(w->event);
+}
+
+int dm_waiter_wait(dm_waiter *w, unsigned ms, FILE *watch)
+{
+    HANDLE h[2];
+    DWORD n = 0, rc;
+
+    (void)watch;
+    h[n++] = w->event;
+    if (w->on_interrupt && interrupt_event != NULL)
+        h[n++] = interrupt_event;
+    rc = WaitForMultipleObjects(n, h, FALSE, ms == DM_WAIT_FOREVER ? INFINITE : ms);
+    return rc == WAIT_TIMEOUT || rc == WAIT_FAILED ? 0 : 1;
 }

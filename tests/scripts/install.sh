@@ -3,7 +3,8 @@
 # diskmon.1 in share/man/man1 and README.md/LICENSE in share/doc/diskmon;
 # `cpack -G TGZ` and `cpack -G DEB` make packages (written to a temporary
 # directory, not the build tree) and `dpkg-deb -c` lists the binary and the
-# man page. Usage: install.sh BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
+# man page (gzipped, as Debian wants), and lintian finds no error or warning
+# in the .deb. Usage: install.sh BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
 BUILD=$(realpath "${1:?usage: install.sh BUILD_DIR}")
 TMP=$(mktemp -d)
@@ -18,8 +19,9 @@ if cmake --install "$BUILD" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1; the
 else
     fail cmake_install "$(tail -5 "$TMP/install.log")"
 fi
-for f in bin/diskmon share/man/man1/diskmon.1 share/doc/diskmon/README.md \
-    share/doc/diskmon/LICENSE share/bash-completion/completions/diskmon; do
+for f in bin/diskmon share/man/man1/diskmon.1.gz share/doc/diskmon/README.md \
+    share/doc/diskmon/LICENSE share/doc/diskmon/copyright share/doc/diskmon/changelog.gz \
+    share/bash-completion/completions/diskmon; do
     if [ -s "$TMP/prefix/$f" ]; then pass "installed_${f//\//_}"; else fail "installed_${f//\//_}" "missing"; fi
 done
 # The installed program runs and is the one just built.
@@ -46,7 +48,7 @@ done
 tgz=$(ls "$TMP"/pkg/diskmon-*.tar.gz 2>/dev/null | head -1)
 deb=$(ls "$TMP"/pkg/diskmon_*.deb 2>/dev/null | head -1)
 if [ -n "$tgz" ] && tar tzf "$tgz" | grep -q '/bin/diskmon$' &&
-    tar tzf "$tgz" | grep -q '/share/man/man1/diskmon.1$'; then
+    tar tzf "$tgz" | grep -q '/share/man/man1/diskmon.1.gz$'; then
     pass tgz_lists_binary_and_man_page
 else
     fail tgz_lists_binary_and_man_page "${tgz:-no .tar.gz}"
@@ -55,9 +57,28 @@ if ! command -v dpkg-deb >/dev/null; then
     echo "SKIP install/deb_contents: dpkg-deb is not installed (not a Debian system)"
 elif [ -n "$deb" ] && dpkg-deb -c "$deb" >"$TMP/deb.list" &&
     grep -q ' \./usr/bin/diskmon$' "$TMP/deb.list" &&
-    grep -q ' \./usr/share/man/man1/diskmon.1$' "$TMP/deb.list"; then
+    grep -q ' \./usr/share/man/man1/diskmon.1.gz$' "$TMP/deb.list" &&
+    grep -q ' \./usr/share/doc/diskmon/copyright$' "$TMP/deb.list"; then
     pass deb_lists_binary_and_man_page
 else
     fail deb_lists_binary_and_man_page "${deb:-no .deb}: $(cat "$TMP/deb.list" 2>/dev/null | head -5)"
+fi
+# The man page as man(1) reads it: gzip, and the same text as docs/diskmon.1.
+if [ -s "$TMP/prefix/share/man/man1/diskmon.1.gz" ] &&
+    cmp -s <(gzip -dc "$TMP/prefix/share/man/man1/diskmon.1.gz") "$(dirname "$0")/../../docs/diskmon.1"; then
+    pass man_page_gzip
+else
+    fail man_page_gzip "share/man/man1/diskmon.1.gz is not docs/diskmon.1 gzipped"
+fi
+# Debian's own checker: no errors (E:) and no warnings (W:).
+if ! command -v lintian >/dev/null; then
+    echo "SKIP install/lintian: lintian is not installed (apt-get install lintian)"
+elif [ -n "$deb" ]; then
+    lintian --no-tag-display-limit "$deb" >"$TMP/lintian.txt" 2>&1
+    if grep -qE '^[EW]: ' "$TMP/lintian.txt"; then
+        fail lintian "$(grep -E '^[EW]: ' "$TMP/lintian.txt" | head -5 | tr '\n' ' ')"
+    else
+        pass lintian
+    fi
 fi
 [ "$fails" -eq 0 ]

@@ -11,6 +11,10 @@
 #   perf         diskmon --backend perf, likewise
 #   perf record  perf record -e block:block_io_start -e block:block_rq_complete
 #                -a -o /dev/shm/...: the same two tracepoints into perf's file
+#   bpftrace     a biosnoop-style bpftrace script on the same two tracepoints
+#                (start time, pid and comm kept per dev+sector; one printf per
+#                completed request), its output to /dev/null; the column shows
+#                "-" when bpftrace is not installed (apt-get install bpftrace)
 # It prints each round's IOPS, then a table of medians: IOPS, the share of
 # fio's IOPS kept (ratio to alone), diskmon's lost count and exit code, and
 # diskmon's max RSS (VmHWM from /proc, read just before it is stopped).
@@ -94,7 +98,33 @@ diskmon_round() {
     echo "$iops"
 }
 
-printf '%-6s %12s %12s %12s %12s\n' round alone tracefs perf "perf record"
+# The bpftrace peer: what biosnoop does, on tracepoints (the kprobe-based
+# libbpf-tools cannot load here; linux-block-facts.md). bpftrace 0.17's
+# syntax (args->field).
+cat >"$work/biosnoop.bt" <<'BT'
+tracepoint:block:block_io_start
+{
+    @start[args->dev, args->sector] = nsecs;
+    @pid[args->dev, args->sector] = pid;
+    @comm[args->dev, args->sector] = comm;
+}
+tracepoint:block:block_rq_complete
+/@start[args->dev, args->sector]/
+{
+    $k0 = args->dev;
+    $k1 = args->sector;
+    printf("%d %s %d %d %d %d\n", @pid[$k0, $k1], @comm[$k0, $k1], $k0, $k1,
+           args->nr_sector, (nsecs - @start[$k0, $k1]) / 1000);
+    delete(@start[$k0, $k1]);
+    delete(@pid[$k0, $k1]);
+    delete(@comm[$k0, $k1]);
+}
+BT
+have_bpftrace=0
+command -v bpftrace >/dev/null && have_bpftrace=1
+[ "$have_bpftrace" = 1 ] || echo "bpftrace is not installed (apt-get install bpftrace): its column shows -"
+
+printf '%-6s %12s %12s %12s %12s %12s\n' round alone tracefs perf "perf record" bpftrace
 for round in $(seq "$ROUNDS"); do
     a=$(run_fio); echo "$a" >>"$work/alone.iops"
     t=$(diskmon_round tracefs tracefs)
@@ -106,7 +136,24 @@ for round in $(seq "$ROUNDS"); do
     stop_bg
     echo "$r" >>"$work/record.iops"
     rm -f "$work/perf.data"
-    printf '%-6s %12s %12s %12s %12s\n' "$round" "$a" "$t" "$p" "$r"
+    b=-
+    if [ "$have_bpftrace" = 1 ]; then
+        # bpftrace compiles and attaches for a few seconds before it traces.
+        bpftrace "$work/biosnoop.bt" >/dev/null 2>"$work/bt.err" &
+        bgpid=$!
+        for _ in $(seq 30); do
+            grep -q 'Attaching' "$work/bt.err" && break
+            kill -0 "$bgpid" 2>/dev/null || break
+            sleep 0.5
+        done
+        sleep 1
+        kill -0 "$bgpid" 2>/dev/null || { echo "bpftrace failed: $(cat "$work/bt.err")"; exit 1; }
+        b=$(run_fio)
+        sleep 0.5
+        stop_bg
+        echo "$b" >>"$work/bpftrace.iops"
+    fi
+    printf '%-6s %12s %12s %12s %12s %12s\n' "$round" "$a" "$t" "$p" "$r" "$b"
 done
 
 ma=$(median <"$work/alone.iops")
@@ -130,6 +177,7 @@ row alone alone
 row tracefs tracefs
 row perf perf
 row "perf record" record
+[ "$have_bpftrace" = 1 ] && row bpftrace bpftrace
 for tag in tracefs perf; do
     [ -s "$work/$tag.why" ] && { echo "$tag losses:"; sed 's/^/  /' "$work/$tag.why"; }
 done

@@ -10,6 +10,8 @@
 #    one header and a redrawn screen, the scroll-back stays empty (no screen
 #    per interval), the cursor is hidden while drawing and visible again
 #    after Ctrl+C, and the last screen stays on the terminal.
+# 3. -t 2.5 with --top 1 on a quiet disk: the empty intervals are drawn,
+#    and the last one is cut where the run stopped (2-2.5, not 2-3).
 # Needs root (loop devices, tracefs/perf); otherwise prints "SKIP: why" and
 # exits 77, except under CI=true, where that is a failure.
 set -u
@@ -160,4 +162,21 @@ after=$(t capture-pane -p -t top)
 [ "$cursor" = 1 ] || fail "the cursor is hidden after Ctrl+C"
 grep -q ' lost$' <<<"$after" || fail "the last screen is gone after Ctrl+C"
 echo "ok: tmux: after Ctrl+C the cursor is visible and the last screen stays"
+
+# 3. A run that stops inside an interval, on a quiet disk: -t 2.5 with
+# --top 1 draws 0-1 and 1-2 (empty, as every live interval is) and then the
+# cut-short 2-2.5, labelled with where it stopped, not 2-3.
+"$DISKMON" -d "$name" --top 1 -t 2.5 >"$work/cut.txt" 2>"$work/cut.err" ||
+    fail "--top 1 -t 2.5: exit $?: $(cat "$work/cut.err")"
+labels=$(grep -o '^[0-9.]*-[0-9.]* s:' "$work/cut.txt" | tr '\n' ' ')
+last=$(grep -o '^[0-9.]*-[0-9.]* s:' "$work/cut.txt" | tail -n 1)
+end=${last#*-}
+end=${end% s:}
+case $labels in
+"0.000-1.000 s: 1.000-2.000 s: 2.000-"*) ;;
+*) fail "--top 1 -t 2.5 drew: $labels" ;;
+esac
+awk -v e="$end" 'BEGIN { exit !(e > 2.0 && e < 3.0) }' ||
+    fail "--top 1 -t 2.5: the last interval ends at $end, want between 2 and 3 (cut where the run stopped)"
+echo "ok: a cut-short last interval is drawn and labelled: $labels"
 exit 0

@@ -4,7 +4,9 @@
 #
 #   -d NAME of no disk, -d 0 (a Windows disk number), -d /dev/NAME of no
 #   disk, -d a partition: exit 2 and the disks present, as /sys/block lists
-#   them; --backend with a bad value: exit 2. These need no root: -d is
+#   them; --backend with a bad value: exit 2; -c NAME longer than the 15
+#   characters Linux keeps of a process name: exit 2, naming the 15 to use.
+#   These need no root: -d and -c are
 #   checked before tracefs or perf is touched. (`-d /dev/NAME` of a real disk
 #   working like `-d NAME` is checked live in linux_tracefs.sh.)
 set -u
@@ -41,6 +43,19 @@ else
     echo "skipped: no partition on this machine for the -d PARTITION case"
 fi
 check "bad backend 'nope'" --backend nope
+# -c longer than a Linux comm (TASK_COMM_LEN 16 with its NUL: 15 characters)
+# could never match: refused, naming the 15 to use. 15 is accepted, and a
+# trailing .exe (which -c ignores) does not count.
+check "-c longprocessname-dd: Linux keeps only the first 15 characters of a process name and this one has 18, so nothing would match; use -c longprocessname" \
+    -c longprocessname-dd
+check "-c abcdefghijklmnop: Linux keeps only the first 15" -c dd,abcdefghijklmnop
+for ok in abcdefghijklmno abcdefghijklmno.exe; do
+    err=$(timeout 10 "$DISKMON" -c "$ok" -d /dev/no_such_disk -t 0.1 2>&1 >/dev/null)
+    case $err in
+    *"Linux keeps only"*) fail "diskmon -c $ok (15 characters) was refused: $err" ;;
+    *) echo "ok: diskmon -c $ok: not refused" ;;
+    esac
+done
 
 [ "$fails" = 0 ] || exit 1
 echo "linux_usage: passed"

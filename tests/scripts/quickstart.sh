@@ -2,7 +2,9 @@
 # quickstart.sh - the README's first command, in a fresh clone of this
 # repository (git clone into a temporary directory): it installs the build
 # tools if missing, builds Release and starts live capture, which -t 1 stops
-# after a second. Needs root (live capture; apt-get) and git.
+# after a second. Needs root (live capture; apt-get) and git. Then, as a
+# throwaway user with neither root nor sudo: the quickstart still builds,
+# and diskmon's own message says what live capture needs.
 # Usage: quickstart.sh SOURCE_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
 SRC=$(realpath "${1:?usage: quickstart.sh SOURCE_DIR}")
@@ -47,5 +49,30 @@ if grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$TMP/clone/build/release/CMakeCac
 else
     echo "FAIL quickstart/release_build: no Release build in build/release"
     fails=1
+fi
+# Without root and without sudo the quickstart still builds, then diskmon
+# itself says what live capture needs (a throwaway user, removed at exit).
+if command -v sudo >/dev/null; then
+    echo "SKIP quickstart/non_root_builds: sudo is installed here (it would ask the test user for a password)"
+elif ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
+    echo "SKIP quickstart/non_root_builds: useradd or runuser is missing"
+else
+    user=dmqs$$
+    if useradd -M -d /nonexistent -s /bin/sh "$user"; then
+        trap 'userdel "$user" 2>/dev/null; rm -rf "$TMP"' EXIT
+        git clone -q "$SRC" "$TMP/userclone" && chown -R "$user" "$TMP/userclone" && chmod 755 "$TMP"
+        (cd "$TMP/userclone" && timeout 900 runuser -u "$user" -- $cmd -t 1) >"$TMP/uout" 2>"$TMP/uerr"
+        rc=$?
+        if [ "$rc" -eq 1 ] && [ -x "$TMP/userclone/build/release/diskmon" ] &&
+            grep -q "live capture needs root" "$TMP/uerr" &&
+            grep -q "setcap cap_perfmon,cap_dac_read_search+ep" "$TMP/uerr"; then
+            echo "PASS quickstart/non_root_builds"
+        else
+            echo "FAIL quickstart/non_root_builds: rc=$rc stderr=$(tail -3 "$TMP/uerr")"
+            fails=1
+        fi
+    else
+        echo "SKIP quickstart/non_root_builds: cannot add a test user"
+    fi
 fi
 [ "$fails" -eq 0 ]

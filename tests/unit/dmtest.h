@@ -44,9 +44,12 @@ void dmt_fail_at(const char *file, int line, const char *fmt, ...)
     ;
 
 /* Path of the shared sample traces folder (DM_SHARED_ETL env, else
- * ../shared/etl relative to the source tree), and whether it exists. */
+ * ../shared/etl relative to the source tree), whether it holds the two
+ * traces, and whether it holds one file (a path inside it, such as the
+ * reference/ decodings, which a folder of traces alone lacks). */
 const char *dmt_shared_etl_dir(void);
 int dmt_shared_etl_present(void);
+int dmt_shared_file_present(const char *name);
 
 /*
  * An event's names are borrowed (diskmon.h): from the decoder until its next

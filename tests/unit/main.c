@@ -50,13 +50,21 @@ const char *dmt_shared_etl_dir(void)
     return env != NULL && env[0] != '\0' ? env : DM_SOURCE_DIR "/../shared/etl";
 }
 
-int dmt_shared_etl_present(void)
+int dmt_shared_file_present(const char *name)
 {
     char path[1024];
     struct stat st;
 
-    snprintf(path, sizeof path, "%s/README.md", dmt_shared_etl_dir());
+    snprintf(path, sizeof path, "%s/%s", dmt_shared_etl_dir(), name);
     return stat(path, &st) == 0;
+}
+
+/* The traces themselves, not the folder's README: DM_SHARED_ETL may name a
+ * folder that holds the traces alone. */
+int dmt_shared_etl_present(void)
+{
+    return dmt_shared_file_present("perfview-net452-x64-win8.etl") &&
+           dmt_shared_file_present("filtrace-diskio-win11.etl");
 }
 
 /* dmt_keep_names' storage: one block per kept event, freed after each test. */

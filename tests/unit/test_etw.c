@@ -324,6 +324,8 @@ DM_TEST(start_and_replay_win8_sample)
     int ok;
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
+    DM_REQUIRE(dmt_shared_file_present(WIN8_CSV),
+               "the reference decoding " WIN8_CSV " is not in the traces folder");
     sample_path(etl, sizeof etl, WIN8_ETL);
     sample_path(csv, sizeof csv, WIN8_CSV);
     memset(&cfg, 0, sizeof cfg);

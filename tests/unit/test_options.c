@@ -218,7 +218,7 @@ DM_TEST(utc_implies_clock)
 DM_TEST(findings_messages)
 {
     static const struct {
-        const char *args[3];
+        const char *args[4];
         int n;
         const char *message;
     } bad[] = {
@@ -233,6 +233,17 @@ DM_TEST(findings_messages)
         {{"-p", "4,x"}, 2, "bad process id 'x' for -p"},
         {{"--op", "read,erase"}, 2, "unknown request 'erase' for --op (read, write, flush or discard)"},
         {{"-f", "xml"}, 2, "unknown format 'xml' for -f (text, csv or json)"},
+        /* Limits named in the message, not a wrong one ("above 0"). */
+        {{"-t", "99999999999999999999"}, 2,
+         "bad duration '99999999999999999999' for -t (seconds above 0, at most 18000000000)"},
+        {{"--top", "0.0000001"}, 2,
+         "bad interval '0.0000001' for --top (seconds, at least 0.001, at most 86400)"},
+        /* Options that would be ignored are refused, as -r --queue is. */
+        {{"-r", "a.etl", "--backend", "perf"}, 4, "--backend is for Linux live capture, not -r"},
+        {{"--top", "--clock"}, 2,
+         "--clock and --utc set the Time column of event lines; --top has no Time column"},
+        {{"--utc", "--top", "2"}, 3,
+         "--clock and --utc set the Time column of event lines; --top has no Time column"},
     };
 
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

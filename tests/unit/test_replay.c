@@ -393,6 +393,8 @@ DM_TEST(win8_matches_csv)
     struct run r;
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder (../shared/etl) not found");
+    DM_REQUIRE(dmt_shared_file_present("reference/" WIN8 ".diskio.csv"),
+               "the reference decoding reference/" WIN8 ".diskio.csv is not there");
     DM_ASSERT_EQ_INT(replay(WIN8, &r), 0);
     /* PerfView's COUNT lines: Read 1208, Write 21, FlushBuffers 2. */
     check_against_csv(WIN8, 1208, 21, 2, &r);
@@ -404,6 +406,8 @@ DM_TEST(win11_matches_csv)
     struct run r;
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder (../shared/etl) not found");
+    DM_REQUIRE(dmt_shared_file_present("reference/" WIN11 ".diskio.csv"),
+               "the reference decoding reference/" WIN11 ".diskio.csv is not there");
     DM_ASSERT_EQ_INT(replay(WIN11, &r), 0);
     /* The folder's README: Read 2, Write 117, FlushBuffers 0. */
     check_against_csv(WIN11, 2, 117, 0, &r);
@@ -417,6 +421,8 @@ DM_TEST(win8_matches_perfview_baseline)
     const struct dm_event *first = NULL;
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder (../shared/etl) not found");
+    DM_REQUIRE(dmt_shared_file_present("reference/" WIN8 ".baseline.txt"),
+               "PerfView's baseline reference/" WIN8 ".baseline.txt is not there");
     DM_ASSERT_EQ_INT(replay(WIN8, &r), 0);
     checked = check_baseline(&r);
     if (dmt_status != DMT_PASS) {

@@ -86,10 +86,12 @@ DM_TEST(summary_table)
     dm_stats_summary(st, f, 2000000000u, &loss);
     read_all(f, text, sizeof text);
     fclose(f);
+    /* Each column as wide as its widest cell, title included: names
+     * left-aligned, numbers right-aligned, one space between. */
     DM_ASSERT_STR_EQ(text,
-        "Disk     Request      Count          Bytes       IOPS       MB/s        p50 ms        p95 ms        p99 ms        max ms\n"
-        "0        Read             1           4096        0.5      0.002         0.250         0.250         0.250         0.250\n"
-        "1        Write            4          32768        2.0      0.016         2.000         4.000         4.000         4.000\n"
+        "Disk Request Count Bytes IOPS  MB/s p50 ms p95 ms p99 ms max ms\n"
+        "0    Read        1  4096  0.5 0.002  0.250  0.250  0.250  0.250\n"
+        "1    Write       4 32768  2.0 0.016  2.000  4.000  4.000  4.000\n"
         "5 events in 2.000 s; lost 5 (ring full 2, source 3); malformed records skipped 1\n");
     dm_stats_destroy(st);
 }
@@ -159,7 +161,8 @@ DM_TEST(summary_rounds_like_text)
         read_all(f, text, sizeof text);
         fclose(f);
         /* p50, p95, p99 and max are the one duration. */
-        snprintf(want, sizeof want, " %13s %13s %13s %13s\n", cases[i].summary_ms,
+        /* The ms columns are 6 wide ("p50 ms"), or the value's width. */
+        snprintf(want, sizeof want, " %6s %6s %6s %6s\n", cases[i].summary_ms,
                  cases[i].summary_ms, cases[i].summary_ms, cases[i].summary_ms);
         if (strstr(text, want) == NULL) {
             dmt_fail_at(__FILE__, __LINE__, "case %u: want \"%s\" in:\n%s", (unsigned)i,
@@ -214,11 +217,12 @@ DM_TEST(disks_by_number_and_name)
     fclose(f);
     dm_stats_destroy(st);
     /* Numbers first by value, then names; 200 reads each, "sdb" 400. */
-    DM_ASSERT(strstr(out, "\n0        Read           200") != NULL);
-    DM_ASSERT(strstr(out, "\n64       Read           200") != NULL);
-    DM_ASSERT(strstr(out, "\n128      Read           200") != NULL);
-    DM_ASSERT(strstr(out, "\nsdb      Read           400") != NULL);
-    DM_ASSERT(strstr(out, "\nsdc      Write            1") != NULL);
+    /* Disk 4 wide (the title), Request 7, Count 5 (the title). */
+    DM_ASSERT(strstr(out, "\n0    Read      200") != NULL);
+    DM_ASSERT(strstr(out, "\n64   Read      200") != NULL);
+    DM_ASSERT(strstr(out, "\n128  Read      200") != NULL);
+    DM_ASSERT(strstr(out, "\nsdb  Read      400") != NULL);
+    DM_ASSERT(strstr(out, "\nsdc  Write       1") != NULL);
     DM_ASSERT(strstr(out, "\n0 ") < strstr(out, "\n64 ") &&
               strstr(out, "\n64 ") < strstr(out, "\n128 ") &&
               strstr(out, "\n128 ") < strstr(out, "\nsdb ") &&
