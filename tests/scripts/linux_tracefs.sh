@@ -9,7 +9,7 @@
 #   2. No leftovers: the instance instances/diskmon-PID exists while
 #      diskmon runs and is gone after every way of ending: -n, -t, SIGINT,
 #      SIGTERM, SIGHUP, a closed pipe, and an error after it was made
-#      (output to /dev/full).
+#      (output to /dev/full; strace sees the instance made and removed).
 #   3. After SIGKILL the instance stays; the next diskmon removes it with a
 #      note; `diskmon --cleanup` removes one and exits 0 without capturing.
 #   4. Two diskmons at once on a loop device both see every request.
@@ -26,6 +26,7 @@ DM_DIO=${2:?usage: linux_tracefs.sh DISKMON DM_DIO}
 
 # shellcheck source=loop_common.sh
 . "$(dirname "$0")/loop_common.sh"
+command -v strace >/dev/null || skip "strace is not installed (apt-get install strace)"
 make_loop 64M tracefs
 
 T=/sys/kernel/tracing
@@ -128,8 +129,19 @@ end_case SIGINT INT
 [ "$rc" = 0 ] || fail "SIGINT: exit $rc"
 end_case SIGTERM TERM
 end_case SIGHUP HUP
-end_case "output error (/dev/full)" "" -o /dev/full
-[ "$rc" = 1 ] || fail "-o /dev/full: exit $rc, want 1"
+# An output error: writing to /dev/full fails at the header, milliseconds
+# after the instance is made, too soon for wait_instance's polling to see
+# it; strace shows the instance made, then removed, around the error.
+strace -f -qq -e trace=mkdir,rmdir -o "$work/full.strace" \
+    "$DISKMON" -d "$name" -o /dev/full >/dev/null 2>"$work/end.err"
+rc=$?
+[ "$rc" = 1 ] || fail "-o /dev/full: exit $rc, want 1: $(cat "$work/end.err")"
+grep -q '/dev/full' "$work/end.err" || fail "-o /dev/full: the message does not name the file: $(cat "$work/end.err")"
+made=$(grep -c 'mkdir(".*instances/diskmon-[0-9]*".* = 0' "$work/full.strace")
+gone=$(grep -c 'rmdir(".*instances/diskmon-[0-9]*") = 0' "$work/full.strace")
+[ "$made" = 1 ] && [ "$gone" = 1 ] ||
+    fail "-o /dev/full: instance made $made time(s), removed $gone time(s): $(grep -e mkdir -e rmdir "$work/full.strace")"
+echo "ok: output error (/dev/full): exit 1, instance made and removed"
 # A closed pipe: head exits after the header and one line.
 "$DISKMON" -d "$name" 2>"$work/pipe.err" > >(head -n 2 >/dev/null) &
 dm=$!
