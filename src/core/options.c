@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "core/options.h"
 #include "diskmon.h"
 
@@ -121,11 +122,17 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
+    char raw[512];
     va_list ap;
 
+    /* Messages quote the argument they refuse as it was given, and an
+     * argument may hold a line break or an escape sequence: the message
+     * is shown as names are (core/escape.h), one line, inert on a
+     * terminal. */
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    dm_escape_term_string(err, errlen, raw);
     return DM_EUSAGE;
 }
 

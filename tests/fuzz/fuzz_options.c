@@ -4,7 +4,7 @@
  *
  * The input, split at NUL bytes, is the argument list (up to 32). The
  * parser must answer 0 or DM_EUSAGE, and a refusal is one non-empty line
- * (unless an argument it quotes holds a line break);
+ * with no control byte, whatever the arguments it quotes hold;
  * an accepted --top interval is within its bounds, and --by comes with
  * --top. The arguments live in a writable copy (lists are split in place),
  * sized to the input so ASan sees any read past an argument. Built and run
@@ -42,11 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(err, 0, sizeof err);
     rc = dm_options_parse(&opt, argc, argv, err, sizeof err);
     if (rc != 0) {
-        /* Messages quote the argument they refuse as given: one line
-         * unless the argument itself holds a line break. */
-        if (rc != DM_EUSAGE || err[0] == '\0' ||
-            (strchr(err, '\n') != NULL && memchr(data, '\n', size) == NULL))
+        /* A refusal is one line with no control byte, whatever the
+         * arguments it quotes hold (they are escaped as names are). */
+        if (rc != DM_EUSAGE || err[0] == '\0')
             abort();
+        for (const char *c = err; *c != '\0'; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                abort();
     } else {
         if (opt.top_ns > DM_TOP_MAX_NS || (opt.by_given && opt.top_ns == 0))
             abort();

@@ -259,6 +259,20 @@ DM_TEST(findings_messages)
     }
 }
 
+/* A refused argument is quoted escaped as names are: the message stays one
+ * line and an escape sequence in the argument cannot reach the terminal. */
+DM_TEST(refusal_quotes_arguments_escaped)
+{
+    struct dm_options opt;
+    char err[256];
+    const char *args[] = {"-t", "1\x1b[31m\n2\x7f"};
+
+    DM_ASSERT_EQ_INT(parse(&opt, err, args, 2), DM_EUSAGE);
+    for (const char *c = err; *c != '\0'; c++)
+        DM_ASSERT((unsigned char)*c >= 0x20 && *c != 0x7f);
+    DM_ASSERT(strstr(err, "'1\\x1b[31m\\x0a2\\x7f'") != NULL);
+}
+
 /* Numbers are plain decimals: what strtod would also take (hex, hex
  * floats, exponents, inf, nan, signs, blanks) is a usage error, and the
  * decimals that are taken give exact nanoseconds, rounded to the nearest. */
@@ -341,5 +355,6 @@ const struct dmt_case dm_suite_options[] = {
     {"utc_implies_clock", utc_implies_clock},
     {"findings_messages", findings_messages},
     {"numbers_plain_decimal_only", numbers_plain_decimal_only},
+    {"refusal_quotes_arguments_escaped", refusal_quotes_arguments_escaped},
     {NULL, NULL},
 };
