@@ -106,7 +106,13 @@ fi
 kill "$ld" 2>/dev/null
 wait "$ld" 2>/dev/null
 interrupt "$dm"
-[ "$rc" = 0 ] && pass exit_0_after_sigint || bad exit_0_after_sigint "exit $rc: $(cat "$work/err")"
+# Exit 0, or 3 when the unthrottled load outran the capture and the loss
+# was counted and said (a sanitizer build is several times slower).
+if [ "$rc" = 0 ] || { [ "$rc" = 3 ] && grep -q 'events\? lost' "$work/err"; }; then
+    pass exit_0_after_sigint
+else
+    bad exit_0_after_sigint "exit $rc: $(cat "$work/err")"
+fi
 [ -s "$work/out" ] && bad daemon_mode_no_lines "stdout: $(head -c 200 "$work/out")" ||
     pass daemon_mode_no_lines
 if msg=$(promtool check metrics <"$prom" 2>&1); then
