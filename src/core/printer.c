@@ -18,6 +18,7 @@
 #define IDLE_WAIT_MS 1000u
 /* Live --top: how often an idle printer looks whether an interval ended. */
 #define TOP_TICK_MS 100u
+#define COALESCE_MS 1u              /* after a wake-up by a push (below) */
 /* Live --top: an interval is drawn this long after its end on the capture
  * clock, so that its last events, still in the kernel's buffers or the
  * ring, are counted in it. */
@@ -239,7 +240,7 @@ void dm_printer_main(void *arg)
     struct dm_printer *p = arg;
     struct dm_event batch[BATCH_MAX]; /* views into the ring (ring.h) */
     uint64_t last_flush = dm_monotonic_ns(), started = last_flush, metrics_next = started;
-    int dirty = 0, done = 0;
+    int dirty = 0, done = 0, woke;
 
     p->fo.clock_cache = &p->clock_cache;
     if (p->top != NULL) {
@@ -290,12 +291,20 @@ void dm_printer_main(void *arg)
         /* Sleep until the ring wakes us, the flush is due, or the reader of
          * the output goes away: a closed pipe is noticed at once even when
          * nothing is printed (`diskmon | head` on a quiet disk). */
-        if (dm_ring_wait(p->ring,
-                         idle_wait_ms(p, dirty && !done, now - last_flush, now, metrics_next),
-                         done ? NULL : p->out) == DM_WAIT_OUTPUT_GONE) {
+        woke = dm_ring_wait(p->ring,
+                            idle_wait_ms(p, dirty && !done, now - last_flush, now, metrics_next),
+                            done ? NULL : p->out);
+        if (woke == DM_WAIT_OUTPUT_GONE) {
             p->output_closed = 1;
             stop_run(p, DM_SINK_STOP_ENOUGH);
             done = 1;
+        } else if (woke == 1) {
+            /* Woken by a push: let COALESCE_MS of events gather before
+             * taking them, so that a steady stream is printed in batches
+             * and costs one wake-up per COALESCE_MS, not one per event
+             * (a replay of a 1M-request trace took twice the CPU time
+             * without it). A line waits that much longer at most. */
+            dm_sleep_ms(COALESCE_MS);
         }
     }
     if (p->top != NULL && p->write_errno == 0 && !p->output_closed) {
