@@ -471,9 +471,7 @@ size_t dm_escape_term_string(char *buf, size_t cap, const char *s)
     return len;
 }
 
-/* What did not fit in cap goes through a buffer of its own size, and its
- * beginning is kept (the lines' old contract: cut, never overflowed). */
-static size_t cut_to(char *buf, size_t cap, const char *line, size_t len)
+size_t dm_escape_cut_to(char *buf, size_t cap, const char *line, size_t len)
 {
     if (cap == 0)
         return 0;
@@ -494,14 +492,14 @@ static size_t string_field(char *buf, size_t cap, const char *s, int json)
     if (cap < bound) {
         big = malloc(bound);
         if (big == NULL)
-            return cut_to(buf, cap, "", 0);
+            return dm_escape_cut_to(buf, cap, "", 0);
         to = big;
     }
     end = json ? dm_escape_json(to, "", 0, s, len) : dm_escape_csv(to, "", 0, s, len);
     *end = '\0';
     len = (size_t)(end - to);
     if (big != NULL) {
-        len = cut_to(buf, cap, big, len);
+        len = dm_escape_cut_to(buf, cap, big, len);
         free(big);
     }
     return len;

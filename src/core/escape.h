@@ -67,4 +67,10 @@ size_t dm_escape_term_string(char *buf, size_t cap, const char *s);
 size_t dm_escape_json_string(char *buf, size_t cap, const char *s);
 size_t dm_escape_csv_string(char *buf, size_t cap, const char *s);
 
+/* The first len bytes of line into buf (cap bytes), cut to cap - 1 and
+ * NUL-terminated: what did not fit in cap was written into a buffer of its
+ * own size first, and its beginning is kept (cut, never overflowed).
+ * Returns the bytes kept. */
+size_t dm_escape_cut_to(char *buf, size_t cap, const char *line, size_t len);
+
 #endif /* DM_ESCAPE_H */

@@ -470,18 +470,6 @@ size_t dm_format_event_fit(char *buf, size_t cap, const struct dm_format_opts *f
     return (size_t)(end - buf);
 }
 
-/* What did not fit in cap goes through a buffer of its own size, and its
- * beginning is kept (the lines' old contract: cut, never overflowed). */
-static size_t cut_to(char *buf, size_t cap, const char *line, size_t len)
-{
-    if (cap == 0)
-        return 0;
-    if (len > cap - 1)
-        len = cap - 1;
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    return len;
-}
 
 size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
                        uint64_t seq, const struct dm_event *ev)
@@ -493,9 +481,9 @@ size_t dm_format_event(char *buf, size_t cap, const struct dm_format_opts *fo,
         return len;
     big = malloc(need);
     if (big == NULL)
-        return cut_to(buf, cap, "", 0);
+        return dm_escape_cut_to(buf, cap, "", 0);
     len = dm_format_event_fit(big, need, fo, seq, ev, &need);
-    len = cut_to(buf, cap, big, len);
+    len = dm_escape_cut_to(buf, cap, big, len);
     free(big);
     return len;
 }

@@ -149,6 +149,33 @@ static unsigned record_cpu(const EVENT_RECORD *er)
     return er->BufferContext.ProcessorNumber;
 }
 
+/* The record's header fields as the decoder takes them (its class is the
+ * caller's). The pointer size comes from the event header flags, not from
+ * this build (etw-facts.md s.2). */
+static void fill_record(const struct etw_source *s, const EVENT_RECORD *er,
+                        struct dm_krecord *rec)
+{
+    const EVENT_HEADER *h = &er->EventHeader;
+
+    rec->opcode = h->EventDescriptor.Opcode;
+    rec->version = h->EventDescriptor.Version;
+    if (h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
+        rec->pointer_size = 8;
+    else if (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER)
+        rec->pointer_size = 4;
+    else
+        rec->pointer_size = s->default_pointer_size;
+    /* With PROCESS_TRACE_MODE_RAW_TIMESTAMP and ClientContext 1 this is the
+     * QueryPerformanceCounter value (etw-facts.md s.2 [MS-evh]). */
+    rec->timestamp = (uint64_t)h->TimeStamp.QuadPart;
+    /* DiskIo completions carry no thread or process: the header says -1
+     * (etw-facts.md s.2). */
+    rec->tid = h->ThreadId == 0xFFFFFFFFu ? DM_KNO_ID : h->ThreadId;
+    rec->pid = h->ProcessId == 0xFFFFFFFFu ? DM_KNO_ID : h->ProcessId;
+    rec->payload = er->UserData;
+    rec->payload_len = er->UserData != NULL ? er->UserDataLength : 0;
+}
+
 /*
  * The EventRecordCallback. Only the payload's pointer and length are handed
  * on; the reorder stage copies them. The pointer size comes from the event
@@ -176,23 +203,7 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
         }
         return;
     }
-    rec.opcode = h->EventDescriptor.Opcode;
-    rec.version = h->EventDescriptor.Version;
-    if (h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
-        rec.pointer_size = 8;
-    else if (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER)
-        rec.pointer_size = 4;
-    else
-        rec.pointer_size = s->default_pointer_size;
-    /* With PROCESS_TRACE_MODE_RAW_TIMESTAMP and ClientContext 1 this is the
-     * QueryPerformanceCounter value (etw-facts.md s.2 [MS-evh]). */
-    rec.timestamp = (uint64_t)h->TimeStamp.QuadPart;
-    /* DiskIo completions carry no thread or process: the header says -1
-     * (etw-facts.md s.2). */
-    rec.tid = h->ThreadId == 0xFFFFFFFFu ? DM_KNO_ID : h->ThreadId;
-    rec.pid = h->ProcessId == 0xFFFFFFFFu ? DM_KNO_ID : h->ProcessId;
-    rec.payload = er->UserData;
-    rec.payload_len = er->UserData != NULL ? er->UserDataLength : 0;
+    fill_record(s, er, &rec);
     if (!s->in_buffer) {
         EnterCriticalSection(&s->ro_lock);
         s->in_buffer = 1;
@@ -221,19 +232,9 @@ static VOID WINAPI on_helper_event(PEVENT_RECORD er)
     rec.kclass = dm_kclass_from_guid(guid);
     if (rec.kclass != DM_K_FILEIO)
         return;
-    rec.opcode = h->EventDescriptor.Opcode;
-    rec.version = h->EventDescriptor.Version;
-    if (h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
-        rec.pointer_size = 8;
-    else if (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER)
-        rec.pointer_size = 4;
-    else
-        rec.pointer_size = s->default_pointer_size;
-    rec.timestamp = (uint64_t)h->TimeStamp.QuadPart;
-    rec.tid = DM_KNO_ID;
+    fill_record(s, er, &rec);
+    rec.tid = DM_KNO_ID; /* names only: no thread or process is meant */
     rec.pid = DM_KNO_ID;
-    rec.payload = er->UserData;
-    rec.payload_len = er->UserData != NULL ? er->UserDataLength : 0;
     EnterCriticalSection(&s->ro_lock);
     dm_kdecode(s->kd, &rec, &ev);
     LeaveCriticalSection(&s->ro_lock);
