@@ -284,22 +284,40 @@ static void helper_main(void *arg)
     dm_etw->process_trace(&s->helper_consumer, 1, NULL, NULL);
 }
 
+static int opened(TRACEHANDLE h)
+{
+    if (h == DM_INVALID_TRACE)
+        return 0;
+    return sizeof(void *) == 4 ? h != DM_INVALID_TRACE32 : 1;
+}
+
+/* Open a real-time consumer of logger name with diskmon's trace mode
+ * (raw QPC timestamps, EVENT_RECORD callbacks) and s as the context. */
+static TRACEHANDLE open_consumer(struct etw_source *s, EVENT_TRACE_LOGFILEW *lf,
+                                 WCHAR *name, size_t name_len, const WCHAR *logger,
+                                 PEVENT_RECORD_CALLBACK on_record,
+                                 PEVENT_TRACE_BUFFER_CALLBACKW on_buf)
+{
+    wcsncpy(name, logger, name_len - 1);
+    lf->LoggerName = name;
+    lf->ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME |
+                           PROCESS_TRACE_MODE_EVENT_RECORD |
+                           PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+    lf->EventRecordCallback = on_record;
+    lf->BufferCallback = on_buf;
+    lf->Context = s;
+    return dm_etw->open_trace(lf);
+}
+
 /* Open the helper's consumer; on failure stop the helper and say what the
  * private session may lack. */
 static void open_helper(struct dm_source *src, struct etw_source *s)
 {
-    wcsncpy(s->helper_name, DM_ETW_RUNDOWN_NAME,
-            sizeof s->helper_name / sizeof s->helper_name[0] - 1);
-    s->helper_logfile.LoggerName = s->helper_name;
-    s->helper_logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME |
-                                         PROCESS_TRACE_MODE_EVENT_RECORD |
-                                         PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-    s->helper_logfile.EventRecordCallback = on_helper_event;
-    s->helper_logfile.BufferCallback = on_helper_buffer;
-    s->helper_logfile.Context = s;
-    s->helper_consumer = dm_etw->open_trace(&s->helper_logfile);
-    if (s->helper_consumer != DM_INVALID_TRACE &&
-        (sizeof(void *) != 4 || s->helper_consumer != DM_INVALID_TRACE32)) {
+    s->helper_consumer = open_consumer(s, &s->helper_logfile, s->helper_name,
+                                       sizeof s->helper_name / sizeof s->helper_name[0],
+                                       DM_ETW_RUNDOWN_NAME, on_helper_event,
+                                       on_helper_buffer);
+    if (opened(s->helper_consumer)) {
         s->helper_open = 1;
         return;
     }
@@ -449,13 +467,6 @@ static int under_wine(void)
     return ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL;
 }
 
-static int opened(TRACEHANDLE h)
-{
-    if (h == DM_INVALID_TRACE)
-        return 0;
-    return sizeof(void *) == 4 ? h != DM_INVALID_TRACE32 : 1;
-}
-
 static int etw_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct etw_source *s;
@@ -497,16 +508,9 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         dm_note(&src->notes, "%s", s->session.notice);
     add_volumes(s->kd);
 
-    wcsncpy(s->logger_name, dm_etw_session_name(&s->session),
-            sizeof s->logger_name / sizeof s->logger_name[0] - 1);
-    s->logfile.LoggerName = s->logger_name;
-    s->logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME |
-                                  PROCESS_TRACE_MODE_EVENT_RECORD |
-                                  PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-    s->logfile.EventRecordCallback = on_event;
-    s->logfile.BufferCallback = on_buffer;
-    s->logfile.Context = s;
-    s->consumer = dm_etw->open_trace(&s->logfile);
+    s->consumer = open_consumer(s, &s->logfile, s->logger_name,
+                                sizeof s->logger_name / sizeof s->logger_name[0],
+                                dm_etw_session_name(&s->session), on_event, on_buffer);
     if (!opened(s->consumer)) {
         DWORD code = GetLastError();
         char what[128];
