@@ -410,17 +410,23 @@ static HANDLE done_event; /* manual reset; set by dm_interrupt_done */
  * (the HandlerRoutine documentation), so we return before being killed. */
 #define DM_CLOSE_WAIT_MS 4500
 
-static HANDLE get_done_event(void)
+/* *slot's manual-reset event, created by the first thread that asks;
+ * NULL when none could be made. */
+static HANDLE lazy_event(HANDLE volatile *slot)
 {
-    if (done_event == NULL) {
+    if (*slot == NULL) {
         HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
 
         if (h != NULL &&
-            InterlockedCompareExchangePointer((PVOID volatile *)&done_event, h,
-                                              NULL) != NULL)
+            InterlockedCompareExchangePointer((PVOID volatile *)slot, h, NULL) != NULL)
             CloseHandle(h); /* another thread won the race */
     }
-    return done_event;
+    return *slot;
+}
+
+static HANDLE get_done_event(void)
+{
+    return lazy_event(&done_event);
 }
 
 static void interrupt_wake(void); /* with the waiters, at the end */
@@ -753,15 +759,7 @@ static HANDLE interrupt_event; /* manual reset; set while interrupted */
 
 static HANDLE get_interrupt_event(void)
 {
-    if (interrupt_event == NULL) {
-        HANDLE h = CreateEventW(NULL, TRUE, FALSE, NULL);
-
-        if (h != NULL &&
-            InterlockedCompareExchangePointer((PVOID volatile *)&interrupt_event, h,
-                                              NULL) != NULL)
-            CloseHandle(h); /* another thread won the race */
-    }
-    return interrupt_event;
+    return lazy_event(&interrupt_event);
 }
 
 static void interrupt_wake(void)
