@@ -24,13 +24,6 @@
 #include "core/sink.h"
 #include "platform/platform.h"
 
-/* Live: 16 MiB holds about 110,000 Windows events with a file path (~150
- * bytes each) or 170,000 Linux ones (~96 bytes; ring.h), so at 250k
- * events/s a live source can run half a second ahead of a stalled printer
- * before anything is dropped. Replay never drops (the sink waits), so its ring only has to let the two
- * threads work in parallel: 1 MiB, several thousand events. */
-#define LIVE_RING_BYTES (16u * 1024u * 1024u)
-#define REPLAY_RING_BYTES (1024u * 1024u)
 #define POLL_MS 20
 /* The main thread sleeps until the source ends, the printer stops the run
  * or a signal comes, each of which wakes it; this only bounds a sleep. */
@@ -292,8 +285,8 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     dm_filter_init(&run->filter, opt);
     if (!src.is_live && opt->n_disks > 0)
         dm_filter_keep_census(&run->filter, &run->census);
-    run->sink.ring = dm_ring_create(src.is_live ? LIVE_RING_BYTES
-                                                  : REPLAY_RING_BYTES);
+    run->sink.ring = dm_ring_create(src.is_live ? DM_RING_LIVE_BYTES
+                                                  : DM_RING_REPLAY_BYTES);
     run->sink.filter = &run->filter;
     run->sink.wait_when_full = !src.is_live;
     run->sink.stop_flag = &run->stop;
