@@ -151,6 +151,9 @@ void dm_etl_on_buffer(struct dm_etl *etl, int (*fn)(void *ctx, uint64_t bytes_do
 
 /* Bytes of the file consumed so far (for the progress line). */
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl);
+/* The most bytes of buffers (windows, inflated and compressed buffers) the
+ * reader has held at once so far: what the budget bounds (tests). */
+uint64_t dm_etl_held_peak(const struct dm_etl *etl);
 /* Records skipped because their header kind is not decoded. */
 uint64_t dm_etl_skipped(const struct dm_etl *etl);
 

@@ -76,7 +76,9 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
     return 0;
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t need)
+/* Grow a buffer the reader holds to need bytes, counting what it holds
+ * (dm_etl_held_peak). */
+static int grow(struct dm_etl *etl, uint8_t **buf, size_t *cap, size_t need)
 {
     uint8_t *p;
 
@@ -85,9 +87,68 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
     p = realloc(*buf, need);
     if (p == NULL)
         return DM_ENOMEM;
+    etl->held_now += need - *cap;
+    if (etl->held_now > etl->held_peak)
+        etl->held_peak = etl->held_now;
     *buf = p;
     *cap = need;
     return 0;
+}
+
+void dm_etl__release(struct dm_etl *etl, struct stream *s)
+{
+    etl->held_now -= s->cap;
+    free(s->data);
+    s->data = NULL;
+    s->cap = 0;
+}
+
+uint64_t dm_etl_held_peak(const struct dm_etl *etl)
+{
+    return etl->held_peak;
+}
+
+/* What a plain buffer of len record bytes read from a file holds. */
+static size_t window_of(size_t len)
+{
+    return len < WINDOW_BYTES ? len : WINDOW_BYTES;
+}
+
+/* Read s's window of its plain buffer: the window starts at base in the
+ * records, and its first keep bytes are there already. */
+static int read_window(struct dm_etl *etl, struct stream *s, size_t keep,
+                       char *err, size_t errlen)
+{
+    const struct buf_entry *e = &etl->bufs[s->cur];
+    size_t len = window_of(s->total - s->base);
+    int rc = read_at(etl, e->offset + BUF_HDR_SIZE + s->base + keep, s->data + keep,
+                     len - keep, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    s->recs = s->data;
+    s->len = len;
+    s->pos = 0;
+    return 0;
+}
+
+/* The record at s->pos may be cut by the window's end: move the window to
+ * start there, keeping the bytes of it already read (fewer than
+ * RECORD_SPAN, which the caller checked, and the window holds more). */
+int dm_etl__refill(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    size_t keep = s->len - s->pos;
+    int rc;
+
+    memmove(s->data, s->data + s->pos, keep);
+    s->base += s->pos;
+    rc = read_window(etl, s, keep, err, errlen);
+    if (rc < 0) { /* the window is gone: hold nothing more of the buffer */
+        s->len = keep;
+        s->total = s->base + keep;
+        s->pos = 0;
+    }
+    return rc;
 }
 
 /*
@@ -158,12 +219,17 @@ int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
 {
     const struct buf_entry *e = &etl->bufs[bi];
     size_t len = e->filled - BUF_HDR_SIZE;
+    int compressed = (e->flags & BUF_FLAG_COMPRESSED) != 0;
+    size_t hold = compressed ? len : window_of(len);
     int rc;
 
-    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL) {
+    s->cur = bi;
+    s->base = 0;
+    s->total = len;
+    if (!compressed && etl->mem != NULL) {
         /* The index checked filled <= disk_size <= the bytes left. */
         s->recs = etl->mem + e->offset + BUF_HDR_SIZE;
-    } else if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+    } else if (grow(etl, &s->data, &s->cap, hold > 0 ? hold : 1) != 0) {
         snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
                  etl->name, e->offset);
         return DM_ENOMEM;
@@ -175,7 +241,7 @@ int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
         if (etl->mem != NULL) {
             z = etl->mem + e->offset + BUF_HDR_SIZE;
         } else {
-            if (grow(&etl->scratch, &etl->scratch_cap, zlen > 0 ? zlen : 1) != 0) {
+            if (grow(etl, &etl->scratch, &etl->scratch_cap, zlen > 0 ? zlen : 1) != 0) {
                 snprintf(err, errlen,
                          "%s: out of memory for the buffer at offset %" PRIu64,
                          etl->name, e->offset);
@@ -202,12 +268,11 @@ int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
         }
         s->recs = s->data;
     } else {
-        rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
+        rc = read_window(etl, s, 0, err, errlen);
         if (rc < 0)
             return rc;
-        s->recs = s->data;
+        len = s->len;
     }
-    s->cur = bi;
     s->next = e->next;
     s->len = len;
     s->pos = 0;
@@ -354,18 +419,21 @@ static int add_buffer(struct dm_etl *etl, const struct buf_entry *e)
 /*
  * The memory budget (etl.h). A CPU's stream holds one buffer at a time, in
  * memory that only grows until the stream ends, so what replay holds at
- * once is at most, over the CPUs, each one's largest buffer, plus buffer 0
- * and the largest compressed buffer as read from the file. Those sizes are
- * what the buffer headers claim; for a compressed buffer nothing but the
- * budget bounds the claim (a few bytes of LZ77 can inflate to 16 MiB), so
- * it is checked before anything is allocated for it.
+ * once is at most, over the CPUs, what each one's largest buffer holds,
+ * plus buffer 0 and the largest compressed buffer as read from the file. A
+ * plain buffer read from a file holds its window (WINDOW_BYTES at most); a
+ * compressed one its whole inflated size, which only its header claims and
+ * nothing but the budget bounds (a few bytes of LZ77 can inflate to
+ * 16 MiB), so it is checked before anything is allocated for it.
  */
 static uint32_t held_bytes(const struct dm_etl *etl, const struct buf_entry *e)
 {
+    if (e->flags & BUF_FLAG_COMPRESSED)
+        return e->filled - BUF_HDR_SIZE;
     /* A plain buffer of a trace in memory is walked where it lies. */
-    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL)
+    if (etl->mem != NULL)
         return 0;
-    return e->filled - BUF_HDR_SIZE;
+    return (uint32_t)window_of(e->filled - BUF_HDR_SIZE);
 }
 
 /* Compressed bytes read from a file before inflating: its scratch. */

@@ -121,16 +121,38 @@ struct frame {
     uint64_t ts;
 };
 
+/*
+ * A plain buffer read from a file is held through a window of WINDOW_BYTES,
+ * not whole. A record's size is a 16-bit field (Packet.Size, EVENT_HEADER
+ * Size or the marker's low word; etw-facts.md s.4), so a record spans at
+ * most RECORD_SPAN bytes with its 8-byte stride, and a window starting at
+ * a record holds it whole. The window's end is where a record may be cut:
+ * the framing paths see it as the buffer's filled end, and when one finds
+ * too few bytes there for the record it frames, dm_etl__next_head moves
+ * the window to start at that record (dm_etl__refill, which keeps the
+ * bytes already read) and frames it again. So the common path has no
+ * check of its own, and what it frames is what it would frame in the
+ * whole buffer. The window's length is a multiple of 8 (but at the filled
+ * end), so a record that fits has its stride inside too (next_pos).
+ * WINDOW_BYTES is RECORD_SPAN and half as much again: a refill reads 32 KiB
+ * or more, and 2,048 CPUs (MAX_CPUS) hold 192 MiB of windows at most.
+ */
+#define RECORD_SPAN 0x10000u /* 0xFFFF rounded up to the 8-byte stride */
+#define WINDOW_BYTES (RECORD_SPAN + RECORD_SPAN / 2)
+
 /* One CPU's buffers in file order, with the one loaded now. */
 struct stream {
     uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
     uint32_t next;       /* buffer to load after cur */
     uint32_t first;      /* the CPU's first buffer (dm_etl_rewind starts there) */
     unsigned cpu;
-    const uint8_t *recs; /* records of cur: its bytes from 0x48 to Offset, in
-                          * data, or in the caller's memory (dm_etl_open_mem) */
+    const uint8_t *recs; /* records of cur held now: its bytes from 0x48 +
+                          * base to 0x48 + base + len, in data, or in the
+                          * caller's memory (dm_etl_open_mem) */
     uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
+    size_t base;         /* where recs starts in cur's records (a window's) */
+    size_t total;        /* cur's record bytes: Offset - 0x48 */
     /* The merge key: the largest (timestamp, buffer index) of the stream's
      * decodable records so far, picked or not (see before() in
      * etl_reader.c). The timestamp lives in the reader's keys array, which
@@ -154,6 +176,7 @@ struct dm_etl {
     struct dm_etl_info info;
     uint32_t max_filled;     /* largest Offset accepted for compressed buffers */
     uint64_t held_max;       /* most buffer bytes held at once (etl_file.c) */
+    uint64_t held_now, held_peak; /* bytes allocated for buffers: now, most */
 
     struct buf_entry *bufs;  /* bufs[0] is the header buffer */
     uint32_t nbufs, bufs_cap;
@@ -191,9 +214,13 @@ struct dm_etl {
     char err_msg[384];
 };
 
-/* etl_file.c: read (and inflate) buffer bi into s. */
+/* etl_file.c: read (and inflate) buffer bi into s; move s's window to
+ * start at s->pos (when base + len < total: the window ends early). */
 int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                         char *err, size_t errlen);
+int dm_etl__refill(struct dm_etl *etl, struct stream *s, char *err, size_t errlen);
+/* etl_file.c: free what s holds (its stream has ended). */
+void dm_etl__release(struct dm_etl *etl, struct stream *s);
 
 /* etl_frame.c: framing and decoding the records of a loaded buffer. */
 int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,

@@ -60,9 +60,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
         if (s->next == NO_BUF) {
             s->cur = NO_BUF;
             s->recs = NULL;
-            free(s->data);
-            s->data = NULL;
-            s->cap = 0;
+            dm_etl__release(etl, s);
             return 0;
         }
         rc = dm_etl__load_buffer(etl, s, s->next, err, errlen);
@@ -269,13 +267,18 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
  * rewind() read ahead of the first dm_etl_next. */
 static void pick_header(struct dm_etl *etl)
 {
+    uint8_t hook[SYS_OFF_HOOK + 2] = {0};
     struct frame f;
 
     etl->header_picked = 0;
     if (!etl->selecting)
         return;
-    f.r = etl->prologue.recs; /* the header is buffer 0's first record */
-    f.kind = dm_etl__type_info[etl->header_rec.header_type].kind;
+    /* The header is a SYSTEM header record (MARKER_HEADER32/64), whose
+     * HookId group is all dm_etl__picked reads of it; buffer 0's window
+     * may have moved past the record itself. */
+    hook[SYS_OFF_HOOK + 1] = (uint8_t)etl->header_rec.group;
+    f.r = hook;
+    f.kind = K_SYSTEM;
     etl->header_picked = dm_etl__picked(etl, &f);
 }
 

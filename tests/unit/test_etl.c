@@ -1135,6 +1135,290 @@ DM_TEST(budget_takes_64_cpus)
     tb_free(&file);
 }
 
+/* ---- windows over large plain buffers ---------------------------------- */
+
+/* A plain buffer read from a file is held through a window of 96 KiB,
+ * which moves to start at a record the window's end cuts (etl_internal.h):
+ * records are at most 65,535 bytes (16-bit size fields, etw-facts.md s.4).
+ * These put records at the window's edges and check each comes back
+ * whole. */
+#define WIN 0x18000u  /* WINDOW_BYTES */
+
+/* A PERFINFO64 record (0x10 header) of size bytes in all, tagged id: the
+ * HookId's opcode is id's low byte, the payload starts with id and then
+ * holds (id * 7 + i) bytes, so a record cut or shifted anywhere shows. */
+static void sized(struct tb *r, uint32_t id, uint64_t ts, size_t size)
+{
+    static uint8_t pay[0xFFFF];
+    size_t plen = size - 0x10;
+
+    for (size_t i = 0; i < plen; i++)
+        pay[i] = (uint8_t)(id * 7u + i);
+    if (plen >= 4)
+        put_le(pay, id, 4);
+    rec_system(r, 0x11, 0x0A00 | (id & 0xFFu), 2, 0, 0, ts, pay, plen);
+}
+
+/* Read what sized() wrote: every record of the trace after its header, in
+ * order, must be id 1.., with ts == id, and the payload the pattern of
+ * sizes[id - 1]. Returns the count, or a negative at the first mismatch
+ * (and the end's rc in *rc_end, its message in err). */
+static long check_sized(struct dm_etl *etl, const size_t *sizes, size_t n,
+                        int *rc_end, char *err, size_t errlen)
+{
+    struct dm_etl_record rec;
+    long got = 0;
+    int rc;
+
+    rc = dm_etl_next(etl, &rec, err, errlen); /* the trace header */
+    while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, errlen)) == 1) {
+        uint32_t id = (uint32_t)got + 1;
+
+        if ((size_t)got >= n || rec.timestamp != id || rec.opcode != (id & 0xFFu) ||
+            rec.payload_len != sizes[got] - 0x10)
+            return -1 - got;
+        for (size_t i = 0; i < rec.payload_len; i++)
+            if (rec.payload[i] != (i < 4 && rec.payload_len >= 4
+                                       ? (uint8_t)(id >> (8 * i))
+                                       : (uint8_t)(id * 7u + i)))
+                return -1 - got;
+        got++;
+    }
+    *rc_end = rc;
+    return got;
+}
+
+/* The record sizes of the window tests, in buffer order, from offset 0 of
+ * the records (records start 8-aligned): twelve of 8 KiB end exactly at
+ * the first window's end; the next window starts with the largest record,
+ * 65,535 bytes, and one more puts the next record's start 8 bytes before
+ * the window's end (its marker and size inside, the rest not); the one
+ * after it leaves 16 bytes, a whole PERFINFO header, in the window; then
+ * sizes all over, so that later windows end everywhere, the last one short
+ * and last record large. */
+static size_t window_sizes(size_t *sizes, size_t max)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < 12; i++)
+        sizes[n++] = 0x2000;         /* 12 * 0x2000 == WIN */
+    sizes[n++] = 0xFFFF;             /* stride 0x10000 */
+    sizes[n++] = 0x7FF8;             /* to WIN - 8 */
+    sizes[n++] = 0x30;               /* cut after its first 8 bytes */
+    sizes[n++] = 0xFFFF;             /* 0x10030 */
+    sizes[n++] = 0x7FC0;             /* to 0x17FF0: WIN - 16 */
+    sizes[n++] = 0x1000;             /* cut after its 16-byte header */
+    for (size_t i = 0; n + 1 < max && i < 40; i++)
+        sizes[n++] = 0x10 + (i * 0x1357u) % 0xFFF0; /* sizes all over */
+    sizes[n++] = 0xFFFF;
+    return n;
+}
+
+DM_TEST(window_records_whole)
+{
+    static size_t sizes[64];
+    struct tb file = {0}, r = {0};
+    char path[1024], err[512];
+    size_t n = window_sizes(sizes, 60), total = 0;
+    int rc_end = 1;
+    long got;
+
+    add_header_buffer(&file, &hv64, NULL);
+    for (size_t i = 0; i < n; i++) {
+        sized(&r, (uint32_t)i + 1, i + 1, sizes[i]);
+        total = r.len;
+    }
+    DM_ASSERT(total > 4 * WIN); /* several windows */
+    add_buffer(&file, &r, 0, 0, 1, 0);
+
+    for (int pass = 0; pass < 4; pass++) {
+        struct dm_etl *etl = NULL;
+        FILE *f;
+
+        temp_path(path, sizeof path);
+        f = fopen(path, "wb");
+        DM_ASSERT(f != NULL && fwrite(file.p, 1, file.len, f) == file.len &&
+                  fclose(f) == 0);
+        /* From a file (a window), from memory (in place), and a selecting
+         * pass that takes the group of every record (its skip loop stops
+         * at the window's limit too) or of none but the header. */
+        if (pass == 1)
+            DM_ASSERT_EQ_INT(dm_etl_open_mem(&etl, file.p, file.len, "mem.etl", err,
+                                             sizeof err), 0);
+        else
+            DM_ASSERT_EQ_INT(dm_etl_open(&etl, path, err, sizeof err), 0);
+        if (pass >= 2) {
+            struct dm_etl_select sel;
+
+            memset(&sel, 0, sizeof sel);
+            sel.groups[0] = 1;                /* the header's group 0 */
+            if (pass == 2)
+                sel.groups[0x0A >> 3] |= 1u << (0x0A & 7); /* the records' */
+            dm_etl_select(etl, &sel);
+        }
+        got = check_sized(etl, sizes, n, &rc_end, err, sizeof err);
+        if (pass == 0)
+            DM_ASSERT(dm_etl_held_peak(etl) <= 2 * WIN); /* buffer 0, a window */
+        dm_etl_close(etl);
+        remove(path);
+        if (pass == 3) {
+            DM_ASSERT_EQ_INT(got, 0);
+        } else {
+            DM_ASSERT_EQ_INT(got, (long)n);
+        }
+        DM_ASSERT_EQ_INT(rc_end, 0);
+    }
+    tb_free(&file);
+    tb_free(&r);
+}
+
+/* Damage past the first window names its true file offset, after every
+ * record before it. */
+DM_TEST(window_damage_offset)
+{
+    static size_t sizes[64];
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    size_t n = window_sizes(sizes, 60), buf, bad;
+
+    add_header_buffer(&file, &hv64, NULL);
+    for (size_t i = 0; i < 30; i++)
+        sized(&r, (uint32_t)i + 1, i + 1, sizes[i]);
+    bad = r.len;
+    DM_ASSERT(bad > 2 * WIN);
+    tb_le(&r, 0x12345678u, 4); /* no known marker */
+    tb_fill(&r, 0, 60);
+    buf = add_buffer(&file, &r, 0, 0, 1, 0);
+    (void)n;
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 31);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + bad)));
+    DM_ASSERT(contains(g1.err_end, "unknown marker 0x12345678"));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+#ifndef _WIN32
+#include <sys/statvfs.h>
+#endif
+
+/* Write n bytes at offset off of f (a sparse file: what lies between
+ * writes is a hole). */
+static int put_at(FILE *f, long off, const void *p, size_t n)
+{
+    return fseek(f, off, SEEK_SET) == 0 && fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+/*
+ * 64 CPUs of full 16 MiB plain buffers (1 GiB, which the budget of
+ * whole buffers refused) open, return every record in time order, and
+ * hold a window per CPU. The file is sparse: each 64 KiB block of a buffer
+ * is a tagged 32-byte SYSTEM record and a MESSAGE record (skipped) filling
+ * the rest, whose bytes are a hole.
+ */
+#define BIG_CPUS 64u
+#define BIG_BUF (16u << 20)
+#define BIG_BLOCK 0x10000u
+
+DM_TEST(budget_takes_64_cpus_of_16mib)
+{
+    struct hdr_vals hv = hv64;
+    struct tb head = {0}, r = {0};
+    struct dm_etl *etl = NULL;
+    struct dm_etl_record rec;
+    char path[1024], err[512];
+    const unsigned blocks = BIG_BUF / BIG_BLOCK;
+    uint64_t n = 0, last_ts = 0;
+    long base;
+    FILE *f;
+    int rc, bad = 0;
+
+#ifdef _WIN32
+    DM_SKIP("needs a sparse 1 GiB temporary file (POSIX seek past the end)");
+#else
+    {
+        struct statvfs vfs;
+        char dir[1024], *slash;
+
+        temp_path(path, sizeof path);
+        snprintf(dir, sizeof dir, "%s", path);
+        slash = strrchr(dir, '/');
+        if (slash != NULL)
+            *slash = '\0';
+        DM_REQUIRE(statvfs(dir, &vfs) == 0 &&
+                       (uint64_t)vfs.f_bavail * vfs.f_frsize >= (256u << 20),
+                   "fewer than 256 MiB free in the temporary folder for a sparse "
+                   "1 GiB trace");
+    }
+#endif
+    hv.buffer_size = BIG_BUF;
+    add_header_buffer(&head, &hv, NULL);
+    f = fopen(path, "wb");
+    DM_ASSERT(f != NULL);
+    rc = put_at(f, 0, head.p, head.len);
+    base = (long)head.len;
+    for (unsigned cpu = 0; rc == 0 && cpu < BIG_CPUS; cpu++) {
+        long at = base + (long)cpu * (long)BIG_BUF;
+        uint8_t h[0x48];
+
+        memset(h, 0, sizeof h);
+        put_le(h + 0x00, BIG_BUF, 4);   /* BufferSize */
+        put_le(h + 0x28, cpu, 2);       /* ProcessorIndex */
+        put_le(h + 0x30, BIG_BUF, 4);   /* Offset: full */
+        put_le(h + 0x34, F_PROC_INDEX, 2);
+        rc = put_at(f, at, h, sizeof h);
+        for (unsigned b = 0; rc == 0 && b < blocks; b++) {
+            /* Block b of every CPU before block b + 1 of any: the CPUs
+             * interleave in time. The last block is 0x48 shorter. */
+            size_t room = BIG_BLOCK - (b + 1 == blocks ? 0x48 : 0);
+
+            r.len = 0;
+            tagged(&r, cpu, 1000 + (uint64_t)b * BIG_CPUS + cpu);
+            tb_le(&r, 0x90000000u | (uint32_t)(room - r.len), 4); /* MESSAGE */
+            rc = put_at(f, at + 0x48 + (long)b * BIG_BLOCK, r.p, r.len);
+        }
+    }
+    if (rc == 0) { /* the last hole ends the file */
+        uint8_t z = 0;
+        rc = put_at(f, base + (long)BIG_CPUS * BIG_BUF - 1, &z, 1);
+    }
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        remove(path);
+    DM_ASSERT_EQ_INT(rc, 0);
+
+    rc = dm_etl_open(&etl, path, err, sizeof err);
+    if (rc != 0)
+        remove(path);
+    DM_ASSERT_EQ_INT(rc, 0);
+    rc = dm_etl_next(etl, &rec, err, sizeof err); /* the trace header */
+    while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, sizeof err)) == 1) {
+        if (rec.timestamp != 1000 + n || rec.cpu != n % BIG_CPUS ||
+            rec.opcode != n % BIG_CPUS)
+            bad++;
+        last_ts = rec.timestamp;
+        n++;
+    }
+    {
+        uint64_t peak = dm_etl_held_peak(etl);
+
+        dm_etl_close(etl);
+        remove(path);
+        DM_ASSERT_EQ_INT(rc, 0);
+        DM_ASSERT_EQ_INT(bad, 0);
+        DM_ASSERT_EQ_U64(n, (uint64_t)BIG_CPUS * blocks);
+        DM_ASSERT_EQ_U64(last_ts, 1000 + n - 1);
+        /* A window per CPU and buffer 0's: 8.1 MiB, not 1 GiB. */
+        DM_ASSERT(peak <= (uint64_t)(BIG_CPUS + 1) * WIN);
+        DM_ASSERT(peak >= (uint64_t)BIG_CPUS * WIN);
+    }
+    tb_free(&head);
+    tb_free(&r);
+}
+
 DM_TEST(not_an_etl)
 {
     struct tb file = {0}, r = {0};
@@ -1950,6 +2234,9 @@ const struct dmt_case dm_suite_etl[] = {
     {"bad_compressed_data", bad_compressed_data},
     {"budget_refuses_claims", budget_refuses_claims},
     {"budget_takes_64_cpus", budget_takes_64_cpus},
+    {"budget_takes_64_cpus_of_16mib", budget_takes_64_cpus_of_16mib},
+    {"window_records_whole", window_records_whole},
+    {"window_damage_offset", window_damage_offset},
     {"not_an_etl", not_an_etl},
     {"missing_file", missing_file},
     {"sample_perfview_win8", sample_perfview_win8},
