@@ -370,11 +370,12 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
             s->pos = pos;
             rc = frame_slow(etl, s, &s->head, err, errlen);
             pos = s->pos;
-            if (rc <= 0 && pos == at && s->base + len < s->total &&
-                len - pos < RECORD_SPAN) {
+            if ((rc < 0 || (rc == 0 && s->head.left < 4)) && pos == at &&
+                s->base + len < s->total && len - pos < RECORD_SPAN) {
                 /* The window's end, not the buffer's, may have cut the
-                 * record: frame it again from a window starting there
-                 * (etl_internal.h). */
+                 * record (or its marker: an end marker read whole ends
+                 * the buffer): frame it again from a window starting
+                 * there (etl_internal.h). */
                 rc = dm_etl__refill(etl, s, err, errlen);
                 recs = s->recs;
                 len = s->len;

@@ -3,8 +3,9 @@
  *
  * The reader is three files, one job each:
  *   etl_file.c    open (a path or memory), the buffer index with its memory
- *                 budget, the per-buffer read and LZ77 hand-off, the trace
- *                 header and its time zone;
+ *                 budget, the per-buffer read through a window and the
+ *                 LZ77 inflation into one, the trace header and its time
+ *                 zone;
  *   etl_frame.c   record framing inside a loaded buffer: the checking path,
  *                 the quick path and the selecting skip, which must stay
  *                 equivalent (its top comment says how), and the header
@@ -26,6 +27,7 @@
 #include "core/bytes.h"
 #include "core/kmerge.h"
 #include "etl/etl.h"
+#include "etl/lz77.h"
 
 /* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
@@ -140,6 +142,23 @@ struct frame {
 #define RECORD_SPAN 0x10000u /* 0xFFFF rounded up to the 8-byte stride */
 #define WINDOW_BYTES (RECORD_SPAN + RECORD_SPAN / 2)
 
+/*
+ * A compressed buffer inflates as a stream into a window of the same
+ * WINDOW_BYTES of records after DM_LZ77_HISTORY bytes of the output before
+ * them, which a match may reach (lz77.h): LZ_WINDOW in all. Its compressed
+ * bytes are read from a file in chunks of LZ_CHUNK (a trace in memory is
+ * read where it lies). A buffer larger than LZ_WINDOW first inflates only
+ * LZ_FIRST_FILL, so that a CPU of which only the first records are read
+ * (a stopped pass, damage elsewhere) costs little; the window grows when a
+ * record is cut at its end, then moves. Per CPU at most LZ_WINDOW +
+ * LZ_CHUNK (120 KiB): 2,048 CPUs (MAX_CPUS) hold 240 MiB at most. What an
+ * end marker leaves of a buffer is not inflated; where the records run to
+ * the buffer's claimed end, the LZ77 stream must end there too.
+ */
+#define LZ_WINDOW (DM_LZ77_HISTORY + WINDOW_BYTES)
+#define LZ_CHUNK 0x4000u
+#define LZ_FIRST_FILL 0x4000u
+
 /* One CPU's buffers in file order, with the one loaded now. */
 struct stream {
     uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
@@ -153,6 +172,10 @@ struct stream {
     size_t cap, len, pos;
     size_t base;         /* where recs starts in cur's records (a window's) */
     size_t total;        /* cur's record bytes: Offset - 0x48 */
+    struct dm_lz77 lz;   /* a compressed cur's inflation, where it stopped */
+    uint8_t *zin;        /* its compressed bytes read and not yet used */
+    size_t zcap, zlen, zpos;
+    uint64_t znext;      /* the file offset of its next byte to read */
     /* The merge key: the largest (timestamp, buffer index) of the stream's
      * decodable records so far, picked or not (see before() in
      * etl_reader.c). The timestamp lives in the reader's keys array, which
@@ -193,8 +216,6 @@ struct dm_etl {
     int top_consumed;        /* the top stream's record was returned: advance it first */
     enum phase phase;
 
-    uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
-    size_t scratch_cap;
     uint64_t bytes_done;
     uint64_t skipped;
 

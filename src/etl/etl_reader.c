@@ -19,9 +19,11 @@
  *     streams with a tournament tree (core/kmerge.h) keyed on (timestamp,
  *     buffer index), so equal timestamps keep file order; the key of a
  *     stream is the largest of its records so far (before() says why).
- *     Each stream holds one loaded (inflated) buffer; the next one is read
- *     and inflated only when the current one is used up, so memory is one
- *     buffer per CPU plus the index whatever the size of the file.
+ *     Each stream holds a window of one buffer (etl_internal.h): a plain
+ *     buffer is read, and a compressed one inflated, a window at a time as
+ *     its records are taken, and the next buffer only when the current one
+ *     is used up, so memory is one window per CPU plus the index whatever
+ *     the size of the file or of its buffers.
  *   - With a selection (dm_etl_select), a stream skips the records not
  *     picked inside dm_etl__next_head, after reading only their size, kind,
  *     timestamp and group or GUID; only picked records enter the merge.
@@ -366,14 +368,15 @@ void dm_etl_close(struct dm_etl *etl)
         fclose(etl->fp);
     for (unsigned i = 0; etl->streams != NULL && i < etl->nstreams; i++) {
         free(etl->streams[i].data);
+        free(etl->streams[i].zin);
         free(etl->streams[i].err_msg);
     }
     free(etl->streams);
     free(etl->keys);
     dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
+    free(etl->prologue.zin);
     free(etl->bufs);
-    free(etl->scratch);
     free(etl->name);
     free(etl);
 }
