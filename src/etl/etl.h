@@ -6,8 +6,9 @@
  * merging the per-CPU buffer streams; or only the records a selection
  * picks, in the same order, at little more than the cost of walking the
  * record headers (dm_etl_select). Layouts: ../shared/docs/etw-facts.md
- * section 4. Memory stays bounded: one inflated buffer per CPU stream, and
- * the whole within DM_ETL_BUDGET_BYTES.
+ * section 4. Memory stays bounded: a window of one buffer per CPU stream
+ * (a plain buffer read through it, a compressed one inflated into it as a
+ * stream), and the whole within DM_ETL_BUDGET_BYTES.
  */
 #ifndef DM_ETL_H
 #define DM_ETL_H
@@ -21,14 +22,17 @@ struct dm_etl;
 
 /*
  * The most bytes of buffers (inflated records, and records or compressed
- * bytes read from the file) the reader holds at once. Open sums, over the
- * CPUs, the largest buffer each one's headers claim, and refuses a trace
- * whose sum passes this before allocating any of it: the error names the
- * buffer that passed it, its claim and the budget. A compressed buffer may
- * claim 16 MiB from a few bytes, and a trace may have 2,048 CPUs, so without
- * the budget a 27 KB file could ask for 4 GiB. 64 CPUs of 1 MiB buffers
- * (ETW's largest before Windows 8) hold 64 MiB; 15 CPUs of full 16 MiB
- * buffers fit.
+ * bytes read from the file) the reader holds at once. A CPU's stream holds
+ * a window of its buffer, not the buffer: at most 96 KiB of a plain one,
+ * 104 KiB of a compressed one (with the 8 KiB of output its LZ77 matches
+ * may reach) and 16 KiB of its compressed bytes, because no record is
+ * larger than 64 KiB (etl_internal.h). So any BufferSize up to 16 MiB with
+ * up to 2,048 CPUs (all a trace can name) holds at most 240 MiB, and a
+ * 27 KB file whose compressed buffers claim 16 MiB each for 256 CPUs holds
+ * a few MiB, not 4 GiB. Open still sums, over the CPUs, what each one's
+ * largest buffer would hold, and refuses a trace whose sum passes this
+ * before allocating any of it (the error names the buffer that passed it,
+ * its claim and the budget); with these windows no trace does.
  */
 #define DM_ETL_BUDGET_BYTES (256u << 20)
 
@@ -151,6 +155,9 @@ void dm_etl_on_buffer(struct dm_etl *etl, int (*fn)(void *ctx, uint64_t bytes_do
 
 /* Bytes of the file consumed so far (for the progress line). */
 uint64_t dm_etl_bytes_done(const struct dm_etl *etl);
+/* The most bytes of buffers (windows, inflated and compressed buffers) the
+ * reader has held at once so far: what the budget bounds (tests). */
+uint64_t dm_etl_held_peak(const struct dm_etl *etl);
 /* Records skipped because their header kind is not decoded. */
 uint64_t dm_etl_skipped(const struct dm_etl *etl);
 

@@ -2,8 +2,9 @@
  * etl_file.c - opening an .etl trace (a path or bytes in memory) and
  * reading its buffers: buffer 0 and the trace header record in it (with
  * its time zone), the index of every other buffer (chained per CPU, within
- * the memory budget), and one buffer at a time into a stream, inflating a
- * compressed one (see etl_internal.h for the reader's other files).
+ * the memory budget), and one buffer at a time into a stream through a
+ * window: a plain one read in windows, a compressed one inflated as a
+ * stream (see etl_internal.h, which also lists the reader's other files).
  *
  * Every length read from the file is checked against the bytes that hold
  * it before anything is read through it (etl_reader.c says how the reader
@@ -76,7 +77,9 @@ static int read_at(struct dm_etl *etl, uint64_t off, void *dst, size_t len,
     return 0;
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t need)
+/* Grow a buffer the reader holds to need bytes, counting what it holds
+ * (dm_etl_held_peak). */
+static int grow(struct dm_etl *etl, uint8_t **buf, size_t *cap, size_t need)
 {
     uint8_t *p;
 
@@ -85,9 +88,162 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
     p = realloc(*buf, need);
     if (p == NULL)
         return DM_ENOMEM;
+    etl->held_now += need - *cap;
+    if (etl->held_now > etl->held_peak)
+        etl->held_peak = etl->held_now;
     *buf = p;
     *cap = need;
     return 0;
+}
+
+void dm_etl__release(struct dm_etl *etl, struct stream *s)
+{
+    etl->held_now -= s->cap + s->zcap;
+    free(s->data);
+    s->data = NULL;
+    s->cap = 0;
+    free(s->zin);
+    s->zin = NULL;
+    s->zcap = 0;
+}
+
+uint64_t dm_etl_held_peak(const struct dm_etl *etl)
+{
+    return etl->held_peak;
+}
+
+/* What a plain buffer of len record bytes read from a file holds. */
+static size_t window_of(size_t len)
+{
+    return len < WINDOW_BYTES ? len : WINDOW_BYTES;
+}
+
+/* Read s's window of its plain buffer: the window starts at base in the
+ * records, and its first keep bytes are there already. */
+static int read_window(struct dm_etl *etl, struct stream *s, size_t keep,
+                       char *err, size_t errlen)
+{
+    const struct buf_entry *e = &etl->bufs[s->cur];
+    size_t len = window_of(s->total - s->base);
+    int rc = read_at(etl, e->offset + BUF_HDR_SIZE + s->base + keep, s->data + keep,
+                     len - keep, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    s->recs = s->data;
+    s->len = len;
+    s->pos = 0;
+    return 0;
+}
+
+/*
+ * Inflate more of s's compressed buffer into data[*out_pos..lim), where
+ * data[0..*out_pos) is output already made (the last DM_LZ77_HISTORY bytes
+ * of it, or all) and the window's records start at r0: until lim, or
+ * until the buffer's records are all out, which must be where the LZ77
+ * stream ends. Reads the compressed bytes in chunks (a file's) as the
+ * decoder asks for them.
+ */
+static int inflate_more(struct dm_etl *etl, struct stream *s, size_t r0, size_t *out_pos,
+                        size_t lim, char *err, size_t errlen)
+{
+    const struct buf_entry *e = &etl->bufs[s->cur];
+    const uint64_t zend = e->offset + e->disk_size;
+    const size_t end = r0 + (s->total - s->base); /* the records' end in data */
+    int rc;
+
+    if (lim > end)
+        lim = end;
+    for (;;) {
+        size_t n;
+
+        if (etl->mem != NULL) { /* the index checked disk_size <= the bytes left */
+            rc = dm_lz77_inflate(&s->lz, etl->mem + e->offset + BUF_HDR_SIZE,
+                                 e->disk_size - BUF_HDR_SIZE, &s->zpos, 1, s->data, lim,
+                                 out_pos);
+            break;
+        }
+        rc = dm_lz77_inflate(&s->lz, s->zin, s->zlen, &s->zpos, s->znext == zend, s->data,
+                             lim, out_pos);
+        if (rc != DM_LZ77_NEED_IN)
+            break;
+        /* The few bytes left unused first, then the next chunk. */
+        memmove(s->zin, s->zin + s->zpos, s->zlen - s->zpos);
+        s->zlen -= s->zpos;
+        s->zpos = 0;
+        n = s->zcap - s->zlen;
+        if (n > zend - s->znext)
+            n = (size_t)(zend - s->znext);
+        rc = read_at(etl, s->znext, s->zin + s->zlen, n, err, errlen);
+        if (rc < 0)
+            return rc;
+        s->zlen += n;
+        s->znext += n;
+    }
+    if (rc < 0 || (rc == DM_LZ77_OUT_FULL && *out_pos == end)) {
+        snprintf(err, errlen,
+                 "%s: corrupt compressed buffer at offset %" PRIu64
+                 ": its LZ77 data is malformed",
+                 etl->name, e->offset);
+        return DM_ECORRUPT;
+    }
+    if (rc == DM_LZ77_END && *out_pos != end) {
+        snprintf(err, errlen,
+                 "%s: corrupt compressed buffer at offset %" PRIu64
+                 ": inflates to %zu bytes, its header says %zu",
+                 etl->name, e->offset, s->base + (*out_pos - r0), s->total);
+        return DM_ECORRUPT;
+    }
+    return 0;
+}
+
+/* dm_etl__refill for a compressed buffer: inflate more into the window's
+ * room, or, when it has none, keep the cut record and the history before
+ * it at the window's start and inflate after them. */
+static int refill_inflated(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    size_t r0 = (size_t)(s->recs - s->data), out_pos = r0 + s->len;
+    int rc;
+
+    if (out_pos == s->cap) {
+        size_t keep = s->len - s->pos;
+        size_t k = keep > DM_LZ77_HISTORY ? keep : DM_LZ77_HISTORY;
+
+        if (k > out_pos)
+            k = out_pos;
+        memmove(s->data, s->data + out_pos - k, k);
+        s->base += s->pos;
+        s->pos = 0;
+        r0 = k - keep;
+        out_pos = k;
+    }
+    rc = inflate_more(etl, s, r0, &out_pos, s->cap, err, errlen);
+    s->recs = s->data + r0;
+    s->len = out_pos - r0;
+    return rc;
+}
+
+/* The record at s->pos may be cut by the window's end: move the window to
+ * start there, keeping the bytes of it already read (fewer than
+ * RECORD_SPAN, which the caller checked, and the window holds more), or
+ * grow a compressed buffer's window. */
+int dm_etl__refill(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    size_t keep = s->len - s->pos;
+    int rc;
+
+    if (etl->bufs[s->cur].flags & BUF_FLAG_COMPRESSED)
+        return refill_inflated(etl, s, err, errlen);
+
+    memmove(s->data, s->data + s->pos, keep);
+    s->base += s->pos;
+    rc = read_window(etl, s, keep, err, errlen);
+    if (rc < 0) { /* the window is gone: hold nothing more of the buffer */
+        s->len = keep;
+        s->total = s->base + keep;
+        s->pos = 0;
+    }
+    return rc;
 }
 
 /*
@@ -151,63 +307,52 @@ static int check_buffer_header(const struct dm_etl *etl, const uint8_t *hdr,
     return 0;
 }
 
-/* Read (and inflate) buffer index bi into s, ready to walk from its first
- * record. A plain buffer of a trace in memory is walked where it lies. */
+/* Read buffer index bi into s, or start inflating it, ready to walk from
+ * its first record. A plain buffer of a trace in memory is walked where it
+ * lies. */
 int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                         char *err, size_t errlen)
 {
     const struct buf_entry *e = &etl->bufs[bi];
     size_t len = e->filled - BUF_HDR_SIZE;
+    int compressed = (e->flags & BUF_FLAG_COMPRESSED) != 0;
+    size_t hold = compressed ? (len < LZ_WINDOW ? len : LZ_WINDOW) : window_of(len);
+    size_t zhold = compressed && etl->mem == NULL ? e->disk_size - BUF_HDR_SIZE : 0;
     int rc;
 
-    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL) {
+    if (zhold > LZ_CHUNK)
+        zhold = LZ_CHUNK;
+    if (compressed && etl->mem == NULL && zhold == 0)
+        zhold = 1; /* somewhere to point at, though nothing is read */
+    s->cur = bi;
+    s->base = 0;
+    s->total = len;
+    if (!compressed && etl->mem != NULL) {
         /* The index checked filled <= disk_size <= the bytes left. */
         s->recs = etl->mem + e->offset + BUF_HDR_SIZE;
-    } else if (grow(&s->data, &s->cap, len > 0 ? len : 1) != 0) {
+    } else if (grow(etl, &s->data, &s->cap, hold > 0 ? hold : 1) != 0 ||
+               (zhold > 0 && grow(etl, &s->zin, &s->zcap, zhold) != 0)) {
         snprintf(err, errlen, "%s: out of memory for the buffer at offset %" PRIu64,
                  etl->name, e->offset);
         return DM_ENOMEM;
-    } else if (e->flags & BUF_FLAG_COMPRESSED) {
-        size_t zlen = e->disk_size - BUF_HDR_SIZE;
-        const uint8_t *z;
-        long got;
+    } else if (compressed) {
+        size_t out_pos = 0;
 
-        if (etl->mem != NULL) {
-            z = etl->mem + e->offset + BUF_HDR_SIZE;
-        } else {
-            if (grow(&etl->scratch, &etl->scratch_cap, zlen > 0 ? zlen : 1) != 0) {
-                snprintf(err, errlen,
-                         "%s: out of memory for the buffer at offset %" PRIu64,
-                         etl->name, e->offset);
-                return DM_ENOMEM;
-            }
-            rc = read_at(etl, e->offset + BUF_HDR_SIZE, etl->scratch, zlen, err, errlen);
-            if (rc < 0)
-                return rc;
-            z = etl->scratch;
-        }
-        got = dm_lz77_decompress(z, zlen, s->data, len);
-        if (got != (long)len) {
-            if (got < 0)
-                snprintf(err, errlen,
-                         "%s: corrupt compressed buffer at offset %" PRIu64
-                         ": its LZ77 data is malformed",
-                         etl->name, e->offset);
-            else
-                snprintf(err, errlen,
-                         "%s: corrupt compressed buffer at offset %" PRIu64
-                         ": inflates to %ld bytes, its header says %zu",
-                         etl->name, e->offset, got, len);
-            return DM_ECORRUPT;
-        }
-        s->recs = s->data;
-    } else {
-        rc = read_at(etl, e->offset + BUF_HDR_SIZE, s->data, len, err, errlen);
+        dm_lz77_init(&s->lz);
+        s->zlen = s->zpos = 0;
+        s->znext = e->offset + BUF_HDR_SIZE;
+        rc = inflate_more(etl, s, 0, &out_pos, len <= hold ? len : LZ_FIRST_FILL, err,
+                          errlen);
         if (rc < 0)
             return rc;
         s->recs = s->data;
+        len = out_pos;
+    } else {
+        rc = read_window(etl, s, 0, err, errlen);
+        if (rc < 0)
+            return rc;
+        len = s->len;
     }
-    s->cur = bi;
     s->next = e->next;
     s->len = len;
     s->pos = 0;
@@ -354,27 +499,39 @@ static int add_buffer(struct dm_etl *etl, const struct buf_entry *e)
 /*
  * The memory budget (etl.h). A CPU's stream holds one buffer at a time, in
  * memory that only grows until the stream ends, so what replay holds at
- * once is at most, over the CPUs, each one's largest buffer, plus buffer 0
- * and the largest compressed buffer as read from the file. Those sizes are
- * what the buffer headers claim; for a compressed buffer nothing but the
- * budget bounds the claim (a few bytes of LZ77 can inflate to 16 MiB), so
- * it is checked before anything is allocated for it.
+ * once is at most, over the CPUs, what each one's largest buffer holds,
+ * and the largest chunk of compressed bytes it reads. A plain buffer read
+ * from a file holds its window (WINDOW_BYTES at most), a compressed one
+ * LZ_WINDOW at most and a chunk (etl_internal.h); a plain buffer of a
+ * trace in memory is walked where it lies. These are what the buffer
+ * headers claim, bounded by the windows; the sum is checked before
+ * anything is allocated for a buffer.
  */
 static uint32_t held_bytes(const struct dm_etl *etl, const struct buf_entry *e)
 {
-    /* A plain buffer of a trace in memory is walked where it lies. */
-    if (!(e->flags & BUF_FLAG_COMPRESSED) && etl->mem != NULL)
+    uint32_t len = e->filled - BUF_HDR_SIZE;
+
+    if (e->flags & BUF_FLAG_COMPRESSED)
+        return len < LZ_WINDOW ? len : LZ_WINDOW;
+    if (etl->mem != NULL)
         return 0;
-    return e->filled - BUF_HDR_SIZE;
+    return (uint32_t)window_of(len);
 }
 
-/* Compressed bytes read from a file before inflating: its scratch. */
-static uint32_t scratch_bytes(const struct dm_etl *etl, const struct buf_entry *e)
+/* Compressed bytes read from a file at once: a chunk. */
+static uint32_t chunk_bytes(const struct dm_etl *etl, const struct buf_entry *e)
 {
+    uint32_t zlen = e->disk_size - BUF_HDR_SIZE;
+
     if (!(e->flags & BUF_FLAG_COMPRESSED) || etl->mem != NULL)
         return 0;
-    return e->disk_size - BUF_HDR_SIZE;
+    return zlen < LZ_CHUNK ? zlen : LZ_CHUNK;
 }
+
+/* Every CPU a trace can name, each holding its largest window and chunk,
+ * and buffer 0 beside them, fit the budget: so no trace is refused. */
+_Static_assert((uint64_t)(MAX_CPUS + 1) * (LZ_WINDOW + LZ_CHUNK) <= DM_ETL_BUDGET_BYTES,
+               "the windows of MAX_CPUS streams fit DM_ETL_BUDGET_BYTES");
 
 static int over_budget(const struct dm_etl *etl, const struct buf_entry *e,
                        char *err, size_t errlen)
@@ -400,7 +557,7 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     uint32_t last[MAX_CPUS];
     unsigned stream_of[MAX_CPUS];
     uint32_t held[MAX_CPUS];  /* per CPU, its largest buffer as held */
-    uint32_t scratch = 0;     /* the largest compressed buffer read */
+    uint32_t chunk[MAX_CPUS]; /* per CPU, its largest chunk of compressed bytes */
     uint64_t off = etl->bufs[0].disk_size;
     uint8_t hdr[BUF_HDR_SIZE];
     int rc;
@@ -409,8 +566,9 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
         last[c] = NO_BUF;
         stream_of[c] = UINT32_MAX;
         held[c] = 0;
+        chunk[c] = 0;
     }
-    etl->held_max = held_bytes(etl, &etl->bufs[0]) + scratch_bytes(etl, &etl->bufs[0]);
+    etl->held_max = held_bytes(etl, &etl->bufs[0]) + chunk_bytes(etl, &etl->bufs[0]);
     while (off < etl->info.file_size) {
         struct buf_entry e;
 
@@ -434,9 +592,9 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
             etl->held_max += held_bytes(etl, &e) - held[e.cpu];
             held[e.cpu] = held_bytes(etl, &e);
         }
-        if (scratch_bytes(etl, &e) > scratch) {
-            etl->held_max += scratch_bytes(etl, &e) - scratch;
-            scratch = scratch_bytes(etl, &e);
+        if (chunk_bytes(etl, &e) > chunk[e.cpu]) {
+            etl->held_max += chunk_bytes(etl, &e) - chunk[e.cpu];
+            chunk[e.cpu] = chunk_bytes(etl, &e);
         }
         if (etl->held_max > DM_ETL_BUDGET_BYTES)
             return over_budget(etl, &e, err, errlen);

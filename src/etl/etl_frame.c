@@ -63,7 +63,8 @@ const struct type_info dm_etl__type_info[256] = {
     [0x12] = {K_EVENT, 4, 0x50, 0x10, 0},     [0x13] = {K_EVENT, 8, 0x50, 0x10, 0},
 };
 
-/* Message for a bad record at byte pos of s's records: a file offset for a
+/* Message for a bad record at byte pos of s's records held now (its
+ * window's: base says where that is in the buffer): a file offset for a
  * plain buffer, the buffer's offset and the inflated position otherwise. */
 static int record_error(const struct dm_etl *etl, const struct stream *s,
                         size_t pos, char *err, size_t errlen, const char *what)
@@ -74,12 +75,12 @@ static int record_error(const struct dm_etl *etl, const struct stream *s,
         snprintf(err, errlen,
                  "%s: corrupt record in the compressed buffer at offset %" PRIu64
                  " (byte %zu after inflating): %s; the trace is damaged from here on",
-                 etl->name, e->offset, pos + BUF_HDR_SIZE, what);
+                 etl->name, e->offset, s->base + pos + BUF_HDR_SIZE, what);
     else
         snprintf(err, errlen,
                  "%s: corrupt record at offset %" PRIu64
                  ": %s; the trace is damaged from here on",
-                 etl->name, e->offset + BUF_HDR_SIZE + pos, what);
+                 etl->name, e->offset + BUF_HDR_SIZE + s->base + pos, what);
     return DM_ECORRUPT;
 }
 
@@ -345,7 +346,7 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
                       size_t errlen)
 {
     const uint8_t *recs = s->recs;
-    const size_t len = s->len;
+    size_t len = s->len;
     const uint32_t cur = s->cur;
     const int selecting = etl->selecting;
     size_t pos = s->pos;
@@ -362,11 +363,27 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
         if (frame_quick(recs + pos, len - pos, &f)) {
             pos = next_pos(pos, f.size, len);
         } else {
+            size_t at = pos;
+
             /* Through s->head, so that f's address does not escape and
              * the common path keeps it in registers. */
             s->pos = pos;
             rc = frame_slow(etl, s, &s->head, err, errlen);
             pos = s->pos;
+            if ((rc < 0 || (rc == 0 && s->head.left < 4)) && pos == at &&
+                s->base + len < s->total && len - pos < RECORD_SPAN) {
+                /* The window's end, not the buffer's, may have cut the
+                 * record (or its marker: an end marker read whole ends
+                 * the buffer): frame it again from a window starting
+                 * there (etl_internal.h). */
+                rc = dm_etl__refill(etl, s, err, errlen);
+                recs = s->recs;
+                len = s->len;
+                pos = s->pos;
+                if (rc < 0)
+                    break;
+                continue;
+            }
             if (rc == 2)
                 continue;
             if (rc <= 0)

@@ -3,8 +3,9 @@
  *
  * The reader is three files, one job each:
  *   etl_file.c    open (a path or memory), the buffer index with its memory
- *                 budget, the per-buffer read and LZ77 hand-off, the trace
- *                 header and its time zone;
+ *                 budget, the per-buffer read through a window and the
+ *                 LZ77 inflation into one, the trace header and its time
+ *                 zone;
  *   etl_frame.c   record framing inside a loaded buffer: the checking path,
  *                 the quick path and the selecting skip, which must stay
  *                 equivalent (its top comment says how), and the header
@@ -26,6 +27,7 @@
 #include "core/bytes.h"
 #include "core/kmerge.h"
 #include "etl/etl.h"
+#include "etl/lz77.h"
 
 /* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
@@ -121,16 +123,59 @@ struct frame {
     uint64_t ts;
 };
 
+/*
+ * A plain buffer read from a file is held through a window of WINDOW_BYTES,
+ * not whole. A record's size is a 16-bit field (Packet.Size, EVENT_HEADER
+ * Size or the marker's low word; etw-facts.md s.4), so a record spans at
+ * most RECORD_SPAN bytes with its 8-byte stride, and a window starting at
+ * a record holds it whole. The window's end is where a record may be cut:
+ * the framing paths see it as the buffer's filled end, and when one finds
+ * too few bytes there for the record it frames, dm_etl__next_head moves
+ * the window to start at that record (dm_etl__refill, which keeps the
+ * bytes already read) and frames it again. So the common path has no
+ * check of its own, and what it frames is what it would frame in the
+ * whole buffer. The window's length is a multiple of 8 (but at the filled
+ * end), so a record that fits has its stride inside too (next_pos).
+ * WINDOW_BYTES is RECORD_SPAN and half as much again: a refill reads 32 KiB
+ * or more, and 2,048 CPUs (MAX_CPUS) hold 192 MiB of windows at most.
+ */
+#define RECORD_SPAN 0x10000u /* 0xFFFF rounded up to the 8-byte stride */
+#define WINDOW_BYTES (RECORD_SPAN + RECORD_SPAN / 2)
+
+/*
+ * A compressed buffer inflates as a stream into a window of the same
+ * WINDOW_BYTES of records after DM_LZ77_HISTORY bytes of the output before
+ * them, which a match may reach (lz77.h): LZ_WINDOW in all. Its compressed
+ * bytes are read from a file in chunks of LZ_CHUNK (a trace in memory is
+ * read where it lies). A buffer larger than LZ_WINDOW first inflates only
+ * LZ_FIRST_FILL, so that a CPU of which only the first records are read
+ * (a stopped pass, damage elsewhere) costs little; the window grows when a
+ * record is cut at its end, then moves. Per CPU at most LZ_WINDOW +
+ * LZ_CHUNK (120 KiB): 2,048 CPUs (MAX_CPUS) hold 240 MiB at most. What an
+ * end marker leaves of a buffer is not inflated; where the records run to
+ * the buffer's claimed end, the LZ77 stream must end there too.
+ */
+#define LZ_WINDOW (DM_LZ77_HISTORY + WINDOW_BYTES)
+#define LZ_CHUNK 0x4000u
+#define LZ_FIRST_FILL 0x4000u
+
 /* One CPU's buffers in file order, with the one loaded now. */
 struct stream {
     uint32_t cur;        /* loaded buffer, NO_BUF before the first/after the last */
     uint32_t next;       /* buffer to load after cur */
     uint32_t first;      /* the CPU's first buffer (dm_etl_rewind starts there) */
     unsigned cpu;
-    const uint8_t *recs; /* records of cur: its bytes from 0x48 to Offset, in
-                          * data, or in the caller's memory (dm_etl_open_mem) */
+    const uint8_t *recs; /* records of cur held now: its bytes from 0x48 +
+                          * base to 0x48 + base + len, in data, or in the
+                          * caller's memory (dm_etl_open_mem) */
     uint8_t *data;       /* what was read or inflated */
     size_t cap, len, pos;
+    size_t base;         /* where recs starts in cur's records (a window's) */
+    size_t total;        /* cur's record bytes: Offset - 0x48 */
+    struct dm_lz77 lz;   /* a compressed cur's inflation, where it stopped */
+    uint8_t *zin;        /* its compressed bytes read and not yet used */
+    size_t zcap, zlen, zpos;
+    uint64_t znext;      /* the file offset of its next byte to read */
     /* The merge key: the largest (timestamp, buffer index) of the stream's
      * decodable records so far, picked or not (see before() in
      * etl_reader.c). The timestamp lives in the reader's keys array, which
@@ -154,6 +199,7 @@ struct dm_etl {
     struct dm_etl_info info;
     uint32_t max_filled;     /* largest Offset accepted for compressed buffers */
     uint64_t held_max;       /* most buffer bytes held at once (etl_file.c) */
+    uint64_t held_now, held_peak; /* bytes allocated for buffers: now, most */
 
     struct buf_entry *bufs;  /* bufs[0] is the header buffer */
     uint32_t nbufs, bufs_cap;
@@ -170,8 +216,6 @@ struct dm_etl {
     int top_consumed;        /* the top stream's record was returned: advance it first */
     enum phase phase;
 
-    uint8_t *scratch;        /* compressed bytes of the buffer being inflated */
-    size_t scratch_cap;
     uint64_t bytes_done;
     uint64_t skipped;
 
@@ -191,9 +235,13 @@ struct dm_etl {
     char err_msg[384];
 };
 
-/* etl_file.c: read (and inflate) buffer bi into s. */
+/* etl_file.c: read (and inflate) buffer bi into s; move s's window to
+ * start at s->pos (when base + len < total: the window ends early). */
 int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
                         char *err, size_t errlen);
+int dm_etl__refill(struct dm_etl *etl, struct stream *s, char *err, size_t errlen);
+/* etl_file.c: free what s holds (its stream has ended). */
+void dm_etl__release(struct dm_etl *etl, struct stream *s);
 
 /* etl_frame.c: framing and decoding the records of a loaded buffer. */
 int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,

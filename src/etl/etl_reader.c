@@ -19,9 +19,11 @@
  *     streams with a tournament tree (core/kmerge.h) keyed on (timestamp,
  *     buffer index), so equal timestamps keep file order; the key of a
  *     stream is the largest of its records so far (before() says why).
- *     Each stream holds one loaded (inflated) buffer; the next one is read
- *     and inflated only when the current one is used up, so memory is one
- *     buffer per CPU plus the index whatever the size of the file.
+ *     Each stream holds a window of one buffer (etl_internal.h): a plain
+ *     buffer is read, and a compressed one inflated, a window at a time as
+ *     its records are taken, and the next buffer only when the current one
+ *     is used up, so memory is one window per CPU plus the index whatever
+ *     the size of the file or of its buffers.
  *   - With a selection (dm_etl_select), a stream skips the records not
  *     picked inside dm_etl__next_head, after reading only their size, kind,
  *     timestamp and group or GUID; only picked records enter the merge.
@@ -60,9 +62,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
         if (s->next == NO_BUF) {
             s->cur = NO_BUF;
             s->recs = NULL;
-            free(s->data);
-            s->data = NULL;
-            s->cap = 0;
+            dm_etl__release(etl, s);
             return 0;
         }
         rc = dm_etl__load_buffer(etl, s, s->next, err, errlen);
@@ -269,13 +269,18 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
  * rewind() read ahead of the first dm_etl_next. */
 static void pick_header(struct dm_etl *etl)
 {
+    uint8_t hook[SYS_OFF_HOOK + 2] = {0};
     struct frame f;
 
     etl->header_picked = 0;
     if (!etl->selecting)
         return;
-    f.r = etl->prologue.recs; /* the header is buffer 0's first record */
-    f.kind = dm_etl__type_info[etl->header_rec.header_type].kind;
+    /* The header is a SYSTEM header record (MARKER_HEADER32/64), whose
+     * HookId group is all dm_etl__picked reads of it; buffer 0's window
+     * may have moved past the record itself. */
+    hook[SYS_OFF_HOOK + 1] = (uint8_t)etl->header_rec.group;
+    f.r = hook;
+    f.kind = K_SYSTEM;
     etl->header_picked = dm_etl__picked(etl, &f);
 }
 
@@ -363,14 +368,15 @@ void dm_etl_close(struct dm_etl *etl)
         fclose(etl->fp);
     for (unsigned i = 0; etl->streams != NULL && i < etl->nstreams; i++) {
         free(etl->streams[i].data);
+        free(etl->streams[i].zin);
         free(etl->streams[i].err_msg);
     }
     free(etl->streams);
     free(etl->keys);
     dm_kmerge_free(&etl->merge);
     free(etl->prologue.data);
+    free(etl->prologue.zin);
     free(etl->bufs);
-    free(etl->scratch);
     free(etl->name);
     free(etl);
 }

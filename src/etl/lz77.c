@@ -31,6 +31,18 @@
  * The fixed-size moves may write up to 31 bytes past the item; they run
  * only when the output has room for them, and what follows overwrites
  * them or lies past the returned length (lz77.h allows that).
+ *
+ * The decoder is resumable (dm_lz77_inflate), so that a compressed .etl
+ * buffer of 16 MiB inflates through a window: it stops where the output is
+ * full (a literal run or a match cut there goes on at the next call) or
+ * where input that is not final runs short, and its state is what it
+ * needs to go on from there: the flag word's bits left, the shared nibble
+ * (by value), a match's length left and distance. A match reaches at most
+ * 8,192 bytes back (a 13-bit distance, DM_LZ77_HISTORY), so the caller
+ * keeps that much output before where the next call writes. The one-shot
+ * dm_lz77_decompress is one call of it. The word loop without input
+ * checks runs while a whole word's input is there, as before; only near a
+ * chunk's end are items taken one by one with checks.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -95,28 +107,37 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
     }
 }
 
-/* Where an inflation is: the input and output cursors and ends, and the
- * byte whose high nibble the next long match takes (NULL: none). */
+/* Where an inflation is: the input and output cursors and ends, whether
+ * input follows iend (final: none does), and the decoder's own state. */
 struct lz_state {
-    const uint8_t *ip, *iend, *half;
+    const uint8_t *ip, *iend;
     uint8_t *obase, *op, *oend;
+    int final;
+    struct dm_lz77 *z;
 };
 
 /* An item takes at most 10 bytes of input: a 2-byte token, a shared nibble
  * byte, a byte, a 16-bit and a 32-bit length ([MS-XCA] 2.4). With
  * WORD_SAFE_IN bytes left after a flag word, none of its 32 items can run
- * out of input, even with a literal run's 32-byte read at its end. */
+ * out of input, even with a literal run's 32-byte read at its end. Input
+ * that is not final is taken an item at a time while ITEM_IN_MAX bytes are
+ * left, so no item is ever cut by a chunk's end: the caller hands the
+ * rest over again with the next chunk. */
 #define ITEM_IN_MAX 10u
 #define WORD_SAFE_IN (XCA_FLAGS_PER_WORD * ITEM_IN_MAX + 2 * MOVE)
 
-enum { WORD_DONE = 0, STREAM_END = 1 };
+enum { WORD_DONE = 0 };
 
 /*
- * The items of one flag word (flags, its first bit at bit 31). Returns
- * WORD_DONE, STREAM_END (a match flag with no input left) or DM_ECORRUPT.
- * safe: the input holds WORD_SAFE_IN bytes, so no input bound is checked.
- * Output bounds are always checked. It is inlined at its two call sites
- * (GCC and clang are told to), so each gets a copy with safe constant.
+ * The items of the flag word in z (its bits left at the top of z->flags,
+ * z->nflags of them), from where the last call stopped. Returns WORD_DONE,
+ * DM_LZ77_END (a match flag with no input left), DM_LZ77_OUT_FULL (an item
+ * needs room: a literal run or a match cut there is kept in z),
+ * DM_LZ77_NEED_IN (input that is not final is nearly used up) or
+ * DM_ECORRUPT. safe: the input holds WORD_SAFE_IN bytes, so no input bound
+ * is checked. Output bounds are always checked. It is inlined at its two
+ * call sites (GCC and clang are told to), so each gets a copy with safe
+ * constant.
  */
 #if defined(__GNUC__) || defined(__clang__)
 #define LZ_INLINE inline __attribute__((always_inline))
@@ -124,29 +145,45 @@ enum { WORD_DONE = 0, STREAM_END = 1 };
 #define LZ_INLINE inline
 #endif
 
-static LZ_INLINE int inflate_word(struct lz_state *st, uint32_t flags, const int safe)
+static LZ_INLINE int inflate_word(struct lz_state *st, const int safe)
 {
-    const uint8_t *ip = st->ip, *const iend = st->iend, *half = st->half;
+    struct dm_lz77 *const z = st->z;
+    const uint8_t *ip = st->ip, *const iend = st->iend;
     uint8_t *op = st->op, *const obase = st->obase, *const oend = st->oend;
-    unsigned nflags = XCA_FLAGS_PER_WORD;
-    int rc = WORD_DONE;
+    uint32_t flags = z->flags;
+    unsigned nflags = z->nflags, half = z->half;
+    int has_half = z->has_half, rc = WORD_DONE;
 
     for (;;) {
         /* The literals before the next match flag (or the word's end):
          * every one needs a byte of input and a byte of room. */
         unsigned run = flags != 0 ? clz32(flags) : nflags;
 
+        if (!safe && !st->final && (size_t)(iend - ip) < ITEM_IN_MAX) {
+            rc = DM_LZ77_NEED_IN;
+            break;
+        }
         if (run != 0) {
             if (!safe && run > (size_t)(iend - ip)) {
-                rc = DM_ECORRUPT;
-                break;
+                if (st->final) {
+                    rc = DM_ECORRUPT;
+                    break;
+                }
+                run = (unsigned)(iend - ip); /* the rest with the next chunk */
             }
             if ((size_t)(oend - op) >= 2 * MOVE && (safe || (size_t)(iend - ip) >= 2 * MOVE)) {
                 memcpy(op, ip, MOVE);
                 if (run > MOVE)
                     memcpy(op + MOVE, ip + MOVE, MOVE);
             } else if (run > (size_t)(oend - op)) {
-                rc = DM_ECORRUPT;
+                /* The literals that fit; the others wait for room. */
+                run = (unsigned)(oend - op);
+                memcpy(op, ip, run);
+                ip += run;
+                op += run;
+                nflags -= run;
+                flags <<= run; /* run < the literals left: a flag is left */
+                rc = DM_LZ77_OUT_FULL;
                 break;
             } else {
                 memcpy(op, ip, run);
@@ -156,16 +193,19 @@ static LZ_INLINE int inflate_word(struct lz_state *st, uint32_t flags, const int
             nflags -= run;
             if (nflags == 0)
                 break;
-            flags <<= run; /* run < 32 here: a match flag is left */
+            flags <<= run; /* run < 32 here: a flag is left */
+            if (!safe)
+                continue; /* the input check again, before the match */
         }
         /* A match flag. */
-        flags <<= 1;
-        nflags--;
         if (!safe && (size_t)(iend - ip) < 2) {
-            /* A match flag with no input left is the end of the stream. */
-            rc = ip == iend ? STREAM_END : DM_ECORRUPT;
+            /* A match flag with no input left is the end of the stream
+             * (final input only: other input stopped above). */
+            rc = ip == iend ? DM_LZ77_END : DM_ECORRUPT;
             break;
         }
+        flags <<= 1;
+        nflags--;
         {
             unsigned token = dm_le16(ip);
             size_t dist = (size_t)(token >> 3) + 1, room;
@@ -173,16 +213,19 @@ static LZ_INLINE int inflate_word(struct lz_state *st, uint32_t flags, const int
 
             ip += 2;
             if (len == XCA_TOKEN_LEN_MAX) {
-                if (half == NULL) {
+                if (!has_half) {
                     if (!safe && ip == iend) {
                         rc = DM_ECORRUPT;
                         break;
                     }
+                    /* The byte is kept by value: the next long match may
+                     * come after this input chunk is gone. */
                     len = *ip & 0x0Fu;
-                    half = ip++;
+                    half = *ip++ >> 4;
+                    has_half = 1;
                 } else {
-                    len = *half >> 4;
-                    half = NULL;
+                    len = half;
+                    has_half = 0;
                 }
                 if (len == XCA_NIBBLE_MAX) {
                     if (!safe && ip == iend) {
@@ -230,7 +273,12 @@ static LZ_INLINE int inflate_word(struct lz_state *st, uint32_t flags, const int
             if (len <= MOVE && room >= MOVE && dist >= MOVE) {
                 memcpy(op, op - dist, MOVE);
             } else if (len > room) {
-                rc = DM_ECORRUPT;
+                /* What fits; the rest when there is room (z). */
+                copy_match(op, dist, room, room);
+                op += room;
+                z->match_left = len - room;
+                z->match_dist = dist;
+                rc = DM_LZ77_OUT_FULL;
                 break;
             } else {
                 copy_match(op, dist, (size_t)len, room);
@@ -242,13 +290,85 @@ static LZ_INLINE int inflate_word(struct lz_state *st, uint32_t flags, const int
     }
     st->ip = ip;
     st->op = op;
-    st->half = half;
+    z->flags = flags;
+    z->nflags = nflags;
+    z->half = half;
+    z->has_half = has_half;
+    return rc;
+}
+
+/* The rest of a match the output's end cut (z->match_left bytes from
+ * z->match_dist back): 0 when done, DM_LZ77_OUT_FULL when still cut, or
+ * DM_ECORRUPT when the caller kept too little of the output before. */
+static int finish_match(struct lz_state *st)
+{
+    struct dm_lz77 *const z = st->z;
+    size_t room = (size_t)(st->oend - st->op), n;
+
+    if (room == 0)
+        return DM_LZ77_OUT_FULL;
+    if (z->match_dist > (size_t)(st->op - st->obase))
+        return DM_ECORRUPT;
+    n = z->match_left < room ? (size_t)z->match_left : room;
+    copy_match(st->op, z->match_dist, n, room);
+    st->op += n;
+    z->match_left -= n;
+    return z->match_left != 0 ? DM_LZ77_OUT_FULL : 0;
+}
+
+void dm_lz77_init(struct dm_lz77 *z)
+{
+    memset(z, 0, sizeof *z);
+}
+
+int dm_lz77_inflate(struct dm_lz77 *z, const void *in, size_t in_len, size_t *in_pos,
+                    int final, void *out, size_t out_cap, size_t *out_pos)
+{
+    struct lz_state st;
+    int rc = 0;
+
+    st.ip = (const uint8_t *)in + *in_pos;
+    st.iend = (const uint8_t *)in + in_len;
+    st.obase = out;
+    st.op = st.obase + *out_pos;
+    st.oend = st.obase + out_cap;
+    st.final = final;
+    st.z = z;
+    if (z->match_left != 0)
+        rc = finish_match(&st);
+    while (rc == 0) {
+        size_t left = (size_t)(st.iend - st.ip);
+
+        if (z->nflags == 0) {
+            if (left < 4) {
+                /* Final input that ends exactly where a flag word would
+                 * start is a complete stream: nothing was promised after
+                 * it. */
+                if (!final)
+                    rc = DM_LZ77_NEED_IN;
+                else
+                    rc = left == 0 ? DM_LZ77_END : DM_ECORRUPT;
+                break;
+            }
+            z->flags = dm_le32(st.ip);
+            z->nflags = XCA_FLAGS_PER_WORD;
+            st.ip += 4;
+            left -= 4;
+        }
+        if (left >= WORD_SAFE_IN)
+            rc = inflate_word(&st, 1);
+        else
+            rc = inflate_word(&st, 0);
+    }
+    *in_pos = (size_t)(st.ip - (const uint8_t *)in);
+    *out_pos = (size_t)(st.op - st.obase);
     return rc;
 }
 
 long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap)
 {
-    struct lz_state st;
+    struct dm_lz77 z;
+    size_t in_pos = 0, out_pos = 0;
 
     if (in_len == 0)
         return 0;
@@ -257,35 +377,9 @@ long dm_lz77_decompress(const void *in, size_t in_len, void *out, size_t out_cap
     /* The count is returned as a long, 32 bits on Windows. */
     if (out_cap > (size_t)LONG_MAX)
         out_cap = (size_t)LONG_MAX;
-    st.ip = in;
-    st.iend = st.ip + in_len;
-    st.half = NULL;
-    st.obase = out;
-    st.op = st.obase;
-    st.oend = st.obase + out_cap;
-
-    for (;;) {
-        size_t left = (size_t)(st.iend - st.ip);
-        uint32_t flags;
-        int rc;
-
-        if (left < 4) {
-            /* Input that ends exactly where a flag word would start is
-             * a complete stream: nothing was promised after it. */
-            if (left == 0)
-                break;
-            return DM_ECORRUPT;
-        }
-        flags = dm_le32(st.ip);
-        st.ip += 4;
-        if (left - 4 >= WORD_SAFE_IN)
-            rc = inflate_word(&st, flags, 1);
-        else
-            rc = inflate_word(&st, flags, 0);
-        if (rc == STREAM_END)
-            break;
-        if (rc < 0)
-            return rc;
-    }
-    return (long)(st.op - st.obase);
+    dm_lz77_init(&z);
+    /* Output past out_cap (DM_LZ77_OUT_FULL) is malformed here. */
+    if (dm_lz77_inflate(&z, in, in_len, &in_pos, 1, out, out_cap, &out_pos) != DM_LZ77_END)
+        return DM_ECORRUPT;
+    return (long)out_pos;
 }

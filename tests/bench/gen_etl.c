@@ -41,10 +41,11 @@
  * compare with, whose processes come and go alike.
  *
  * Usage: gen_etl [--ios N] [--processes N] [--threads N] [--files N]
- *                [--open N] [--cpus N] [--seed N] [--compressed]
+ *                [--open N] [--cpus N] [--seed N] [--compressed] [--buffer-size N]
  *                [--names N] [--name-pool K] [--expect FILE] OUT.etl
  * Defaults: 1000000 I/Os, 200 processes of 4 threads, a distinct file per
- * 10 I/Os with 512 open at a time, 4 CPUs, seed 1.
+ * 10 I/Os with 512 open at a time, 4 CPUs, seed 1, 64 KiB buffers (the
+ * records of a CPU fill --buffer-size bytes before the next buffer).
  * A test program, not part of diskmon.
  */
 #include <inttypes.h>
@@ -57,6 +58,9 @@
 
 #define BUF_HDR 0x48u            /* WMI_BUFFER_HEADER */
 #define BUF_SIZE 65536u          /* 64 KB buffers, as the samples use */
+/* --buffer-size: Windows 8+ sessions take up to 16 MB buffers [MS-props]. */
+#define BUF_SIZE_MAX (16u << 20)
+static size_t buf_size = BUF_SIZE; /* the CPU buffers' size */
 #define HEADER_BUF_COMPRESSED 512u /* header buffer of a compressed trace */
 #define FLAG_FLUSH_MARKER 0x01u
 #define FLAG_COMPRESSED 0x40u
@@ -197,10 +201,12 @@ static void xca_match(struct xca *z, size_t dist, size_t len)
 static size_t xca_compress(const uint8_t *src, size_t n, uint8_t *dst)
 {
     static int32_t head[1u << HASH_BITS];
-    static int32_t prev[BUF_SIZE];
+    static int32_t *prev;
     struct xca z = {dst, 4, 0, 0, 0, 0, 0};
     size_t i = 0;
 
+    if (prev == NULL && (prev = malloc(buf_size * sizeof *prev)) == NULL)
+        die("out of memory");
     memset(head, 0xFF, sizeof head);
     while (i < n) {
         size_t best = 0, best_dist = 0;
@@ -262,7 +268,7 @@ static size_t xca_compress(const uint8_t *src, size_t n, uint8_t *dst)
 /* ---- buffers ---------------------------------------------------------------- */
 
 struct cpubuf {
-    uint8_t data[BUF_SIZE]; /* header + records */
+    uint8_t *data;          /* header + records: buf_size bytes */
     size_t len;             /* filled bytes, header included */
 };
 
@@ -273,10 +279,13 @@ static uint64_t stored_bytes; /* bytes of records (uncompressed) */
 static void write_buffer(const uint8_t *recs, size_t filled, unsigned cpu,
                          unsigned type, unsigned flags, size_t plain_size)
 {
-    static uint8_t z[BUF_SIZE + BUF_SIZE / 8 + 64];
+    static uint8_t *z, *pad;
     uint8_t h[BUF_HDR];
     size_t body = filled - BUF_HDR, zlen = 0, disk;
 
+    if (z == NULL && ((z = malloc(buf_size + buf_size / 8 + 64)) == NULL ||
+                      (pad = malloc(buf_size)) == NULL))
+        die("out of memory");
     if (flags & FLAG_COMPRESSED) {
         zlen = xca_compress(recs, body, z);
         disk = BUF_HDR + zlen;
@@ -298,7 +307,6 @@ static void write_buffer(const uint8_t *recs, size_t filled, unsigned cpu,
     if (flags & FLAG_COMPRESSED) {
         write_bytes(z, zlen);
     } else {
-        static uint8_t pad[BUF_SIZE];
         /* Unused tail: 0xFF, which reads as the end marker (facts s.4). */
         write_bytes(recs, body);
         memset(pad, 0xFF, disk - filled);
@@ -314,7 +322,7 @@ static void flush_cpu(unsigned cpu)
     if (b->len == BUF_HDR)
         return;
     write_buffer(b->data + BUF_HDR, b->len, cpu, TYPE_GENERIC,
-                 compressed ? FLAG_COMPRESSED : 0, BUF_SIZE);
+                 compressed ? FLAG_COMPRESSED : 0, buf_size);
     b->len = BUF_HDR;
 }
 
@@ -358,7 +366,7 @@ static void record_at(uint64_t ts, int sys, unsigned group, unsigned opcode,
     struct cpubuf *b = &cpus[cpu];
     uint8_t *p;
 
-    if (b->len + stride > BUF_SIZE)
+    if (b->len + stride > buf_size)
         flush_cpu(cpu);
     p = b->data + b->len;
     memset(p, 0, stride);
@@ -593,7 +601,7 @@ static void write_header(uint64_t end_ts)
     uint64_t span = (end_ts - HEADER_TS) * (10000000u / PERF_FREQ); /* FILETIME units */
 
     memset(buf, 0, sizeof buf);
-    put_le(t + 0x00, BUF_SIZE, 4);               /* BufferSize */
+    put_le(t + 0x00, buf_size, 4);               /* BufferSize */
     put_le(t + 0x04, 0x0501000Au, 4);            /* Version: 10.0, format 0x0501 */
     put_le(t + 0x08, 19041, 4);                  /* ProviderVersion: build */
     put_le(t + 0x0C, n_cpus, 4);                 /* NumberOfProcessors */
@@ -677,10 +685,12 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--names") == 0) n_names = arg_u64(a, v), i++;
         else if (strcmp(a, "--name-pool") == 0) name_pool = arg_u64(a, v), i++;
         else if (strcmp(a, "--compressed") == 0) compressed = 1;
+        else if (strcmp(a, "--buffer-size") == 0) buf_size = (size_t)arg_u64(a, v), i++;
         else if (a[0] == '-' || path != NULL) {
             fprintf(stderr, "usage: gen_etl [--ios N] [--processes N] [--threads N] "
                             "[--files N] [--open N] [--cpus N] [--seed N] "
-                            "[--compressed] [--names N] [--name-pool K] [--expect FILE] OUT.etl\n");
+                            "[--compressed] [--buffer-size N] [--names N] [--name-pool K] "
+                            "[--expect FILE] OUT.etl\n");
             return 2;
         } else path = a;
     }
@@ -695,9 +705,10 @@ int main(int argc, char **argv)
         n_procs > 2000 || threads_per_proc < 1 || threads_per_proc > 8 ||
         n_procs * threads_per_proc < 4 * IRP_INFLIGHT ||
         open_files < 4 * IRP_INFLIGHT || open_files > 2048 || n_files < open_files ||
-        ios == 0)
+        ios == 0 || buf_size < BUF_SIZE || buf_size > BUF_SIZE_MAX || buf_size % 8 != 0)
         die("need OUT.etl; 1-64 CPUs, 4-2000 processes, 1-8 threads each and "
-            "at least 64 threads, 64-2048 open files, files >= open files, ios >= 1");
+            "at least 64 threads, 64-2048 open files, files >= open files, ios >= 1, "
+            "a buffer size of 64 KiB to 16 MiB in multiples of 8");
     rng_state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
     out = fopen(path, "wb");
     if (out == NULL)
@@ -709,8 +720,11 @@ int main(int argc, char **argv)
     open_set = calloc(open_files, sizeof *open_set);
     if (cpus == NULL || procs == NULL || open_set == NULL)
         die("out of memory");
-    for (unsigned c = 0; c < n_cpus; c++)
+    for (unsigned c = 0; c < n_cpus; c++) {
         cpus[c].len = BUF_HDR;
+        if ((cpus[c].data = malloc(buf_size)) == NULL)
+            die("out of memory");
+    }
 
     /* Room for the header buffer, written last (it holds totals). */
     {

@@ -135,6 +135,17 @@ gen compressed --compressed || { result FAIL gen "gen_etl --compressed failed: $
 result PASS gen "$(sed 's/^# gen_etl: //' "$work/plain.info"); compressed $(stat -c %s "$work/compressed.etl") bytes"
 check plain
 check compressed
+# 1 MiB buffers, which replay reads (and inflates) a 96 KiB window at a time.
+for kind in plain-1mib compressed-1mib; do
+    opt=""
+    [ "$kind" = compressed-1mib ] && opt=--compressed
+    # shellcheck disable=SC2086
+    if gen "$kind" $opt --buffer-size 1048576; then
+        check "$kind"
+    else
+        result FAIL "gen-$kind" "gen_etl failed: $(cat "$work/$kind.gen.err")"
+    fi
+done
 
 # Line counts of the three formats: text and csv have a header line.
 for fmt in text csv json; do

@@ -1067,44 +1067,94 @@ DM_TEST(bad_compressed_data)
     tb_free(&r);
 }
 
+#define WIN 0x18000u  /* WINDOW_BYTES (etl_internal.h) */
+
+/* LZ77 for n bytes: the lit literals, then one match of distance 1 (the
+ * last literal again) with a 32-bit length ([MS-XCA] 2.4: token length
+ * code 7, nibble 15, byte 255, a 16-bit 0, then length - 3); the last flag
+ * word's other bits are match flags, which end the stream. */
+static void lz_fill(struct tb *z, const uint8_t *lit, size_t nlit, size_t n)
+{
+    tb_le(z, 0xFFFFFFFFu >> nlit, 4);
+    tb_put(z, lit, nlit);
+    tb_le(z, 0x0007, 2);
+    tb_le(z, 0xFF0F, 2);
+    tb_le(z, 0, 2);
+    tb_le(z, n - nlit - 3, 4);
+}
+
 /*
- * The memory budget (etl.h): compressed buffers whose headers claim 16 MiB
- * each, one per CPU. The claims are refused at open, before anything is
- * inflated, once their sum passes 256 MiB: 16 claims of 16 MiB less the
- * 72-byte header fit, the 17th does not, and the message names it.
+ * Compressed buffers whose headers claim 16 MiB each, one per CPU, for
+ * every CPU a trace can name (2,048): each CPU holds a window, not its
+ * claim, so they all fit the budget and the trace opens. When the LZ77
+ * data inflates to what the header claims (a 16-byte record, then the end
+ * marker's 0xFF bytes), every record comes back, holding little; when it
+ * inflates to less, the first buffer read fails naming it and the sizes.
  */
-DM_TEST(budget_refuses_claims)
+DM_TEST(claims_held_as_windows)
 {
     struct hdr_vals hv = hv64;
     struct tb file = {0};
-    size_t at[17];
-    char want[128];
     const uint32_t claim = 16u << 20;
+    const unsigned cpus = 2048;
+    size_t first = 0;
+    char want[128];
 
-    hv.buffer_size = claim; /* lets a compressed buffer claim 16 MiB */
-    add_header_buffer(&file, &hv, NULL);
-    for (unsigned cpu = 0; cpu < 17; cpu++) {
-        struct tb r = {0};
+    hv.buffer_size = claim;
+    for (int damaged = 0; damaged < 2; damaged++) {
+        struct dm_etl *etl = NULL;
+        struct dm_etl_record rec;
+        char err[512];
+        uint64_t n = 0, peak;
+        int rc, bad = 0;
 
-        tagged(&r, cpu, 10 + cpu);
-        at[cpu] = add_buffer(&file, &r, cpu, F_COMPRESSED | F_PROC_INDEX, 1, 0);
-        put_le(file.p + at[cpu] + 0x30, claim, 4); /* Offset: the claim */
-        tb_free(&r);
+        file.len = 0;
+        add_header_buffer(&file, &hv, NULL);
+        for (unsigned cpu = 0; cpu < cpus; cpu++) {
+            struct tb r = {0}, z = {0};
+            uint8_t ff = 0xFF;
+            size_t at;
+
+            rec_system(&r, 0x11, 0x0A00, 2, 0, 0, 100 + cpu, NULL, 0);
+            tb_put(&r, &ff, 1);
+            if (damaged)
+                lz_fill(&z, r.p, r.len, 1000); /* 1,000 bytes, not 16 MiB */
+            else
+                lz_fill(&z, r.p, r.len, claim - 0x48);
+            at = add_buffer(&file, &r, cpu, F_COMPRESSED | F_PROC_INDEX, 0, 0);
+            if (cpu == 0)
+                first = at;
+            /* Its LZ77 data, and its claim. */
+            file.len = at + 0x48;
+            tb_put(&file, z.p, z.len);
+            put_le(file.p + at + 0x00, 0x48 + z.len, 4);
+            put_le(file.p + at + 0x30, claim, 4);
+            tb_free(&r);
+            tb_free(&z);
+        }
+        rc = dm_etl_open_mem(&etl, file.p, file.len, "mem.etl", err, sizeof err);
+        DM_ASSERT_EQ_INT(rc, 0);
+        rc = dm_etl_next(etl, &rec, err, sizeof err); /* the trace header */
+        while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, sizeof err)) == 1)
+            bad += rec.timestamp != 100 + n++ || rec.cpu != n - 1;
+        peak = dm_etl_held_peak(etl);
+        dm_etl_close(etl);
+        if (damaged) {
+            DM_ASSERT_EQ_INT(rc, DM_ECORRUPT);
+            DM_ASSERT_EQ_U64(n, 0);
+            DM_ASSERT(contains(err, offset_text(first)));
+            snprintf(want, sizeof want, "inflates to 1000 bytes, its header says %" PRIu32,
+                     claim - 0x48);
+            DM_ASSERT(contains(err, want));
+        } else {
+            DM_ASSERT_EQ_INT(rc, 0);
+            DM_ASSERT_EQ_U64(n, cpus);
+            DM_ASSERT_EQ_INT(bad, 0);
+        }
+        /* A window per CPU at most (allocated; each touched its first
+         * fill only). */
+        DM_ASSERT(peak <= (uint64_t)(cpus + 1) * (0x2000 + WIN));
     }
-    run_mem(&file, &g1);
-    DM_ASSERT_EQ_INT(g1.rc_open, DM_ENOMEM);
-    DM_ASSERT(contains(g1.err_open, offset_text(at[16])));
-    snprintf(want, sizeof want, "claims %" PRIu32 " bytes", claim - 0x48);
-    DM_ASSERT(contains(g1.err_open, want));
-    DM_ASSERT(contains(g1.err_open, "budget of 256 MiB"));
-    DM_ASSERT(strchr(g1.err_open, '\n') == NULL);
-
-    /* Without the 17th buffer the claims fit: the trace opens, and the
-     * first buffer read fails as corrupt (it does not inflate to 16 MiB). */
-    file.len = at[16];
-    run_mem(&file, &g1);
-    DM_ASSERT_EQ_INT(g1.rc_open, 0);
-    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
     tb_free(&file);
 }
 
@@ -1133,6 +1183,304 @@ DM_TEST(budget_takes_64_cpus)
     DM_ASSERT_EQ_INT(g1.rc_end, 0);
     DM_ASSERT_EQ_U64(g1.n, 65);
     tb_free(&file);
+}
+
+/* ---- windows over large plain buffers ---------------------------------- */
+
+/* A plain buffer read from a file is held through a window of 96 KiB,
+ * which moves to start at a record the window's end cuts (etl_internal.h):
+ * records are at most 65,535 bytes (16-bit size fields, etw-facts.md s.4).
+ * These put records at the window's edges and check each comes back
+ * whole. */
+
+/* A PERFINFO64 record (0x10 header) of size bytes in all, tagged id: the
+ * HookId's opcode is id's low byte, the payload starts with id and then
+ * holds (id * 7 + i) bytes, so a record cut or shifted anywhere shows. */
+static void sized(struct tb *r, uint32_t id, uint64_t ts, size_t size)
+{
+    static uint8_t pay[0xFFFF];
+    size_t plen = size - 0x10;
+
+    for (size_t i = 0; i < plen; i++)
+        pay[i] = (uint8_t)(id * 7u + i);
+    if (plen >= 4)
+        put_le(pay, id, 4);
+    rec_system(r, 0x11, 0x0A00 | (id & 0xFFu), 2, 0, 0, ts, pay, plen);
+}
+
+/* Read what sized() wrote: every record of the trace after its header, in
+ * order, must be id 1.., with ts == id, and the payload the pattern of
+ * sizes[id - 1]. Returns the count, or a negative at the first mismatch
+ * (and the end's rc in *rc_end, its message in err). */
+static long check_sized(struct dm_etl *etl, const size_t *sizes, size_t n,
+                        int *rc_end, char *err, size_t errlen)
+{
+    struct dm_etl_record rec;
+    long got = 0;
+    int rc;
+
+    rc = dm_etl_next(etl, &rec, err, errlen); /* the trace header */
+    while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, errlen)) == 1) {
+        uint32_t id = (uint32_t)got + 1;
+
+        if ((size_t)got >= n || rec.timestamp != id || rec.opcode != (id & 0xFFu) ||
+            rec.payload_len != sizes[got] - 0x10)
+            return -1 - got;
+        for (size_t i = 0; i < rec.payload_len; i++)
+            if (rec.payload[i] != (i < 4 && rec.payload_len >= 4
+                                       ? (uint8_t)(id >> (8 * i))
+                                       : (uint8_t)(id * 7u + i)))
+                return -1 - got;
+        got++;
+    }
+    *rc_end = rc;
+    return got;
+}
+
+/* The record sizes of the window tests, in buffer order, from offset 0 of
+ * the records (records start 8-aligned): twelve of 8 KiB end exactly at
+ * the first window's end; the next window starts with the largest record,
+ * 65,535 bytes, and one more puts the next record's start 8 bytes before
+ * the window's end (its marker and size inside, the rest not); the one
+ * after it leaves 16 bytes, a whole PERFINFO header, in the window; then
+ * sizes all over, so that later windows end everywhere, the last one short
+ * and last record large. */
+static size_t window_sizes(size_t *sizes, size_t max)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < 12; i++)
+        sizes[n++] = 0x2000;         /* 12 * 0x2000 == WIN */
+    sizes[n++] = 0xFFFF;             /* stride 0x10000 */
+    sizes[n++] = 0x7FF8;             /* to WIN - 8 */
+    sizes[n++] = 0x30;               /* cut after its first 8 bytes */
+    sizes[n++] = 0xFFFF;             /* 0x10030 */
+    sizes[n++] = 0x7FC0;             /* to 0x17FF0: WIN - 16 */
+    sizes[n++] = 0x1000;             /* cut after its 16-byte header */
+    for (size_t i = 0; n + 1 < max && i < 40; i++)
+        sizes[n++] = 0x10 + (i * 0x1357u) % 0xFFF0; /* sizes all over */
+    sizes[n++] = 0xFFFF;
+    return n;
+}
+
+DM_TEST(window_records_whole)
+{
+    static size_t sizes[64];
+    struct tb file = {0}, r = {0};
+    char path[1024], err[512];
+    size_t n = window_sizes(sizes, 60), total = 0;
+    int rc_end = 1;
+    long got;
+
+    add_header_buffer(&file, &hv64, NULL);
+    for (size_t i = 0; i < n; i++) {
+        sized(&r, (uint32_t)i + 1, i + 1, sizes[i]);
+        total = r.len;
+    }
+    DM_ASSERT(total > 4 * WIN); /* several windows */
+    add_buffer(&file, &r, 0, 0, 1, 0);
+
+    for (int pass = 0; pass < 4; pass++) {
+        struct dm_etl *etl = NULL;
+        FILE *f;
+
+        temp_path(path, sizeof path);
+        f = fopen(path, "wb");
+        DM_ASSERT(f != NULL && fwrite(file.p, 1, file.len, f) == file.len &&
+                  fclose(f) == 0);
+        /* From a file (a window), from memory (in place), and a selecting
+         * pass that takes the group of every record (its skip loop stops
+         * at the window's limit too) or of none but the header. */
+        if (pass == 1)
+            DM_ASSERT_EQ_INT(dm_etl_open_mem(&etl, file.p, file.len, "mem.etl", err,
+                                             sizeof err), 0);
+        else
+            DM_ASSERT_EQ_INT(dm_etl_open(&etl, path, err, sizeof err), 0);
+        if (pass >= 2) {
+            struct dm_etl_select sel;
+
+            memset(&sel, 0, sizeof sel);
+            sel.groups[0] = 1;                /* the header's group 0 */
+            if (pass == 2)
+                sel.groups[0x0A >> 3] |= 1u << (0x0A & 7); /* the records' */
+            dm_etl_select(etl, &sel);
+        }
+        got = check_sized(etl, sizes, n, &rc_end, err, sizeof err);
+        if (pass == 0)
+            DM_ASSERT(dm_etl_held_peak(etl) <= 2 * WIN); /* buffer 0, a window */
+        dm_etl_close(etl);
+        remove(path);
+        if (pass == 3) {
+            DM_ASSERT_EQ_INT(got, 0);
+        } else {
+            DM_ASSERT_EQ_INT(got, (long)n);
+        }
+        DM_ASSERT_EQ_INT(rc_end, 0);
+    }
+    tb_free(&file);
+    tb_free(&r);
+}
+
+/* Damage past the first window names its true file offset (or, in a
+ * compressed buffer, its true place after inflating), after every record
+ * before it. */
+DM_TEST(window_damage_offset)
+{
+    static size_t sizes[64];
+    struct tb file = {0}, r = {0};
+    char path[1024];
+    char byte[32];
+    size_t buf, bad;
+
+    window_sizes(sizes, 60);
+    add_header_buffer(&file, &hv64, NULL);
+    for (size_t i = 0; i < 30; i++)
+        sized(&r, (uint32_t)i + 1, i + 1, sizes[i]);
+    bad = r.len;
+    DM_ASSERT(bad > 2 * WIN);
+    tb_le(&r, 0x12345678u, 4); /* no known marker */
+    tb_fill(&r, 0, 60);
+    buf = add_buffer(&file, &r, 0, 0, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 31);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf + 0x48 + bad)));
+    DM_ASSERT(contains(g1.err_end, "unknown marker 0x12345678"));
+    tb_free(&file);
+
+    /* Compressed: the buffer's offset and the byte's place in it after
+     * inflating, several windows on. */
+    add_header_buffer(&file, &hv64, NULL);
+    buf = add_buffer(&file, &r, 0, F_COMPRESSED, 1, 0);
+    run_file(&file, &g1, path, sizeof path);
+    DM_ASSERT_EQ_INT(g1.rc_open, 0);
+    DM_ASSERT_EQ_U64(g1.n, 31);
+    DM_ASSERT_EQ_INT(g1.rc_end, DM_ECORRUPT);
+    DM_ASSERT(contains(g1.err_end, offset_text(buf)));
+    snprintf(byte, sizeof byte, "(byte %zu after inflating)", 0x48 + bad);
+    DM_ASSERT(contains(g1.err_end, byte));
+    tb_free(&file);
+    tb_free(&r);
+}
+
+#ifndef _WIN32
+#include <sys/statvfs.h>
+#endif
+
+/* Write n bytes at offset off of f (a sparse file: what lies between
+ * writes is a hole). */
+static int put_at(FILE *f, long off, const void *p, size_t n)
+{
+    return fseek(f, off, SEEK_SET) == 0 && fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+/*
+ * 64 CPUs of full 16 MiB plain buffers (1 GiB, which the budget of
+ * whole buffers refused) open, return every record in time order, and
+ * hold a window per CPU. The file is sparse: each 64 KiB block of a buffer
+ * is a tagged 32-byte SYSTEM record and a MESSAGE record (skipped) filling
+ * the rest, whose bytes are a hole.
+ */
+#define BIG_CPUS 64u
+#define BIG_BUF (16u << 20)
+#define BIG_BLOCK 0x10000u
+
+DM_TEST(budget_takes_64_cpus_of_16mib)
+{
+    struct hdr_vals hv = hv64;
+    struct tb head = {0}, r = {0};
+    struct dm_etl *etl = NULL;
+    struct dm_etl_record rec;
+    char path[1024], err[512];
+    const unsigned blocks = BIG_BUF / BIG_BLOCK;
+    uint64_t n = 0, last_ts = 0;
+    long base;
+    FILE *f;
+    int rc, bad = 0;
+
+#ifdef _WIN32
+    DM_SKIP("needs a sparse 1 GiB temporary file (POSIX seek past the end)");
+#else
+    {
+        struct statvfs vfs;
+        char dir[1024], *slash;
+
+        temp_path(path, sizeof path);
+        snprintf(dir, sizeof dir, "%s", path);
+        slash = strrchr(dir, '/');
+        if (slash != NULL)
+            *slash = '\0';
+        DM_REQUIRE(statvfs(dir, &vfs) == 0 &&
+                       (uint64_t)vfs.f_bavail * vfs.f_frsize >= (256u << 20),
+                   "fewer than 256 MiB free in the temporary folder for a sparse "
+                   "1 GiB trace");
+    }
+#endif
+    hv.buffer_size = BIG_BUF;
+    add_header_buffer(&head, &hv, NULL);
+    f = fopen(path, "wb");
+    DM_ASSERT(f != NULL);
+    rc = put_at(f, 0, head.p, head.len);
+    base = (long)head.len;
+    for (unsigned cpu = 0; rc == 0 && cpu < BIG_CPUS; cpu++) {
+        long at = base + (long)cpu * (long)BIG_BUF;
+        uint8_t h[0x48];
+
+        memset(h, 0, sizeof h);
+        put_le(h + 0x00, BIG_BUF, 4);   /* BufferSize */
+        put_le(h + 0x28, cpu, 2);       /* ProcessorIndex */
+        put_le(h + 0x30, BIG_BUF, 4);   /* Offset: full */
+        put_le(h + 0x34, F_PROC_INDEX, 2);
+        rc = put_at(f, at, h, sizeof h);
+        for (unsigned b = 0; rc == 0 && b < blocks; b++) {
+            /* Block b of every CPU before block b + 1 of any: the CPUs
+             * interleave in time. The last block is 0x48 shorter. */
+            size_t room = BIG_BLOCK - (b + 1 == blocks ? 0x48 : 0);
+
+            r.len = 0;
+            tagged(&r, cpu, 1000 + (uint64_t)b * BIG_CPUS + cpu);
+            tb_le(&r, 0x90000000u | (uint32_t)(room - r.len), 4); /* MESSAGE */
+            rc = put_at(f, at + 0x48 + (long)b * BIG_BLOCK, r.p, r.len);
+        }
+    }
+    if (rc == 0) { /* the last hole ends the file */
+        uint8_t z = 0;
+        rc = put_at(f, base + (long)BIG_CPUS * BIG_BUF - 1, &z, 1);
+    }
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        remove(path);
+    DM_ASSERT_EQ_INT(rc, 0);
+
+    rc = dm_etl_open(&etl, path, err, sizeof err);
+    if (rc != 0)
+        remove(path);
+    DM_ASSERT_EQ_INT(rc, 0);
+    rc = dm_etl_next(etl, &rec, err, sizeof err); /* the trace header */
+    while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, sizeof err)) == 1) {
+        if (rec.timestamp != 1000 + n || rec.cpu != n % BIG_CPUS ||
+            rec.opcode != n % BIG_CPUS)
+            bad++;
+        last_ts = rec.timestamp;
+        n++;
+    }
+    {
+        uint64_t peak = dm_etl_held_peak(etl);
+
+        dm_etl_close(etl);
+        remove(path);
+        DM_ASSERT_EQ_INT(rc, 0);
+        DM_ASSERT_EQ_INT(bad, 0);
+        DM_ASSERT_EQ_U64(n, (uint64_t)BIG_CPUS * blocks);
+        DM_ASSERT_EQ_U64(last_ts, 1000 + n - 1);
+        /* A window per CPU and buffer 0's: 6.1 MiB, not 1 GiB. */
+        DM_ASSERT(peak <= (uint64_t)(BIG_CPUS + 1) * WIN);
+        DM_ASSERT(peak >= (uint64_t)BIG_CPUS * WIN);
+    }
+    tb_free(&head);
+    tb_free(&r);
 }
 
 DM_TEST(not_an_etl)
@@ -1934,6 +2282,247 @@ DM_TEST(lz77_matches_reference)
     free(b);
 }
 
+/*
+ * Inflate in[0..in_len) as the .etl reader does: through input chunks of
+ * ci bytes (each a new allocation, holding the bytes the last call left
+ * unused and then the next ci, so that nothing may point into an old one)
+ * and an output window of oc bytes after DM_LZ77_HISTORY of kept output.
+ * What comes out goes to all (cap bytes at most: more is DM_ECORRUPT, as
+ * output past out_cap is for the one-shot call). Returns the count or
+ * DM_ECORRUPT.
+ */
+static long lz_chunked(const uint8_t *in, size_t in_len, size_t ci, size_t oc,
+                       uint8_t *all, size_t cap)
+{
+    size_t wcap = DM_LZ77_HISTORY + oc, opos = 0, done = 0, total = 0;
+    size_t fed = 0, clen = 0, cpos = 0;
+    uint8_t *win = malloc(wcap), *chunk = NULL;
+    struct dm_lz77 z;
+    long result = DM_ECORRUPT;
+
+    if (in_len == 0) { /* as dm_lz77_decompress */
+        free(win);
+        return 0;
+    }
+    dm_lz77_init(&z);
+    for (;;) {
+        size_t n = in_len - fed < ci ? in_len - fed : ci;
+        uint8_t *next = malloc(clen - cpos + n + 1);
+        int rc;
+
+        if (win == NULL || next == NULL) {
+            free(next);
+            break;
+        }
+        if (clen > cpos)
+            memcpy(next, chunk + cpos, clen - cpos);
+        memcpy(next + (clen - cpos), in + fed, n);
+        free(chunk);
+        chunk = next;
+        clen = clen - cpos + n;
+        cpos = 0;
+        fed += n;
+        rc = dm_lz77_inflate(&z, chunk, clen, &cpos, fed == in_len, win, wcap, &opos);
+        if (rc < 0)
+            break;
+        /* Take the new output; on a full window keep its last history. */
+        if (total + (opos - done) > cap)
+            break;
+        memcpy(all + total, win + done, opos - done);
+        total += opos - done;
+        done = opos;
+        if (rc == DM_LZ77_END) {
+            result = (long)total;
+            break;
+        }
+        if (rc == DM_LZ77_OUT_FULL) {
+            size_t keep = opos < DM_LZ77_HISTORY ? opos : DM_LZ77_HISTORY;
+
+            if (opos != wcap) /* full means full */
+                break;
+            memmove(win, win + opos - keep, keep);
+            memset(win + keep, 0xEE, wcap - keep); /* what was there is gone */
+            opos = done = keep;
+        } else if (rc != DM_LZ77_NEED_IN || fed == in_len || clen - cpos >= 10) {
+            break; /* NEED_IN only for input that is not final, < 10 left */
+        }
+    }
+    free(chunk);
+    free(win);
+    return result;
+}
+
+/* The resumable inflater, cut everywhere: input chunks and output windows
+ * of every size from 1 to 24 (and larger windows where a stream's 32-bit
+ * matches would make tiny ones slow) give what the one-shot call gives,
+ * on valid streams (the writer's bytes) and damaged ones (the same count
+ * or DM_ECORRUPT alike). The random streams hold shared nibbles, whose
+ * byte an earlier chunk held, and 16- and 32-bit lengths, which windows
+ * cut many times. */
+DM_TEST(lz77_chunked_matches_one_shot)
+{
+    uint64_t seed = 0xD1B54A32D192ED03u;
+    size_t cap_max = 300000;
+    uint8_t *a = malloc(cap_max), *b = malloc(cap_max);
+    unsigned runs = 0, corrupt = 0, long_matches = 0;
+
+    DM_ASSERT(a != NULL && b != NULL);
+    for (unsigned iter = 0; iter < 24; iter++) {
+        struct lz_writer w;
+
+        lz_random_stream(&w, &seed, 1 + lz_rand(&seed) % 6000);
+        if (w.plain.len > 20000)
+            long_matches++;
+        for (unsigned d = 0; d < 4; d++) {
+            size_t zlen = w.z.len, cap = w.plain.len;
+            long want;
+
+            if (d == 1)
+                cap = lz_rand(&seed) % (w.plain.len + 1);
+            else if (d == 2)
+                zlen = lz_rand(&seed) % (zlen + 1);
+            else if (d == 3)
+                w.z.p[lz_rand(&seed) % w.z.len] ^= (uint8_t)(1u << (lz_rand(&seed) % 8));
+            want = dm_lz77_decompress(w.z.p, zlen, b, cap);
+            if (d == 0) {
+                DM_ASSERT_EQ_INT(want, (long)w.plain.len);
+                DM_ASSERT(memcmp(b, w.plain.p, w.plain.len) == 0);
+            }
+            for (size_t k = 1; k <= 24; k++) {
+                size_t big = 1u << 16, oc = w.plain.len > 20000 ? k * 509 : k;
+                const size_t cuts[3][2] = {{k, big}, {big, oc}, {k, oc}};
+
+                for (int c = 0; c < 3; c++) {
+                    long got = lz_chunked(w.z.p, zlen, cuts[c][0], cuts[c][1], a, cap);
+
+                    DM_ASSERT_EQ_INT(got, want);
+                    if (want > 0)
+                        DM_ASSERT(memcmp(a, b, (size_t)want) == 0);
+                    runs++;
+                }
+            }
+            if (want < 0)
+                corrupt++;
+        }
+        tb_free(&w.z);
+        tb_free(&w.plain);
+    }
+    DM_ASSERT(runs == 24 * 4 * 24 * 3);
+    DM_ASSERT(corrupt > 10);   /* damaged streams were met ... */
+    DM_ASSERT(long_matches > 0); /* ... and 32-bit lengths */
+    free(a);
+    free(b);
+}
+
+/* Read a trace of BIG_CPUS CPUs whose block b of CPU c holds one record
+ * tagged c at time 1000 + b * BIG_CPUS + c: every record in time order,
+ * none missing. Returns the records read, or -1 on a mismatch or error
+ * (then err says which); *peak gets the bytes held at most. */
+static long read_big(struct dm_etl *etl, char *err, size_t errlen, uint64_t *peak)
+{
+    struct dm_etl_record rec;
+    uint64_t n = 0;
+    int rc, bad = 0;
+
+    rc = dm_etl_next(etl, &rec, err, errlen); /* the trace header */
+    while (rc == 1 && (rc = dm_etl_next(etl, &rec, err, errlen)) == 1) {
+        if (rec.timestamp != 1000 + n || rec.cpu != n % BIG_CPUS ||
+            rec.opcode != n % BIG_CPUS)
+            bad++;
+        n++;
+    }
+    *peak = dm_etl_held_peak(etl);
+    dm_etl_close(etl);
+    if (rc == 0 && bad != 0)
+        snprintf(err, errlen, "%d records out of place", bad);
+    return rc == 0 && bad == 0 ? (long)n : -1;
+}
+
+/*
+ * The same 64 CPUs of full 16 MiB buffers, compressed: each block a tagged
+ * record and a MESSAGE record of zeros, which LZ77 writes as a literal 0
+ * and one match of distance 1 (a 16-bit length), so the 1 GiB of records
+ * is a 700 KB trace. Read from a file (compressed bytes in chunks) and
+ * from memory, they inflate through windows of 104 KiB.
+ */
+DM_TEST(budget_takes_64_cpus_of_16mib_compressed)
+{
+    struct hdr_vals hv = hv64;
+    struct tb file = {0}, r = {0};
+    const unsigned blocks = BIG_BUF / BIG_BLOCK;
+    char path[1024], err[512];
+    FILE *f;
+
+    hv.buffer_size = BIG_BUF;
+    add_header_buffer(&file, &hv, NULL);
+    for (unsigned cpu = 0; cpu < BIG_CPUS; cpu++) {
+        struct lz_writer w;
+        size_t at = file.len;
+
+        memset(&w, 0, sizeof w);
+        w.half_at = SIZE_MAX;
+        for (unsigned b = 0; b < blocks; b++) {
+            size_t room = BIG_BLOCK - (b + 1 == blocks ? 0x48 : 0);
+            uint8_t zero = 0;
+
+            r.len = 0;
+            tagged(&r, cpu, 1000 + (uint64_t)b * BIG_CPUS + cpu);
+            tb_le(&r, 0x90000000u | (uint32_t)(room - r.len), 4); /* MESSAGE */
+            /* Literals without the writer's plain copy (16 MiB each). */
+            for (size_t i = 0; i < r.len; i++) {
+                lz_flag(&w, 0);
+                tb_put(&w.z, r.p + i, 1);
+            }
+            lz_flag(&w, 0);
+            tb_put(&w.z, &zero, 1);
+            lz_match(&w, 1, room - r.len - 1); /* plain is empty: no copy */
+        }
+        lz_finish(&w);
+        tb_put(&file, NULL, 0x48);
+        put_le(file.p + at + 0x00, 0x48 + w.z.len, 4); /* BufferSize */
+        put_le(file.p + at + 0x28, cpu, 2);            /* ProcessorIndex */
+        put_le(file.p + at + 0x30, BIG_BUF, 4);        /* Offset: full */
+        put_le(file.p + at + 0x34, F_PROC_INDEX | F_COMPRESSED, 2);
+        tb_put(&file, w.z.p, w.z.len);
+        tb_free(&w.z);
+        tb_free(&w.plain);
+    }
+    DM_ASSERT(file.len < (1u << 20));
+
+    for (int mem = 0; mem < 2; mem++) {
+        struct dm_etl *etl = NULL;
+        uint64_t peak = 0;
+        long n;
+        int rc;
+
+        if (mem) {
+            rc = dm_etl_open_mem(&etl, file.p, file.len, "mem.etl", err, sizeof err);
+        } else {
+            temp_path(path, sizeof path);
+            f = fopen(path, "wb");
+            DM_ASSERT(f != NULL);
+            rc = fwrite(file.p, 1, file.len, f) == file.len ? 0 : -1;
+            if (fclose(f) != 0 || rc != 0) {
+                remove(path);
+                DM_ASSERT(0);
+            }
+            rc = dm_etl_open(&etl, path, err, sizeof err);
+        }
+        n = rc == 0 ? read_big(etl, err, sizeof err, &peak) : -1;
+        if (!mem)
+            remove(path);
+        if (n < 0)
+            fprintf(stderr, "  %s\n", err);
+        DM_ASSERT_EQ_INT(rc, 0);
+        DM_ASSERT_EQ_INT(n, (long)(BIG_CPUS * blocks));
+        /* A window and a chunk per CPU, and buffer 0's: 7.6 MiB. */
+        DM_ASSERT(peak <= (uint64_t)(BIG_CPUS + 1) * (0x2000 + WIN + 0x4000));
+        DM_ASSERT(peak >= (uint64_t)BIG_CPUS * (0x2000 + WIN));
+    }
+    tb_free(&file);
+    tb_free(&r);
+}
+
 const struct dmt_case dm_suite_etl[] = {
     {"records_64bit", records_64bit},
     {"records_32bit", records_32bit},
@@ -1948,8 +2537,12 @@ const struct dmt_case dm_suite_etl[] = {
     {"unknown_marker", unknown_marker},
     {"buffer_past_eof", buffer_past_eof},
     {"bad_compressed_data", bad_compressed_data},
-    {"budget_refuses_claims", budget_refuses_claims},
+    {"claims_held_as_windows", claims_held_as_windows},
     {"budget_takes_64_cpus", budget_takes_64_cpus},
+    {"budget_takes_64_cpus_of_16mib", budget_takes_64_cpus_of_16mib},
+    {"budget_takes_64_cpus_of_16mib_compressed", budget_takes_64_cpus_of_16mib_compressed},
+    {"window_records_whole", window_records_whole},
+    {"window_damage_offset", window_damage_offset},
     {"not_an_etl", not_an_etl},
     {"missing_file", missing_file},
     {"sample_perfview_win8", sample_perfview_win8},
@@ -1958,5 +2551,6 @@ const struct dmt_case dm_suite_etl[] = {
     {"select_naming_records_samples", select_naming_records_samples},
     {"on_buffer_stops_pass", on_buffer_stops_pass},
     {"lz77_matches_reference", lz77_matches_reference},
+    {"lz77_chunked_matches_one_shot", lz77_chunked_matches_one_shot},
     {NULL, NULL},
 };

@@ -390,6 +390,95 @@ DM_TEST(sample_buffers_inflate_exactly)
     DM_ASSERT_EQ_INT(compressed, buffers - 1);
 }
 
+/*
+ * Inflate in through dm_lz77_inflate one input byte at a time, each in a
+ * new allocation freed after the call (what the last call left unused is
+ * handed over again), into out with room for step more bytes per call.
+ * Returns the count or DM_ECORRUPT; *saw_half is set when a call ended
+ * with a shared nibble pending whose byte was in an earlier allocation.
+ */
+static long inflate_cut(const uint8_t *in, size_t in_len, uint8_t *out, size_t cap,
+                        size_t step, int *saw_half)
+{
+    struct dm_lz77 z;
+    size_t fed = 0, opos = 0, left = 0;
+    uint8_t keep[16];
+
+    dm_lz77_init(&z);
+    *saw_half = 0;
+    for (;;) {
+        uint8_t *chunk = malloc(left + 1);
+        size_t cpos = 0, clen = left, room = opos + step < cap ? opos + step : cap;
+        int rc;
+
+        if (chunk == NULL)
+            return DM_ECORRUPT;
+        memcpy(chunk, keep, left);
+        if (fed < in_len)
+            chunk[clen++] = in[fed++];
+        rc = dm_lz77_inflate(&z, chunk, clen, &cpos, fed == in_len, out, room, &opos);
+        left = clen - cpos;
+        if (left > sizeof keep) /* never more than an item's 10 bytes */
+            rc = DM_ECORRUPT;
+        else
+            memcpy(keep, chunk + cpos, left);
+        free(chunk);
+        if (z.has_half && rc != DM_LZ77_END) /* its byte was consumed */
+            *saw_half = 1;
+        if (rc == DM_LZ77_END)
+            return (long)opos;
+        if (rc < 0 || (rc == DM_LZ77_OUT_FULL && room == cap))
+            return DM_ECORRUPT;
+    }
+}
+
+DM_TEST(resumable_cut_everywhere)
+{
+    /* nibble_shared_by_two_matches' stream with 12 literals between the
+     * matches: the byte 0x32 gives the first long match its low nibble
+     * and the second its high one, after the byte's chunk was freed.
+     * Flags 0000 1 (0 x 12) 1 + padding = 0x08007FFF. */
+    static const uint8_t shared[] = {0xFF, 0x7F, 0x00, 0x08, 'a', 'b', 'c', 'd',
+                                     0x1F, 0x00, 0x32, 'x', 'x', 'x', 'x', 'x',
+                                     'x', 'x', 'x', 'x', 'x', 'x', 'x', 0x07, 0x00};
+    static const char want[] = "abcdabcdabcdabcdxxxxxxxxxxxxxxxxxxxxxxxxx";
+    /* u32_length's: one match of 70,000 bytes, cut by every window. */
+    static const uint8_t u32[] = {0xFF, 0xFF, 0xFF, 0x7F, 'a', 0x07, 0x00, 0x0F,
+                                  0xFF, 0x00, 0x00, 0x6D, 0x11, 0x01, 0x00};
+    static const uint8_t before_start[] = {0xFF, 0xFF, 0xFF, 0xFF, 0x10, 0x00};
+    static const uint8_t half_u16[] = {0xFF, 0xFF, 0xFF, 0x7F, 'a', 0x07,
+                                       0x00, 0x0F, 0xFF, 0xE5};
+    uint8_t out[64], *big = malloc(80000);
+    int saw_half = 0, any_half = 0;
+
+    DM_ASSERT(big != NULL);
+    for (size_t step = 1; step <= 40; step++) {
+        memset(out, 0, sizeof out);
+        DM_ASSERT_EQ_INT(inflate_cut(shared, sizeof shared, out, sizeof out, step,
+                                     &saw_half), 41);
+        DM_ASSERT_MEM_EQ(out, want, 41);
+        any_half |= saw_half;
+        /* Output one byte short: the last match has no room. */
+        DM_ASSERT_EQ_INT(inflate_cut(shared, sizeof shared, out, 40, step, &saw_half),
+                         DM_ECORRUPT);
+        DM_ASSERT_EQ_INT(inflate_cut(before_start, sizeof before_start, out,
+                                     sizeof out, step, &saw_half), DM_ECORRUPT);
+        DM_ASSERT_EQ_INT(inflate_cut(half_u16, sizeof half_u16, out, sizeof out,
+                                     step, &saw_half), DM_ECORRUPT);
+    }
+    DM_ASSERT(any_half);
+    for (size_t step = 1; step <= 70001; step = step * 3 + 1) {
+        long n = inflate_cut(u32, sizeof u32, big, 80000, step, &saw_half);
+        int ok = n == 70001 && all_bytes(big, 70001, 'a');
+
+        if (!ok)
+            free(big);
+        DM_ASSERT_EQ_INT(n, 70001);
+        DM_ASSERT(ok);
+    }
+    free(big);
+}
+
 const struct dmt_case dm_suite_lz77[] = {
     {"empty_input", empty_input},
     {"literals_only", literals_only},
@@ -406,5 +495,6 @@ const struct dmt_case dm_suite_lz77[] = {
     {"literal_word_into_small_output", literal_word_into_small_output},
     {"random_input_never_escapes", random_input_never_escapes},
     {"sample_buffers_inflate_exactly", sample_buffers_inflate_exactly},
+    {"resumable_cut_everywhere", resumable_cut_everywhere},
     {NULL, NULL},
 };
