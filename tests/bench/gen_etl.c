@@ -903,6 +903,8 @@ int main(int argc, char **argv)
         free(procs[p].tids);
     free(procs);
     free(open_set);
+    for (unsigned c = 0; c < n_cpus; c++)
+        free(cpus[c].data);
     free(cpus);
     return 0;
 }
