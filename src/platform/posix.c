@@ -49,9 +49,18 @@ static void *thread_main(void *p)
     return NULL;
 }
 
+static void stop_signal_set(sigset_t *set);
+
+/* A new thread starts with the stop signals blocked (it inherits the mask
+ * set around pthread_create), so a signal sent to the process is always
+ * taken by the main thread, which waits on the interrupt pipe: a worker
+ * would take it wherever it is, and under TSan only at its next
+ * intercepted call. */
 int dm_thread_start(dm_thread **out, void (*fn)(void *), void *arg)
 {
     struct dm_thread *t = calloc(1, sizeof *t);
+    sigset_t stop, old;
+    int rc;
 
     if (t == NULL)
         return DM_ENOMEM;
@@ -59,7 +68,11 @@ int dm_thread_start(dm_thread **out, void (*fn)(void *), void *arg)
     t->arg = arg;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->done_cond, NULL);
-    if (pthread_create(&t->id, NULL, thread_main, t) != 0) {
+    stop_signal_set(&stop);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    rc = pthread_create(&t->id, NULL, thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         pthread_cond_destroy(&t->done_cond);
         pthread_mutex_destroy(&t->lock);
         free(t);
@@ -188,7 +201,11 @@ void dm_terminal_restore(FILE *f)
     (void)f; /* no mode was changed */
 }
 
-static volatile sig_atomic_t interrupted;
+/* Set by the handler, read by any thread: an atomic, not a volatile
+ * sig_atomic_t, which is only safe for a handler on the reading thread
+ * (TSan reported the race when a worker took the signal). Lock-free
+ * atomics may be used in a handler (C11 7.14.1.1). */
+static volatile int interrupted;
 /* The interrupt pipe: written by the signal handler, never drained while
  * interrupted, so every dm_waiter_wait made with on_interrupt returns. */
 static int interrupt_fds[2] = {-1, -1};
@@ -211,7 +228,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
      * sent by another process (kill -PIPE) asks us to stop, like the rest. */
     if (sig == SIGPIPE && info != NULL && info->si_pid == getpid())
         return;
-    interrupted = 1;
+    dm_atomic_store_int(&interrupted, 1);
     interrupt_wake();
 }
 
@@ -232,6 +249,17 @@ static const int stop_signals[] = {
     SIGPWR,
 #endif
 };
+
+/* stop_signals and the real-time signals: what dm_interrupt_install
+ * catches. */
+static void stop_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaddset(set, stop_signals[i]);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaddset(set, sig);
+}
 
 static int set_nonblocking_pipe(int fds[2])
 {
@@ -278,7 +306,7 @@ void dm_interrupt_install(void)
 
 int dm_interrupted(void)
 {
-    return interrupted != 0;
+    return dm_atomic_load_int(&interrupted) != 0;
 }
 
 void dm_interrupt_done(void)
@@ -288,7 +316,7 @@ void dm_interrupt_done(void)
 
 void dm_interrupt_raise(void)
 {
-    interrupted = 1;
+    dm_atomic_store_int(&interrupted, 1);
     interrupt_wake();
 }
 
@@ -301,7 +329,7 @@ void dm_interrupt_clear(void)
 {
     char buf[64];
 
-    interrupted = 0;
+    dm_atomic_store_int(&interrupted, 0);
     if (interrupt_fds[0] >= 0)
         while (read(interrupt_fds[0], buf, sizeof buf) > 0)
             ;
