@@ -118,7 +118,7 @@ struct dm_event {
  * it), so that replay's --clock shows the local time of the machine the
  * trace was taken on. Biases in minutes: UTC = local time + bias, plus
  * standard_bias or daylight_bias depending on the date. The dates follow the
- * SYSTEMTIME transition rules (core/tz.h).
+ * SYSTEMTIME transition rules (output/tz.h).
  */
 struct dm_tz_date {
     uint16_t year, month, day_of_week, day, hour, minute, second, milliseconds;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
 #include "platform/platform.h"

@@ -10,7 +10,7 @@
 #define DM_FILTER_H
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 
 /*
  * The disks events came from, whatever the filter said, and which -d entries

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 
 /* Exit codes (README "Exit codes"). */
 #define DM_EXIT_OK 0

@@ -8,7 +8,7 @@
  * sleeps on the ring's waiter (ring.h), watching the output: a reader that
  * went away ends the run at once, as a failed write would. Also feeds the summary
  * statistics and enforces -n and replay's -t. With --top it feeds the
- * interval sums (core/top.h) instead of printing lines; --top's drawing goes
+ * interval sums (views/top.h) instead of printing lines; --top's drawing goes
  * through the stdio stream, which line output never uses.
  */
 #ifndef DM_PRINTER_H
@@ -17,12 +17,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/format.h"
-#include "core/metrics.h"
+#include "output/format.h"
+#include "views/metrics.h"
 #include "core/ring.h"
-#include "core/stats.h"
-#include "core/top.h"
-#include "core/top_render.h"
+#include "views/stats.h"
+#include "views/top.h"
+#include "views/top_render.h"
 
 /* The printer's output buffer: 128 KiB, about 1300 text lines per write.
  * Big enough that the system call is a small part of a line's cost, small

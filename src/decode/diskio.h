@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "diskmon.h"
 
 /* EventType (opcode) values of the DiskIo class, EVENT_TRACE_TYPE_IO_*. */

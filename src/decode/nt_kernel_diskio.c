@@ -6,7 +6,7 @@
  * decoder's hot path: half of a busy trace's records are DiskIo, and
  * dm_kdecode hands them here first.
  */
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "decode/diskio.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"

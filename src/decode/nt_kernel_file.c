@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_kernel_internal.h"

@@ -3,7 +3,7 @@
  * process a thread belongs to, and a process's image name, for attributing
  * DiskIo completions (nt_kernel_diskio.c), which name neither.
  */
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_kernel_internal.h"
@@ -134,7 +134,7 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
         /* The name is in the system's 8-bit code page, which we cannot
          * convert portably: keep ASCII, mark the rest. Control bytes are
          * kept too: each output shows them its own way (text as \x1b,
-         * json escaped, csv quoted; core/escape.h), as for file names. */
+         * json escaped, csv quoted; output/escape.h), as for file names. */
         dst[i] = c < 0x80 ? (char)c : '?';
         dst[i + 1] = '\0';
     }

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "decode/nt_paths.h"
 #include "diskmon.h"
 

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bytes.h"
-#include "core/kmerge.h"
+#include "base/bytes.h"
+#include "base/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/etl_internal.h"

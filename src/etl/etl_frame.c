@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/etl_internal.h"

@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/bytes.h"
-#include "core/kmerge.h"
+#include "base/bytes.h"
+#include "base/kmerge.h"
 #include "etl/etl.h"
 #include "etl/lz77.h"
 

@@ -16,7 +16,7 @@
  *     reported once every record before it has been returned.
  *   - next() returns the records of buffer 0 first (the trace header event
  *     and whatever the logger put beside it), then merges the per-CPU
- *     streams with a tournament tree (core/kmerge.h) keyed on (timestamp,
+ *     streams with a tournament tree (base/kmerge.h) keyed on (timestamp,
  *     buffer index), so equal timestamps keep file order; the key of a
  *     stream is the largest of its records so far (before() says why).
  *     Each stream holds a window of one buffer (etl_internal.h): a plain
@@ -35,14 +35,14 @@
  *
  * Every length read from the file is checked against the bytes that hold it
  * before anything is read through it; fields are assembled byte by byte into
- * fixed-width integers (dm_le16/dm_le32/dm_le64, core/bytes.h), never read
+ * fixed-width integers (dm_le16/dm_le32/dm_le64, base/bytes.h), never read
  * through a cast pointer.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/kmerge.h"
+#include "base/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/etl_internal.h"

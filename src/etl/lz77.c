@@ -48,7 +48,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "diskmon.h"
 #include "etl/lz77.h"
 

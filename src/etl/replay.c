@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/sink.h"
 #include "decode/nt_kernel.h"
 #include "diskmon.h"

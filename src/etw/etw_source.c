@@ -42,7 +42,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/sink.h"
 #include "decode/nt_kernel.h"
 #include "decode/reorder.h"

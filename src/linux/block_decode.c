@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "linux/block_decode.h"
 
 const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {

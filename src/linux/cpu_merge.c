@@ -1,6 +1,6 @@
 /*
  * cpu_merge.c - per-CPU samples merged by time with the k-way merge tree
- * (core/kmerge.h) over the CPUs' next samples, held back past the horizon
+ * (base/kmerge.h) over the CPUs' next samples, held back past the horizon
  * (rules in cpu_merge.h).
  */
 #include <stdlib.h>

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "core/kmerge.h"
+#include "base/kmerge.h"
 #include "linux/block_decode.h"
 
 /* What a next() function returns besides 1 (a sample) and 0 (this CPU's

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "linux/ftrace_page.h"
 #include "linux/tracefs.h"
 

@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/sink.h"
 #include "diskmon.h"
 #include "linux/block_devices.h"

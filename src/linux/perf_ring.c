@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/bytes.h"
+#include "base/bytes.h"
 #include "linux/perf_ring.h"
 
 #define HDR_SIZE 8u        /* sizeof(struct perf_event_header) */

@@ -60,7 +60,7 @@
 
 #include "diskmon.h"
 #include "core/filter.h"
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/ring.h"
 #include "decode/nt_kernel.h"
 #include "decode/reorder.h"

@@ -1,6 +1,6 @@
 /*
  * fuzz_options.c - libFuzzer target: the command-line parser
- * (src/core/options.h).
+ * (src/cli/options.h).
  *
  * The input, split at NUL bytes, is the argument list (up to 32). The
  * parser must answer 0 or DM_EUSAGE, and a refusal is one non-empty line
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "diskmon.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
 #include "etl_cost.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/ring.h"
 #include "core/sink.h"
 #include "diskmon.h"

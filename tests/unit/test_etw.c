@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "core/ring.h"
 #include "core/sink.h"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
 #include "dmtest.h"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/escape.h"
-#include "core/format.h"
-#include "core/tz.h"
+#include "output/escape.h"
+#include "output/format.h"
+#include "output/tz.h"
 #include "dmtest.h"
 
 /* A Read like the first one of the Windows 8 sample: 16 KiB at byte
@@ -166,7 +166,7 @@ DM_TEST(long_file_never_overflows)
     DM_ASSERT_EQ_U64(strlen(buf), n);
 }
 
-/* --- civil time and time-zone rules (core/tz.h) ------------------------------
+/* --- civil time and time-zone rules (output/tz.h) ------------------------------
  * Expected dates worked out by hand from the calendar; rules as the Windows
  * registry gives them for these zones (TIME_ZONE_INFORMATION). */
 
@@ -316,7 +316,7 @@ DM_TEST(clock_zone_and_utc)
  * ref_line is an independent second writer of the three formats, built on
  * snprintf and byte loops the way the README describes the columns (widths,
  * rounding, quoting, escapes), sharing no code with format.c apart from the
- * calendar (core/tz.h, tested above). Random events with edge values go
+ * calendar (output/tz.h, tested above). Random events with edge values go
  * through both; every byte must agree. */
 
 struct ref {

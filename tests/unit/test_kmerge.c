@@ -1,5 +1,5 @@
 /*
- * test_kmerge.c - the k-way merge tree (core/kmerge.h).
+ * test_kmerge.c - the k-way merge tree (base/kmerge.h).
  *
  * Random sorted streams are merged through the tree and checked against a
  * plain scan for the smallest head at every step (ties broken by stream
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/kmerge.h"
+#include "base/kmerge.h"
 #include "diskmon.h"
 #include "dmtest.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_metrics.c - the --metrics counters and their text (core/metrics.h):
+ * test_metrics.c - the --metrics counters and their text (views/metrics.h):
  * label escaping, bucket edges, busy time against a plain union of the
  * spans, and process promotion keeping every published series going up.
  * The expected texts are written out by hand from the text format's rules
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/metrics.h"
+#include "views/metrics.h"
 #include "dmtest.h"
 
 #define TEXT_CAP (1u << 20)

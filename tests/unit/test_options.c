@@ -2,7 +2,7 @@
  * test_options.c - the command line: every option, both spellings, and bad
  * input rejected with one line that names the culprit.
  */
-#include "core/options.h"
+#include "cli/options.h"
 #include "diskmon.h"
 #include "dmtest.h"
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/format.h"
-#include "core/options.h"
+#include "output/format.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "core/printer.h"
 #include "core/sink.h"

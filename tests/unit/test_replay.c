@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/ring.h"
 #include "core/sink.h"
 #include "diskmon.h"

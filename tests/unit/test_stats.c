@@ -2,8 +2,8 @@
  * test_stats.c - the -s summary table and the --hist histogram, byte for
  * byte, with expected values worked out by hand in the comments.
  */
-#include "core/format.h"
-#include "core/stats.h"
+#include "output/format.h"
+#include "views/stats.h"
 #include "dmtest.h"
 
 static struct dm_event ev_of(uint32_t disk, int request, uint32_t bytes, uint64_t dur_ns)

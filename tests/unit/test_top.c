@@ -3,9 +3,9 @@
  * worked out by hand, the json keys, and the command line of --top/--by.
  * The whole path on the real traces is checked by tests/scripts/top.sh.
  */
-#include "core/options.h"
-#include "core/top.h"
-#include "core/top_render.h"
+#include "cli/options.h"
+#include "views/top.h"
+#include "views/top_render.h"
 #include "dmtest.h"
 
 #define MS 1000000ull

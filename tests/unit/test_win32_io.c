@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 #include "core/pipeline.h"
 #include "platform/platform.h"
 #include "platform/win32_io.h"

@@ -4,7 +4,7 @@
  * Dates use the proleptic Gregorian calendar by day count (the well-known
  * days-from-civil algorithm: years as eras of 400 years = 146097 days).
  */
-#include "core/tz.h"
+#include "output/tz.h"
 
 #define SECS_PER_DAY 86400
 #define DAYS_PER_ERA 146097 /* 400 Gregorian years */

@@ -1,7 +1,7 @@
 /*
  * top.h - diskmon --top: the events of each interval summed per process,
  * per file or per disk, for the screen, the blocks, csv and json that
- * core/top_render.h draws.
+ * views/top_render.h draws.
  *
  * Intervals are [k*SEC, (k+1)*SEC) on the clock of dm_event.time_ns (the
  * per-event `time`), and an event belongs to the interval that holds its

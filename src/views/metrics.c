@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/metrics.h"
-#include "core/metrics_state.h"
+#include "views/metrics.h"
+#include "views/metrics_state.h"
 
 /* ---- creating -------------------------------------------------------------- */
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/digits.h"
-#include "core/escape.h"
+#include "output/digits.h"
+#include "output/escape.h"
 
 /* The word scans below (names 8 bytes at a time) need the first byte in
  * memory in the lowest bits of a word: true on every target diskmon builds

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/top.h"
+#include "views/top.h"
 
 /* Open addressing at most half full: short probe chains. */
 #define HASH_SLOTS (4 * DM_TOP_GROUPS_MAX)

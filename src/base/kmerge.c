@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "core/kmerge.h"
+#include "base/kmerge.h"
 #include "diskmon.h"
 
 #define MAX_STREAMS (1u << 24)

@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "diskmon.h"
-#include "core/options.h"
+#include "cli/options.h"
 
 /*
  * --clock and --utc: the date and time of day down to the second, as text,

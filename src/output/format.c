@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/digits.h"
-#include "core/escape.h"
-#include "core/format.h"
-#include "core/tz.h"
+#include "output/digits.h"
+#include "output/escape.h"
+#include "output/format.h"
+#include "output/tz.h"
 
 #define NS_PER_US 1000u
 #define NS_PER_MS 1000000u

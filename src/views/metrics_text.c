@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/digits.h"
-#include "core/escape.h"
-#include "core/metrics.h"
-#include "core/metrics_state.h"
+#include "output/digits.h"
+#include "output/escape.h"
+#include "views/metrics.h"
+#include "views/metrics_state.h"
 #include "platform/platform.h"
 
 #define NS_PER_SEC 1000000000u

@@ -8,8 +8,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/escape.h"
-#include "core/top_render.h"
+#include "output/escape.h"
+#include "views/top_render.h"
 
 #define NS_PER_SEC 1000000000u
 #define NS_PER_MS 1000000u

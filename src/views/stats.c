@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/stats.h"
+#include "views/stats.h"
 
 #define SUB_BITS 6                   /* 64 sub-buckets per octave */
 #define SUB_COUNT (1u << SUB_BITS)

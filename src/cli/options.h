@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/top.h"
+#include "views/top.h"
 
 enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
 
@@ -45,7 +45,7 @@ struct dm_options {
     uint64_t top_ns;              /* --top [SEC]: the interval; 0: no --top */
     enum dm_top_by top_by;        /* --by (needs --top) */
     int by_given;                 /* --by was on the command line */
-    /* --metrics (core/metrics.h) */
+    /* --metrics (views/metrics.h) */
     const char *metrics_path;     /* --metrics FILE; NULL: none */
     uint64_t metrics_ns;          /* how often FILE is rewritten (live) */
     unsigned metrics_top;         /* --metrics-top K: names with own series */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/escape.h"
-#include "core/options.h"
+#include "output/escape.h"
+#include "cli/options.h"
 #include "diskmon.h"
 
 enum opt_id {
@@ -127,7 +127,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
     /* Messages quote the argument they refuse as it was given, and an
      * argument may hold a line break or an escape sequence: the message
-     * is shown as names are (core/escape.h), one line, inert on a
+     * is shown as names are (output/escape.h), one line, inert on a
      * terminal. */
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);

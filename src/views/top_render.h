@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/top.h"
+#include "views/top.h"
 
 enum dm_top_mode { DM_TOP_SCREEN = 0, DM_TOP_BLOCKS, DM_TOP_CSV, DM_TOP_JSON };
 
