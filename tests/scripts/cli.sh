@@ -11,8 +11,8 @@ ETL=${DM_SHARED_ETL:-$HERE/../../../shared/etl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SUITE=cli
-# shellcheck source=results.sh
-. "$HERE/results.sh"
+# shellcheck source=../lib/results.sh
+. "$HERE/../lib/results.sh"
 
 # --- help, version, usage errors -------------------------------------------
 "$DISKMON" --help >"$TMP/help" 2>"$TMP/err"; rc=$?

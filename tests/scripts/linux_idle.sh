@@ -23,8 +23,8 @@ DISKMON=${1:?usage: linux_idle.sh DISKMON}
 MAX_WAKEUPS_PER_S=10
 MAX_LATENCY_MS=250
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 command -v strace >/dev/null || skip "strace is not installed (apt-get install strace)"
 command -v python3 >/dev/null || skip "python3 is not installed"
 make_loop 64M idle

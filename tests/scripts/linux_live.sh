@@ -15,8 +15,8 @@ set -u
 DISKMON=${1:?usage: linux_live.sh DISKMON DM_DIO}
 DM_DIO=${2:?usage: linux_live.sh DISKMON DM_DIO}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 make_loop 64M live
 
 # The I/O: OP:OFFSET:LEN as dm_dio takes it; the request diskmon must show.

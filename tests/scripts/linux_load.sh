@@ -25,8 +25,8 @@ RUNTIME=${DM_LOAD_SECONDS:-5}
 BACKEND=${DM_LOAD_BACKEND:-tracefs}
 SPAN=${DM_LOAD_SPAN:-8M}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 command -v fio >/dev/null || skip "fio is not installed (apt-get install fio)"
 make_loop 512M load
 

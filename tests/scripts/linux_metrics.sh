@@ -19,8 +19,8 @@ set -u
 DISKMON=${1:?usage: linux_metrics.sh DISKMON}
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-# shellcheck source=loop_common.sh
-. "$HERE/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$HERE/../lib/loop_common.sh"
 command -v promtool >/dev/null || skip "promtool is not installed (apt-get install prometheus)"
 command -v python3 >/dev/null || skip "python3 is not installed"
 make_loop 64M metrics

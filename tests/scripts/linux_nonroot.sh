@@ -17,8 +17,8 @@ set -u
 
 DISKMON=${1:?usage: linux_nonroot.sh DISKMON}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 command -v setcap >/dev/null || skip "setcap is not installed (apt-get install libcap2-bin)"
 command -v useradd >/dev/null || skip "useradd is not installed"
 command -v runuser >/dev/null || skip "runuser is not installed (util-linux)"

@@ -15,8 +15,8 @@ set -u
 
 DISKMON=${1:?usage: linux_signals.sh DISKMON}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 make_loop 16M signals
 
 T=/sys/kernel/tracing

@@ -19,8 +19,8 @@ set -u
 DISKMON=${1:?usage: linux_threads.sh DISKMON}
 N=100
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 make_loop 64M threads
 

@@ -19,8 +19,8 @@ set -u
 DISKMON=${1:?usage: linux_top.sh DISKMON DM_DIO}
 DM_DIO=${2:?usage: linux_top.sh DISKMON DM_DIO}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 
 # --by file: Linux block events carry no file names, so it is refused before
 # anything opens (exit 2, one line saying why), root or not.

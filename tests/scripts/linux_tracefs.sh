@@ -24,8 +24,8 @@ set -u
 DISKMON=${1:?usage: linux_tracefs.sh DISKMON DM_DIO}
 DM_DIO=${2:?usage: linux_tracefs.sh DISKMON DM_DIO}
 
-# shellcheck source=loop_common.sh
-. "$(dirname "$0")/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$(dirname "$0")/../lib/loop_common.sh"
 command -v strace >/dev/null || skip "strace is not installed (apt-get install strace)"
 make_loop 64M tracefs
 

@@ -18,8 +18,8 @@ TMP=$(mktemp -d)
 chmod 755 "$TMP"
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 SUITE=metrics
-# shellcheck source=results.sh
-. "$HERE/results.sh"
+# shellcheck source=../lib/results.sh
+. "$HERE/../lib/results.sh"
 
 # --- bad usage: exit 2, one line on stderr, nothing on stdout ----------------
 for args in "--metrics-top 5" "--interval 5" "--metrics m.prom --interval 0" \
@@ -71,7 +71,7 @@ for etl in "$ETL"/*.etl; do
         else
             fail "$base/k$k/promtool" "$(printf '%s' "$out" | head -c 300)"
         fi
-        if out=$(python3 "$HERE/metrics_check.py" "$TMP/ev.json" "$TMP/m.prom" "$k" replay 2>&1); then
+        if out=$(python3 "$HERE/../oracles/metrics_check.py" "$TMP/ev.json" "$TMP/m.prom" "$k" replay 2>&1); then
             pass "$base/k$k/totals"
         else
             fail "$base/k$k/totals" "$(printf '%s' "$out" | head -c 600)"

@@ -21,8 +21,8 @@ DISKMON=${1:?usage: metrics_chain.sh DISKMON}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHAIN_LOG=${DM_CHAIN_LOG:-$HERE/../../build/logs/metrics_chain.json}
 
-# shellcheck source=loop_common.sh
-. "$HERE/loop_common.sh"
+# shellcheck source=../lib/loop_common.sh
+. "$HERE/../lib/loop_common.sh"
 for tool in fio prometheus prometheus-node-exporter curl python3; do
     command -v "$tool" >/dev/null ||
         skip "$tool is not installed (apt-get install fio prometheus prometheus-node-exporter curl python3)"

@@ -16,8 +16,8 @@ GEN=$BUILD/gen_etl
 TMP=$(mktemp -d "$BUILD/metrics_memory.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 SUITE=metrics_memory
-# shellcheck source=results.sh
-. "$HERE/results.sh"
+# shellcheck source=../lib/results.sh
+. "$HERE/../lib/results.sh"
 
 need() {
     if [ "${CI:-}" = true ]; then fail "$1" "$2 (required under CI=true)"; exit 1; fi

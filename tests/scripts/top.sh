@@ -12,8 +12,8 @@ ETL=${DM_SHARED_ETL:-$HERE/../../../shared/etl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SUITE=top
-# shellcheck source=results.sh
-. "$HERE/results.sh"
+# shellcheck source=../lib/results.sh
+. "$HERE/../lib/results.sh"
 
 # --- bad usage: refused with exit 2, one line on stderr, nothing on stdout ---
 for args in "--top 0" "--top abc" "--top -1" "--top 86401" "--top -n 5" \
@@ -58,7 +58,7 @@ top_case() { # name trace SEC BY [filter args...]
     "$DISKMON" -r "$etl" "$@" -f json >"$TMP/ev.json" &&
         "$DISKMON" -r "$etl" "$@" --top "$sec" --by "$by" -f json >"$TMP/top.json"; rc=$?
     if [ "$rc" -eq 0 ] && [ -s "$TMP/top.json" ] &&
-        python3 "$HERE/top_check.py" "$TMP/ev.json" "$TMP/top.json" "$sec" "$by" \
+        python3 "$HERE/../oracles/top_check.py" "$TMP/ev.json" "$TMP/top.json" "$sec" "$by" \
             >"$TMP/check"; then
         pass "$name ($(tail -n 1 "$TMP/check"))"
     else
@@ -79,7 +79,7 @@ top_case win8_file_min_latency "$win8" 0.5 file -m 5
 # The checker can fail: the 1 s rows are not what 0.5 s intervals give.
 "$DISKMON" -r "$win8" -f json >"$TMP/ev.json"
 "$DISKMON" -r "$win8" --top 1 --by disk -f json >"$TMP/top.json"
-python3 "$HERE/top_check.py" "$TMP/ev.json" "$TMP/top.json" 0.5 disk >/dev/null
+python3 "$HERE/../oracles/top_check.py" "$TMP/ev.json" "$TMP/top.json" 0.5 disk >/dev/null
 check checker_catches_wrong_interval test $? -eq 1
 intervals=$(wc -l <"$TMP/top.json")
 check win8_has_intervals test "$intervals" -ge 5

@@ -3,7 +3,7 @@
  *
  * Real sub-buffers captured from kernel 6.18 (tests/data/ftrace_p4k_* and
  * ftrace_p8k_*, 4 and 8 KiB sub-buffers, and ftrace_gap_*, whose pages hold
- * time extends; tests/scripts/capture_pages.sh made them) are parsed and decoded, and every record is checked against
+ * time extends; tests/tools/capture_pages.sh made them) are parsed and decoded, and every record is checked against
  * the kernel's own text rendering of the same events (the instance's
  * `trace` file, saved beside them): CPU, time, pid, event, device, rwbs,
  * sector and length, in order. Hand-made pages cover each corner of the
