@@ -217,6 +217,12 @@ struct dm_source {
     int has_files;           /* can name files: text output gets a File column */
     char errmsg[512];
     struct dm_notes notes;   /* for the user; printed by dm_run */
+    /* What open() set up and what the OS answered, one "key: value\n"
+     * line each (dm_note), in the order they were learned: the session
+     * or instance, the settings asked for and the ones read back, each
+     * fallback taken. Never printed by a normal run; --self-test and -v
+     * show it, so that a bug report carries the machine's answers. */
+    struct dm_notes info;
     /* The source's own account of lost_events, folded into the pipeline's
      * one loss line ("block tracepoints via tracefs: ..."); "" for none. */
     char loss_detail[384];
