@@ -455,11 +455,11 @@ static void check_matched(struct st *t, const struct collector *c, const char *f
               t->own_name);
     if (in_order && c->out_of_order == 0)
         check(t, 1, "time order", "the requests' events in the order they were made, "
-              "and all %zu events of pid %" PRIu32 " in time order", c->n, t->own_pid);
+              "and all %u events of pid %" PRIu32 " in time order", (unsigned)c->n, t->own_pid);
     else
         check(t, 0, "time order", "the requests' events %sin the order they were made; %"
-              PRIu64 " of the %zu events of pid %" PRIu32 " earlier than the one before",
-              in_order ? "" : "NOT ", c->out_of_order, c->n, t->own_pid);
+              PRIu64 " of the %u events of pid %" PRIu32 " earlier than the one before",
+              in_order ? "" : "NOT ", c->out_of_order, (unsigned)c->n, t->own_pid);
     {
         const uint64_t bound_ms = LINE_BOUND_NS / NS_PER_MS, late_ms = late_max / NS_PER_MS;
 
@@ -532,8 +532,8 @@ static int make_requests(struct st *t, struct dm_st_file *f)
         }
         t->res[k].done = 1;
     }
-    check(t, 1, "I/O", "%zu requests made, unbuffered and written through "
-          "(2 writes, a flush, 2 reads)", N_STEPS);
+    check(t, 1, "I/O", "%u requests made, unbuffered and written through "
+          "(2 writes, a flush, 2 reads)", (unsigned)N_STEPS);
     return 0;
 }
 
