@@ -24,7 +24,7 @@ _diskmon()
 
     local opts="-r --replay -f --format -o --output -d --disk --op -p --pid
         -c --comm -m --min-latency -n --count -t --duration --clock --utc
-        --no-header -s --summary --hist --top --by --queue --backend --force --cleanup -h --help
+        --no-header -s --summary --hist --top --by --queue --backend --force --cleanup --self-test -h --help
         -V --version --metrics --interval --metrics-top --"
 
     # --long=VALUE: complete the value.
@@ -36,6 +36,10 @@ _diskmon()
     case $prev in
     -r | --replay)
         COMPREPLY=($(compgen -f -X '!*.[eE][tT][lL]' -- "$cur") $(compgen -d -- "$cur"))
+        return
+        ;;
+    --self-test)
+        COMPREPLY=($(compgen -d -- "$cur"))
         return
         ;;
     -o | --output | --metrics)

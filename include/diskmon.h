@@ -220,8 +220,8 @@ struct dm_source {
     /* What open() set up and what the OS answered, one "key: value\n"
      * line each (dm_note), in the order they were learned: the session
      * or instance, the settings asked for and the ones read back, each
-     * fallback taken. Never printed by a normal run; --self-test and -v
-     * show it, so that a bug report carries the machine's answers. */
+     * fallback taken. Never printed by a normal run; --self-test shows
+     * it, so that a bug report carries the machine's answers. */
     struct dm_notes info;
     /* The source's own account of lost_events, folded into the pipeline's
      * one loss line ("block tracepoints via tracefs: ..."); "" for none. */

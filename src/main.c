@@ -1,6 +1,7 @@
 /*
  * main.c - diskmon's entry point: parse the command line, pick the source
- * (-r: .etl replay; otherwise this OS's live capture), run the pipeline.
+ * (-r: .etl replay; otherwise this OS's live capture), run the pipeline,
+ * or --self-test's check of the live source.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "core/pipeline.h"
 #include "diskmon.h"
 #include "platform/platform.h"
+#include "selftest/selftest.h"
 
 /* The build, for --version: CMake passes the compiler and the target it
  * built for (CMakeLists.txt, DM_BUILD_*). */
@@ -43,6 +45,12 @@ int main(int argc, char **argv)
     }
 
     ops = opt.replay_path != NULL ? &dm_replay_source : dm_live_source;
+    if (ops == NULL && opt.self_test) {
+        fprintf(stderr, "diskmon: --self-test checks live capture, which this build "
+                        "does not have (built without a live source); replay a trace "
+                        "with -r FILE.etl\n");
+        return DM_EXIT_ERROR;
+    }
     if (ops == NULL) {
         fprintf(stderr, "diskmon: live capture is not supported by this build; "
                         "replay a trace with -r FILE.etl\n");
@@ -55,6 +63,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "diskmon: %s\n", why);
             return DM_EXIT_USAGE;
         }
+    }
+
+    if (opt.self_test) {
+        dm_interrupt_install();
+        return dm_selftest(&opt, ops, stdout);
     }
 
     /* -o FILE is opened by dm_run_ex only after the source opened. */

@@ -15,7 +15,7 @@ enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
     O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY,
-    O_METRICS, O_INTERVAL, O_METRICS_TOP
+    O_METRICS, O_INTERVAL, O_METRICS_TOP, O_SELF_TEST
 };
 
 /* --top [SEC]: the value is optional (dm_options_parse's contract). */
@@ -45,6 +45,7 @@ static const struct opt_spec specs[] = {
     /* --metrics */
     {O_METRICS, 0, "metrics", 1},   {O_INTERVAL, 0, "interval", 1},
     {O_METRICS_TOP, 0, "metrics-top", 1},
+    {O_SELF_TEST, 0, "self-test", TAKES_OPTIONAL},
 };
 
 void dm_options_help(FILE *out)
@@ -64,6 +65,10 @@ void dm_options_help(FILE *out)
         "      --cleanup          stop a leftover diskmon session and exit\n"
         "      --queue            (Linux) add a Queue column: time before dispatch\n"
         "      --backend B        (Linux) tracefs (default) or perf: how events are read\n"
+        "      --self-test [PATH] check live capture on this machine: known I/O to a\n"
+        "                         temporary file in PATH's folder (default: Linux\n"
+        "                         /var/tmp, Windows %SystemRoot%\\Temp), one PASS or\n"
+        "                         FAIL line per check; exit 0 when all pass\n"
         "\n"
         "Filters (each takes a comma list and may be repeated: any value matches):\n"
         "  -d, --disk DISK        only this disk: number (Windows), name (sda,\n"
@@ -112,6 +117,7 @@ void dm_options_help(FILE *out)
         "  diskmon -r trace.etl -m 10 --hist     requests slower than 10 ms, histogram\n"
         "  diskmon -r x.etl -c svchost,system    I/O issued by either process\n"
         "  diskmon --top --by disk               iostat-like figures every second\n"
+        "  sudo diskmon --self-test /mnt/data    does live capture see this disk right?\n"
         "  diskmon --metrics /var/lib/node_exporter/diskmon.prom\n"
         "                                        counters for Prometheus, no lines\n",
         out);
@@ -415,6 +421,12 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
             return fail(err, errlen, "bad key '%s' for %s (process, file or disk)",
                         value, shown);
         break;
+    case O_SELF_TEST:
+        if (value != NULL && value[0] == '\0')
+            return fail(err, errlen, "empty path for %s", shown);
+        opt->self_test = 1;
+        opt->self_test_path = value;
+        break;
     case O_METRICS:
     case O_INTERVAL:
     case O_METRICS_TOP:
@@ -472,6 +484,7 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                      size_t errlen)
 {
     int end_of_options = 0;
+    const char *not_with_self_test = NULL;
 
     memset(opt, 0, sizeof *opt);
     err[0] = '\0';
@@ -527,7 +540,15 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         rc = apply(opt, sp, value, arg, err, errlen);
         if (rc != 0)
             return rc;
+        if (sp->id != O_SELF_TEST && sp->id != O_BACKEND && sp->id != O_FORCE &&
+            sp->id != O_HELP && sp->id != O_VERSION && not_with_self_test == NULL)
+            not_with_self_test = arg;
     }
+    /* --self-test runs its own fixed capture: the options that pick what a
+     * capture shows or how it ends have nothing to act on there. */
+    if (opt->self_test && not_with_self_test != NULL)
+        return fail(err, errlen, "--self-test takes no other options than --backend "
+                                 "and --force (not %s)", not_with_self_test);
     /* --op given: the union of its values; not given: every request. */
     if (opt->op_mask == 0)
         opt->op_mask = DM_OP_BIT(DM_REQ_READ) | DM_OP_BIT(DM_REQ_WRITE) |

@@ -56,6 +56,10 @@ struct dm_options {
     int force;                    /* --force: stop an existing NT Kernel Logger */
     int cleanup;                  /* --cleanup: stop a leftover diskmon session */
     enum dm_backend backend;      /* --backend (Linux) */
+    /* --self-test [PATH] (selftest/selftest.h): with --backend and --force
+     * only; PATH NULL: the system's default folder */
+    int self_test;
+    const char *self_test_path;
     /* set by parsing */
     int show_help;
     int show_version;
@@ -75,6 +79,7 @@ struct dm_options {
  * --top's SEC is optional: the next argument is taken as SEC when it does
  * not start with '-' (diskmon takes no other plain arguments), otherwise the
  * interval is 1 s. --top with -n, and --by without --top, are refused.
+ * --self-test's PATH is optional the same way.
  */
 /*
  * --metrics FILE writes counters for Prometheus every --interval SEC (15 s

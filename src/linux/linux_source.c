@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli/options.h"
@@ -193,6 +194,21 @@ static int open_transport(struct dm_source *src, struct linux_source *s,
     return s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
 }
 
+/* What was set up, for --self-test (diskmon.h, struct dm_source info). */
+static void describe(struct dm_source *src, const struct linux_source *s)
+{
+    struct utsname u;
+
+    dm_note(&src->info, "backend: %s\n", s->tops->name);
+    if (uname(&u) == 0)
+        dm_note(&src->info, "kernel: %s %s\n", u.sysname, u.release);
+    dm_note(&src->info, "tracepoints:");
+    for (int i = 0; i < s->setup.n_kinds; i++)
+        dm_note(&src->info, " block:%s", dm_blk_event_names[s->setup.kinds[i]]);
+    dm_note(&src->info, "\nbuffer size: %llu KiB per CPU, %d CPUs\n",
+            (unsigned long long)(s->setup.ring_bytes >> 10), s->setup.n_cpus);
+}
+
 static int linux_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct linux_source *s = calloc(1, sizeof *s);
@@ -233,6 +249,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     if (rc != 0)
         return rc;
     src->backend = s->tops->name;
+    describe(src, s);
     t0 = dm_monotonic_ns();
     if (dm_requests_init(&s->req, s->legacy, opt->queue, t0) != 0)
         return DM_ENOMEM;

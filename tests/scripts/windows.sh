@@ -213,6 +213,28 @@ check_live() { # preset, exe
     fi
 }
 
+# --self-test under Wine: the live source cannot start, so the first check
+# fails with one clear line naming it, nothing after it but the summary,
+# exit 1, and the temporary file (made before the source) is gone.
+check_selftest() { # preset, exe
+    local out=$LOG/windows-$1-selftest.out rc first temp
+    wine_run 60 "$2" --self-test >"$out" 2>"$out.err"
+    rc=$?
+    first=$(head -n 1 "$out")
+    temp=$WINEPREFIX/drive_c/windows/temp
+    if [ $rc -ne 1 ]; then
+        fail "$1/self-test-fails-cleanly" "exit $rc, want 1: $(head -c 300 "$out")"
+    elif [ "${first#FAIL live source: }" = "$first" ] || ! printf '%s' "$first" | grep -q 'Wine'; then
+        fail "$1/self-test-fails-cleanly" "first line: $(printf '%s' "$first" | head -c 300)"
+    elif [ "$(grep -c '^PASS\|^FAIL' "$out")" != 1 ] || ! tail -n 1 "$out" | grep -q '0 passed, 1 failed'; then
+        fail "$1/self-test-fails-cleanly" "more than the first step: $(head -c 300 "$out")"
+    elif find "$temp" -maxdepth 1 -name 'diskmon-selftest.*' 2>/dev/null | grep -q .; then
+        fail "$1/self-test-fails-cleanly" "its file was left in $temp"
+    else
+        pass "$1/self-test-fails-cleanly"
+    fi
+}
+
 # The end of a pipe is the end of output, as `| head -1` on Linux: exit 0,
 # nothing on stderr. Through a Unix pipe whose reader exits early (Wine's
 # WriteFile then fails with 233; Windows says 232 or 109: the unit tests of
@@ -291,6 +313,7 @@ run_preset() { # preset
     compare_replay "$preset" "$exe"
     check_metrics "$preset" "$exe"
     check_live "$preset" "$exe"
+    check_selftest "$preset" "$exe"
     check_closed_pipe "$preset" "$exe"
     check_live_exact_skips "$preset" "$bdir"
     [ $built -eq 1 ] || return

@@ -21,6 +21,8 @@
  *  exact/latency  The lines of that I/O appear in diskmon's output within
  *             LINE_BOUND_MS of the last call (the README's bound).
  *  exact/time-order  Every line's time is at or after the line before.
+ *  self-test  diskmon --self-test (the user's own check, README "Self-test")
+ *             exits 0 with every line PASS; the first FAIL line is shown.
  *  no-leftover  After each run no "NT Kernel Logger" or "diskmon" session
  *             diskmon started is left (QueryAllTraces).
  *  force      With an NT Kernel Logger of this program's own running,
@@ -867,6 +869,34 @@ static void check_console_close(int kernel_before)
     check_no_leftover("console-close/no-leftover", !kernel_before);
 }
 
+/* diskmon --self-test as a user runs it: exit 0, no FAIL line. */
+static void check_self_test(int kernel_before)
+{
+    struct child c;
+    const char *bad;
+
+    if (child_start(&c, L"selftest", L"--self-test", 0) != 0) {
+        result("FAIL", "self-test", "cannot start diskmon");
+        return;
+    }
+    if (child_finish(&c, 60000) != 0)
+        result("FAIL", "self-test", "no exit within 60 s");
+    else if ((bad = c.out != NULL ? strstr(c.out, "FAIL ") : NULL) != NULL ||
+             c.exit_code != 0)
+        result("FAIL", "self-test", "exit %lu: %.300s", c.exit_code,
+               bad != NULL ? bad : c.out != NULL ? c.out : "(no output)");
+    else {
+        /* The summary, the line that holds " --self-test: ". */
+        const char *sum = strstr(c.out, " --self-test: ");
+
+        while (sum != NULL && sum > c.out && sum[-1] != '\n')
+            sum--;
+        result("PASS", "self-test", "%.200s", sum != NULL ? sum : c.out);
+    }
+    child_free(&c);
+    check_no_leftover("self-test/no-leftover", !kernel_before);
+}
+
 int main(void)
 {
     wchar_t tmp[MAX_PATH];
@@ -924,6 +954,7 @@ int main(void)
         printf("note: an NT Kernel Logger is running already (another tool); diskmon "
                "uses its private session, and the checks that need the NT Kernel "
                "Logger are skipped\n");
+    check_self_test(kernel_before);
     check_exact(kernel_before);
     check_force(kernel_before);
     check_cleanup();
