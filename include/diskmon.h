@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define DM_VERSION "1.0.0"
 
@@ -161,6 +162,10 @@ struct dm_notes {
 /* Append a note (printf-style; the caller writes the "diskmon: " and the
  * newline, as it would have written them to stderr). */
 void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
+
+/* Print the notes not printed yet on errf (base/notes.c). dm_run calls it
+ * after open(), after run() and after close(). */
+void dm_notes_flush(struct dm_notes *n, FILE *errf);
 
 /*
  * A source of events: live ETW, live Linux perf, or .etl replay. One const

@@ -7,9 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "views/top.h"
-
-enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
+#include "output/format.h"
+#include "views/top_by.h"
 
 /* --backend (Linux live): how block events are read. */
 enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };

@@ -34,8 +34,7 @@
 #include <stdint.h>
 
 #include "diskmon.h"
-
-enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK };
+#include "views/top_by.h"
 
 /* Rows of one interval before the rest is summed into (other): more than a
  * screen shows, few enough that a busy server's thousand files cost a fixed
