@@ -119,7 +119,8 @@ void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6])
  * Translate file names that start with the NT device path nt_prefix
  * ("\\Device\\HarddiskVolume2" or with a trailing backslash) to dos_prefix
  * ("C:" or "C:\\"). The live ETW backend feeds this from QueryDosDevice;
- * replay learns the same pairs from SysConfig VolumeMapping events. A later
+ * replay learns the same pairs from SysConfig VolumeMapping events, which
+ * nt_kernel_file.c adds to the table itself (dm_volumes_add). A later
  * call for the same nt_prefix replaces the earlier one; an empty dos_prefix
  * is ignored. Returns 0, DM_EUSAGE (empty or overlong prefix) or DM_ENOMEM
  * (the fixed table of mappings is full).

@@ -141,6 +141,7 @@ int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *r
         return 0; /* longer than any real device prefix: ignore */
     dm_utf16_to_utf8(b, nt_units, nt);
     dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
-    (void)dm_kdecoder_add_volume(kd, nt, dos); /* a full table keeps the first */
+    /* A full table keeps the first mappings. */
+    (void)dm_volumes_add(&kd->volumes, nt, dos);
     return 0;
 }
