@@ -1,10 +1,10 @@
 /*
  * diskmon.h - the types every part of diskmon shares.
  *
- * Data flows one way: a source (live ETW, live Linux perf, or .etl replay)
- * decodes kernel records into struct dm_event, hands each one to a sink
- * (filter, then the ring buffer), and the printer thread formats what comes
- * out of the ring. Nothing here depends on the operating system.
+ * Data flows one way: a source (live ETW, live Linux through tracefs or
+ * perf, or .etl replay) decodes kernel records into struct dm_event, hands
+ * each one to a sink (filter, then the ring buffer), and the printer thread
+ * formats what comes out of the ring. Nothing here depends on the operating system.
  */
 #ifndef DISKMON_H
 #define DISKMON_H
@@ -168,8 +168,9 @@ void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
 void dm_notes_flush(struct dm_notes *n, FILE *errf);
 
 /*
- * A source of events: live ETW, live Linux perf, or .etl replay. One const
- * table of operations per source, picked at run time by main.c.
+ * A source of events: live ETW, live Linux (tracefs by default, or perf),
+ * or .etl replay. One const table of operations per source, picked at run
+ * time by main.c.
  *
  * open  - main thread. Validates and acquires everything (sessions, files,
  *         fds). On failure returns a negative dm_err and writes a message

@@ -33,7 +33,7 @@
 
 /* TRACE_LOGFILE_HEADER, the payload of the first record, 32-bit layout; the
  * 64-bit layout is 8 bytes longer from 0x40 on because the two pointers at
- * 0x38 widen. etw-facts.md s.4 [GC-tlh][mingw offsetof]. */
+ * 0x38 widen. docs/etw.md §4 [GC-tlh][mingw offsetof]. */
 #define TLH_BUFFER_SIZE 0x00
 #define TLH_VERSION 0x04
 #define TLH_PROVIDER_VERSION 0x08

@@ -31,7 +31,7 @@
 #include "etl/etl.h"
 #include "etl/lz77.h"
 
-/* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
+/* WMI_BUFFER_HEADER: docs/etw.md §4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
 #define BUF_OFF_SIZE 0x00u      /* BufferSize: bytes on disk */
 /* ETW_BUFFER_CONTEXT: u8 ProcessorNumber (+ u8 Alignment), or u16 ProcessorIndex */
@@ -45,7 +45,7 @@
 #define PROC_INDEX_MASK 0x7FFu
 #define MAX_CPUS (PROC_INDEX_MASK + 1u)
 
-/* Record markers: etw-facts.md s.4 [phnt][GC-sth]. Byte 3 holds the flags
+/* Record markers: docs/etw.md §4 [phnt][GC-sth]. Byte 3 holds the flags
  * (0xC0: TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE; 0x9_: a MESSAGE
  * record), byte 2 the header type, bytes 0-1 the MOF version (system,
  * compact and perfinfo headers) or else the record size. */
@@ -128,7 +128,7 @@ struct frame {
 /*
  * A plain buffer read from a file is held through a window of WINDOW_BYTES,
  * not whole. A record's size is a 16-bit field (Packet.Size, EVENT_HEADER
- * Size or the marker's low word; etw-facts.md s.4), so a record spans at
+ * Size or the marker's low word; docs/etw.md §4), so a record spans at
  * most RECORD_SPAN bytes with its 8-byte stride, and a window starting at
  * a record holds it whole. The window's end is where a record may be cut:
  * the framing paths see it as the buffer's filled end, and when one finds

@@ -8,7 +8,7 @@
  *
  * An .etl file is a run of buffers, each a 72-byte WMI_BUFFER_HEADER followed
  * by 8-byte-aligned records from one CPU; compressed buffers hold MS-XCA
- * Plain LZ77 data that inflates to the records. Layouts: etw-facts.md s.4.
+ * Plain LZ77 data that inflates to the records. Layouts: docs/etw.md §4.
  *
  * How it reads:
  *   - open() validates buffer 0 and the trace header record in it, then walks
@@ -107,7 +107,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
  * (buffer index; inside a buffer, stream order). Streams are compared by
  * their keys, the largest (timestamp, buffer) of each stream's records so
  * far, not by the head record's own. For streams in time order, as ETW
- * writes them (etw-facts.md s.4), the two are the same. For a stream that
+ * writes them (docs/etw.md §4), the two are the same. For a stream that
  * goes back in time they are still the same: taking the stream with the
  * smallest head each time gives the order of sorting every record by its
  * stream's running maximum (then stream order), checked by brute force over
