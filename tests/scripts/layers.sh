@@ -29,6 +29,7 @@
 set -u
 ROOT=$(cd "${1:?usage: layers.sh SOURCE_DIR [BUILD_DIR]}" && pwd)
 BUILD=${2:-}
+[ -z "$BUILD" ] || BUILD=$(cd "$BUILD" && pwd) || exit 1
 cd "$ROOT" || exit 1
 fails=0
 pass() { echo "PASS layers/$1"; }
