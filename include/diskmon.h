@@ -1,16 +1,17 @@
 /*
  * diskmon.h - the types every part of diskmon shares.
  *
- * Data flows one way: a source (live ETW, live Linux perf, or .etl replay)
- * decodes kernel records into struct dm_event, hands each one to a sink
- * (filter, then the ring buffer), and the printer thread formats what comes
- * out of the ring. Nothing here depends on the operating system.
+ * Data flows one way: a source (live ETW, live Linux through tracefs or
+ * perf, or .etl replay) decodes kernel records into struct dm_event, hands
+ * each one to a sink (filter, then the ring buffer), and the printer thread
+ * formats what comes out of the ring. Nothing here depends on the operating system.
  */
 #ifndef DISKMON_H
 #define DISKMON_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define DM_VERSION "1.0.0"
 
@@ -162,9 +163,14 @@ struct dm_notes {
  * newline, as it would have written them to stderr). */
 void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
 
+/* Print the notes not printed yet on errf (base/notes.c). dm_run calls it
+ * after open(), after run() and after close(). */
+void dm_notes_flush(struct dm_notes *n, FILE *errf);
+
 /*
- * A source of events: live ETW, live Linux perf, or .etl replay. One const
- * table of operations per source, picked at run time by main.c.
+ * A source of events: live ETW, live Linux (tracefs by default, or perf),
+ * or .etl replay. One const table of operations per source, picked at run
+ * time by main.c.
  *
  * open  - main thread. Validates and acquires everything (sessions, files,
  *         fds). On failure returns a negative dm_err and writes a message

@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/pipeline.h"
 #include "diskmon.h"
 
 void dm_note(struct dm_notes *n, const char *fmt, ...)

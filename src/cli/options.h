@@ -7,9 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "views/top.h"
-
-enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
+#include "output/format.h"
+#include "views/top_by.h"
 
 /* --backend (Linux live): how block events are read. */
 enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };
@@ -66,22 +65,6 @@ struct dm_options {
 };
 
 /*
- * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
- * writing one line (no trailing newline) into err that names the bad
- * argument.
- *
- * Every filter (-d, --op, -p, -c) takes a comma-separated list and may be
- * repeated; all the values given are one union ("any of"). Enumerated values
- * (-f, --op) are matched in any case. "--" ends the options. The pieces of a
- * list point into argv (commas are overwritten with NULs), so argv must
- * outlive opt.
- *
- * --top's SEC is optional: the next argument is taken as SEC when it does
- * not start with '-' (diskmon takes no other plain arguments), otherwise the
- * interval is 1 s. --top with -n, and --by without --top, are refused.
- * --self-test's PATH is optional the same way.
- */
-/*
  * --metrics FILE writes counters for Prometheus every --interval SEC (15 s
  * by default; replay: once, at the end). One interval serves --top and
  * --metrics: --interval SEC sets --top's too, --top SEC sets --metrics'
@@ -103,6 +86,22 @@ struct dm_options {
  * and a typo more likely than a wish (1e-9). */
 #define DM_TOP_MIN_NS 1000000ull
 
+/*
+ * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
+ * writing one line (no trailing newline) into err that names the bad
+ * argument.
+ *
+ * Every filter (-d, --op, -p, -c) takes a comma-separated list and may be
+ * repeated; all the values given are one union ("any of"). Enumerated values
+ * (-f, --op) are matched in any case. "--" ends the options. The pieces of a
+ * list point into argv (commas are overwritten with NULs), so argv must
+ * outlive opt.
+ *
+ * --top's SEC is optional: the next argument is taken as SEC when it does
+ * not start with '-' (diskmon takes no other plain arguments), otherwise the
+ * interval is 1 s. --top with -n, and --by without --top, are refused.
+ * --self-test's PATH is optional the same way.
+ */
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,
                      char *err, size_t errlen);
 

@@ -2,7 +2,7 @@
  * pipeline.c - one capture from start to exit code.
  *
  * Threads: the source thread runs the source (the ETW ProcessTrace loop, the
- * perf reader, or the .etl reader) and pushes into the ring; the printer
+ * Linux reader, or the .etl reader) and pushes into the ring; the printer
  * thread drains it; this (main) thread waits, watches for Ctrl+C, -t and the
  * progress line, and does the orderly stop: the source is always stopped
  * before anything waits on the printer, so a printer blocked on a full pipe

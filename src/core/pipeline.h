@@ -39,10 +39,6 @@ struct dm_run_info {
     int printer_left;
 };
 
-/* Print the source notes not printed yet (diskmon.h, struct dm_notes) on
- * errf. dm_run calls it after open(), after run() and after close(). */
-void dm_notes_flush(struct dm_notes *n, FILE *errf);
-
 /* Give an output stream the buffer diskmon uses (before any output on it). */
 void dm_output_buffered(FILE *out);
 

@@ -3,7 +3,7 @@
  *
  * The same bytes arrive in a live ETW EVENT_RECORD (UserData) and in an .etl
  * record, so both the ETW backend and the .etl reader call this. Layouts:
- * ../shared/docs/etw-facts.md section 3 (DiskIo_TypeGroup1/2/3, versions 2
+ * docs/etw.md §3 (DiskIo_TypeGroup1/2/3, versions 2
  * and 3, 32- and 64-bit pointers). The pointer size comes from the record
  * (header kind or EVENT_HEADER_FLAG_32/64_BIT_HEADER), never from the build.
  */
@@ -58,7 +58,7 @@ int dm_diskio_decode(unsigned opcode, unsigned version, unsigned pointer_size,
  * TypeGroup2 (the Init events) and TypeGroup3 (FlushBuffers). Each field's
  * offset depends on the pointer size of the record, because the layouts mix
  * 32-bit fields with pointer-sized ones. The numbers below are from
- * etw-facts.md section 3 ([MS-dio1/2/3], [phnt] ETW_DISKIO_*_V2/V3), and were
+ * docs/etw.md §3 ([MS-dio1/2/3], [phnt] ETW_DISKIO_*_V2/V3), and were
  * checked against the sample traces' reference CSVs.
  */
 
@@ -68,7 +68,7 @@ int dm_diskio_decode(unsigned opcode, unsigned version, unsigned pointer_size,
  *   (u64), FileObject 24 (ptr), Irp 24+P (ptr), HighResResponseTime 24+2P
  *   (u64), IssuingThreadId 32+2P (u32, version 3 only).
  * Sizes: v2 32+2P (48 x64, 40 x86), v3 36+2P (52 x64, 44 x86).
- * [etw-facts.md s.3 table; MS diskio-typegroup1; phnt ETW_DISKIO_READWRITE_V3]
+ * [docs/etw.md §3 table; MS diskio-typegroup1; phnt ETW_DISKIO_READWRITE_V3]
  */
 static inline int dm_diskio_tg1(const uint8_t *b, size_t len, unsigned ps,
                       struct dm_diskio *out)
@@ -93,7 +93,7 @@ static inline int dm_diskio_tg1(const uint8_t *b, size_t len, unsigned ps,
 /*
  * TypeGroup2, ReadInit 12 / WriteInit 13 / FlushInit 15: Irp 0 (ptr),
  * IssuingThreadId P (u32, version 3 only). Sizes: v2 P, v3 P+4.
- * [etw-facts.md s.3; MS diskio-typegroup2; phnt ETW_DISKIO_READWRITE_V3]
+ * [docs/etw.md §3; MS diskio-typegroup2; phnt ETW_DISKIO_READWRITE_V3]
  */
 static inline int dm_diskio_tg2(const uint8_t *b, size_t len, unsigned ps,
                       struct dm_diskio *out)
@@ -112,8 +112,8 @@ static inline int dm_diskio_tg2(const uint8_t *b, size_t len, unsigned ps,
  * TypeGroup3, FlushBuffers 14: DiskNumber 0, IrpFlags 4,
  * HighResResponseTime 8 (u64), Irp 16 (ptr), IssuingThreadId 16+P (u32,
  * version 3 only). Sizes: v2 16+P (24 x64, 20 x86), v3 20+P (28 x64, 24 x86).
- * PerfView reads the thread id at 8 on x64 (etw-facts.md s.6); the MOF
- * layout wins. [etw-facts.md s.3; MS diskio-typegroup3; phnt ETW_DISKIO_FLUSH_BUFFERS_V3]
+ * PerfView reads the thread id at 8 on x64 (docs/etw.md §6); the MOF
+ * layout wins. [docs/etw.md §3; MS diskio-typegroup3; phnt ETW_DISKIO_FLUSH_BUFFERS_V3]
  */
 static inline int dm_diskio_tg3(const uint8_t *b, size_t len, unsigned ps,
                       struct dm_diskio *out)
@@ -161,7 +161,7 @@ static inline int dm_diskio_decode_inline(unsigned opcode, unsigned version,
     if (opcode < DM_DISKIO_READ || opcode > DM_DISKIO_FLUSH_INIT)
         return DM_ENOTFOUND;
     /* Versions 0 and 1 (Windows 2000/XP) have other layouts we do not
-     * decode; 2 is Vista/7, 3 Windows 8 and later (etw-facts.md s.3). */
+     * decode; 2 is Vista/7, 3 Windows 8 and later (docs/etw.md §3). */
     if (version < 2 || (pointer_size != 4 && pointer_size != 8))
         return DM_ECORRUPT;
     if (b == NULL && len > 0)

@@ -20,7 +20,7 @@
  * A growing table (dm_kt_init_growing) doubles, up to its cap, when it is
  * half full or when a key's probe window is full of other live keys, so a
  * busy machine's entries (a start rundown names tens of thousands of files,
- * etw-facts.md s.8) are kept, not replaced. Entries whose age is at most
+ * docs/etw.md §8) are kept, not replaced. Entries whose age is at most
  * spare_age (the decoder's ended threads and processes, marked with
  * dm_kt_mark_spare) make room before the table grows: when a table is half
  * full and an eighth of it is spare, a sweep drops the spare entries its

@@ -3,7 +3,7 @@
  *
  * A DiskIo completion names neither its thread nor its process: the .etl
  * stores it with a PERFINFO header and live ETW reports -1 for both
- * (etw-facts.md s.2). So the decoder keeps what the other kernel records tell
+ * (docs/etw.md §2). So the decoder keeps what the other kernel records tell
  * it, in four tables:
  *
  *   thread id   -> process id      Thread Start/DCStart (End starts a
@@ -54,7 +54,7 @@
  * cap. A table grows when half full, so it holds at least half its cap
  * without replacing anything (ktable.h). A busy desktop has a few thousand
  * threads and a few hundred processes; a Windows 11 desktop's start
- * rundown names about 26,000 files (etw-facts.md s.8), a file server far
+ * rundown names about 26,000 files (docs/etw.md §8), a file server far
  * more: the file table holds 1,048,576 file objects before it may replace
  * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
  * The README's "Limits" gives these caps. */
@@ -245,7 +245,7 @@ int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
 
 /*
  * Class GUIDs as stored: Data1 (4 bytes), Data2, Data3 little-endian, then
- * Data4 as is. [etw-facts.md s.2; PerfView SysConfigTaskGuid]
+ * Data4 as is. [docs/etw.md §2; PerfView SysConfigTaskGuid]
  */
 static const struct {
     uint8_t guid[16];
@@ -277,7 +277,7 @@ enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16])
 }
 
 /*
- * HookId groups of .etl system headers (etw-facts.md s.4, [phnt]). Group
+ * HookId groups of .etl system headers (docs/etw.md §4, [phnt]). Group
  * 0x0B (config) is deliberately absent: its opcode 35 in system headers is a
  * processor record on the win11 sample, not VolumeMapping, which comes only
  * with the SysConfig GUID.

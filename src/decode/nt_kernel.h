@@ -20,7 +20,7 @@
 #include "diskmon.h"
 
 /* Kernel MOF classes. ETW live gives a class GUID, an .etl system header a
- * HookId group (etw-facts.md section 4: 1 DiskIo, 3 Process, 4 FileIo,
+ * HookId group (docs/etw.md §4: 1 DiskIo, 3 Process, 4 FileIo,
  * 5 Thread); both map to this. */
 enum dm_kclass {
     DM_K_OTHER = 0,
@@ -52,7 +52,7 @@ struct dm_kdecoder;
  * (Wnode.ClientContext / the trace header's ReservedFlags: 1 QPC, 2 system
  * time in 100 ns units, 3 CPU cycles), but DiskIo's HighResResponseTime is
  * always in QueryPerformanceCounter ticks (MS diskio-typegroup1;
- * etw-facts.md s.3 and s.7).
+ * docs/etw.md §3 and §7).
  * ts_freq: ticks per second of rec->timestamp (time_ns); start_ts: the tick
  * that is time 0 (replay: the trace header event; live: the capture start);
  * hrrt_freq: ticks per second of HighResResponseTime (duration_ns): the
@@ -119,7 +119,8 @@ void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6])
  * Translate file names that start with the NT device path nt_prefix
  * ("\\Device\\HarddiskVolume2" or with a trailing backslash) to dos_prefix
  * ("C:" or "C:\\"). The live ETW backend feeds this from QueryDosDevice;
- * replay learns the same pairs from SysConfig VolumeMapping events. A later
+ * replay learns the same pairs from SysConfig VolumeMapping events, which
+ * nt_kernel_file.c adds to the table itself (dm_volumes_add). A later
  * call for the same nt_prefix replaces the earlier one; an empty dos_prefix
  * is ignored. Returns 0, DM_EUSAGE (empty or overlong prefix) or DM_ENOMEM
  * (the fixed table of mappings is full).

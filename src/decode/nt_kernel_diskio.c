@@ -196,7 +196,7 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     /* Every field written once (no clearing first); the numbers are the
      * first DM_EVENT_FIXED_BYTES, which the ring copies as they are.
      * HighResResponseTime counts QPC ticks whatever the session's clock
-     * (MS diskio-typegroup1; etw-facts.md s.3 and s.7). */
+     * (MS diskio-typegroup1; docs/etw.md §3 and §7). */
     ev->time_ns = rec->timestamp > kd->start_ts
                       ? ticks_to_ns(&kd->ts_scale, rec->timestamp - kd->start_ts)
                       : 0;
@@ -218,7 +218,7 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     ev->process = "";
     ev->file = "";
 
-    /* (uint32_t)-1 is ETW's "no thread" (etw-facts.md s.2). */
+    /* (uint32_t)-1 is ETW's "no thread" (docs/etw.md §2). */
     if (d.has_issuing_tid && d.issuing_tid != UINT32_MAX) {
         tid = d.issuing_tid;
         has_tid = 1;
@@ -229,7 +229,7 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                rec->tid != UINT32_MAX) {
         /* Windows 7 (version 2) without its Init: the completion has no
          * IssuingThreadId field, and its own header thread is the best
-         * account left (etw-facts.md s.2: a header ThreadId of -1 means
+         * account left (docs/etw.md §2: a header ThreadId of -1 means
          * none, as PerfView's DiskIOTraceData.FixupData treats it). */
         tid = rec->tid;
         has_tid = 1;

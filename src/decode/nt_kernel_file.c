@@ -12,7 +12,7 @@
 #include "decode/nt_kernel_internal.h"
 #include "decode/nt_paths.h"
 
-/* Opcodes of the FileIo class (etw-facts.md s.2). */
+/* Opcodes of the FileIo class (docs/etw.md §2). */
 #define FILEIO_NAME 0
 #define FILEIO_FILECREATE 32
 #define FILEIO_FILEDELETE 35
@@ -53,7 +53,7 @@
  * FileDelete/FileRundown even after a FileCreate of the same address: the
  * win8 sample reads a directory through its new file object 0.12 ms before
  * that object's FileCreate is logged (the create's own I/O).
- * [etw-facts.md s.2; MS fileio-name, fileio; PerfView
+ * [docs/etw.md §2; MS fileio-name, fileio; PerfView
  * KernelTraceEventParser.cs FileIONameTraceData callback, HistoryDictionary.cs]
  */
 int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
@@ -141,6 +141,7 @@ int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *r
         return 0; /* longer than any real device prefix: ignore */
     dm_utf16_to_utf8(b, nt_units, nt);
     dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
-    (void)dm_kdecoder_add_volume(kd, nt, dos); /* a full table keeps the first */
+    /* A full table keeps the first mappings. */
+    (void)dm_volumes_add(&kd->volumes, nt, dos);
     return 0;
 }

@@ -34,7 +34,7 @@
 
 /*
  * How long a thread's entry outlives its End event. Its I/O can complete
- * after the thread ended (etw-facts.md s.7). An I/O still outstanding at
+ * after the thread ended (docs/etw.md §7). An I/O still outstanding at
  * End completes within its own service time, and 5 s is more than ten
  * times the slowest completion in the sample traces (0.40 s win8, 0.3 ms
  * win11). A new Start of the same thread id replaces the entry at once,

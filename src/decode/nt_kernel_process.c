@@ -8,7 +8,7 @@
 #include "decode/nt_kernel.h"
 #include "decode/nt_kernel_internal.h"
 
-/* Opcodes of the Thread and Process classes (etw-facts.md s.2). */
+/* Opcodes of the Thread and Process classes (docs/etw.md §2). */
 #define THREAD_START 1
 #define THREAD_END 2
 #define THREAD_DCSTART 3
@@ -25,7 +25,7 @@
  * once), End only marks the entry ended: it serves the thread's last I/O
  * for THREAD_GRACE_SEC more, then a sweep may drop it (ktable.h).
  * Rundown: End/DCEnd add.
- * [etw-facts.md s.2 and s.7; MS thread-typegroup1]
+ * [docs/etw.md §2 and §7; MS thread-typegroup1]
  */
 int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
                            const struct dm_krecord *rec, enum pass pass)
@@ -69,7 +69,7 @@ int dm_kdecoder__on_thread(struct dm_kdecoder *kd, struct names *nm,
  * byte 1, IdentifierAuthority) plus 4 per sub-authority. ImageFileName, a
  * NUL-terminated 8-bit string, follows. Later fields (CommandLine, ...) are
  * not needed. End and DCEnd have the same layout.
- * [etw-facts.md s.2; MS process-typegroup1; PerfView ProcessTraceData, SkipSID]
+ * [docs/etw.md §2; MS process-typegroup1; PerfView ProcessTraceData, SkipSID]
  */
 int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
                             const struct dm_krecord *rec, enum pass pass)

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 /* FileIo and SysConfig strings are UTF-16 inside a record whose size field
- * is 16 bits (etw-facts.md s.4: Packet.Size, EVENT_HEADER size), so a name
+ * is 16 bits (docs/etw.md §4: Packet.Size, EVENT_HEADER size), so a name
  * has fewer than 32768 code units. Each unit needs at most 3 bytes of UTF-8
  * (a surrogate pair, 2 units, needs 4). */
 #define DM_NAME_UNITS_MAX 32768u

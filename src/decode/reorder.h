@@ -2,7 +2,7 @@
  * reorder.h - putting live kernel records back into timestamp order.
  *
  * Without EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING (which Microsoft's logging
- * mode page advises against above about 1,000 events/s; etw-facts.md s.7),
+ * mode page advises against above about 1,000 events/s; docs/etw.md §7),
  * a real-time session fills one buffer per CPU. Inside one CPU's buffers the
  * records are in time order, but buffers of different CPUs reach the
  * consumer in any order, and a partly filled buffer only when the session's
@@ -26,7 +26,7 @@
  * window_ticks: the caller passes it, in the ticks of rec->timestamp. It
  * must cover the longest a record can wait in a CPU's buffer before it is
  * delivered, which for a quiet CPU is the session's FlushTimer ([MS-props]:
- * how often a partly filled buffer is flushed; etw-facts.md s.1, s.8), plus
+ * how often a partly filled buffer is flushed; docs/etw.md §1, §8), plus
  * the consumer's own delivery delay. The live ETW source passes its
  * DM_ETW_HOLD_MS (etw/etw_session.h, 100 ms FlushTimer + 150 ms margin) and
  * also releases by time when no buffer comes. dm_reorder_window_ticks()
@@ -64,7 +64,7 @@
  * 4 MiB is thousands of file-name records (a few hundred bytes each). */
 #define DM_REORDER_BIG_BYTES (4u * 1024u * 1024u)
 /* Far above any processor count (Windows' ProcessorIndex is 16 bits wide
- * in ETW_BUFFER_CONTEXT; etw-facts.md s.4); keeps the per-CPU array sane. */
+ * in ETW_BUFFER_CONTEXT; docs/etw.md §4); keeps the per-CPU array sane. */
 #define DM_REORDER_MAX_CPUS 65536u
 /* Added to the FlushTimer by dm_reorder_window_ticks(): the consumer
  * receives a flushed buffer some time after the flush, and a buffer that is

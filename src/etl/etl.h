@@ -5,8 +5,8 @@
  * (MS-XCA Plain LZ77), and returns every record in timestamp order by
  * merging the per-CPU buffer streams; or only the records a selection
  * picks, in the same order, at little more than the cost of walking the
- * record headers (dm_etl_select). Layouts: ../shared/docs/etw-facts.md
- * section 4. Memory stays bounded: a window of one buffer per CPU stream
+ * record headers (dm_etl_select). Layouts: docs/etw.md
+ * §4. Memory stays bounded: a window of one buffer per CPU stream
  * (a plain buffer read through it, a compressed one inflated into it as a
  * stream), and the whole within DM_ETL_BUDGET_BYTES.
  */
@@ -38,7 +38,7 @@ struct dm_etl;
 
 /* From TRACE_LOGFILE_HEADER, the payload of the first record. */
 /* TRACE_LOGFILE_HEADER.ReservedFlags, the session's clock type
- * (etw-facts.md s.3, [MS-wnode] ClientContext); older writers leave 0,
+ * (docs/etw.md §3, [MS-wnode] ClientContext); older writers leave 0,
  * which means QPC. */
 #define DM_ETL_CLOCK_QPC 1u
 #define DM_ETL_CLOCK_SYSTEM_TIME 2u  /* record timestamps in FILETIME units */

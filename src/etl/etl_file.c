@@ -1,23 +1,22 @@
 /*
- * etl_file.c - opening an .etl trace (a path or bytes in memory) and
- * reading its buffers: buffer 0 and the trace header record in it (with
- * its time zone), the index of every other buffer (chained per CPU, within
- * the memory budget), and one buffer at a time into a stream through a
- * window: a plain one read in windows, a compressed one inflated as a
- * stream (see etl_internal.h, which also lists the reader's other files).
+ * etl_file.c - the buffers of an .etl trace (a file or bytes in memory):
+ * buffer 0's header and the trace header record's payload (with its time
+ * zone), the index of every other buffer (chained per CPU, within the
+ * memory budget), and one buffer at a time into a stream through a window:
+ * a plain one read in windows, a compressed one inflated as a stream. The
+ * reader's front (etl_reader.c) calls it; it calls no other file of the
+ * reader (etl_internal.h lists the three).
  *
  * Every length read from the file is checked against the bytes that hold
  * it before anything is read through it (etl_reader.c says how the reader
  * as a whole treats damage).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/bytes.h"
-#include "base/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/etl_internal.h"
@@ -34,7 +33,7 @@
 
 /* TRACE_LOGFILE_HEADER, the payload of the first record, 32-bit layout; the
  * 64-bit layout is 8 bytes longer from 0x40 on because the two pointers at
- * 0x38 widen. etw-facts.md s.4 [GC-tlh][mingw offsetof]. */
+ * 0x38 widen. docs/etw.md §4 [GC-tlh][mingw offsetof]. */
 #define TLH_BUFFER_SIZE 0x00
 #define TLH_VERSION 0x04
 #define TLH_PROVIDER_VERSION 0x08
@@ -401,30 +400,20 @@ static void read_time_zone(const uint8_t *p, struct dm_time_zone *tz)
 }
 
 /*
- * Parse the trace header record (first in buffer 0): marker, then
- * TRACE_LOGFILE_HEADER fields into etl->info.
+ * The trace header record (rec, buffer 0's first record as the reader
+ * framed it, NULL when the buffer held none; marker: its marker) into
+ * etl->info: the TRACE_LOGFILE_HEADER fields, the time zone, the
+ * timestamps' clock, and the bound on compressed buffers that follows from
+ * BufferSize.
  */
-static int parse_trace_header(struct dm_etl *etl, char *err, size_t errlen)
+int dm_etl__read_trace_header(struct dm_etl *etl, const struct dm_etl_record *rec,
+                              uint32_t marker, char *err, size_t errlen)
 {
-    struct stream *s = &etl->prologue;
-    struct dm_etl_record *rec = &etl->header_rec;
+    const unsigned wide = marker == MARKER_HEADER64 ? TLH_WIDE_SHIFT : 0;
     const uint8_t *p;
-    unsigned wide;
-    uint32_t marker, cpu_mhz;
-    int rc;
+    uint32_t cpu_mhz;
 
-    marker = s->len >= 4 ? dm_le32(s->recs) : 0;
-    if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
-        snprintf(err, errlen,
-                 "%s: not an .etl trace (no trace header record at offset %u)",
-                 etl->name, BUF_HDR_SIZE);
-        return DM_ECORRUPT;
-    }
-    rc = dm_etl__next_in_buffer(etl, s, rec, err, errlen);
-    if (rc < 0)
-        return rc;
-    wide = marker == MARKER_HEADER64 ? TLH_WIDE_SHIFT : 0;
-    if (rc == 0 || rec->group != 0 || rec->opcode != 0 ||
+    if (rec == NULL || rec->group != 0 || rec->opcode != 0 ||
         rec->payload_len < TLH_SIZE32 + wide) {
         snprintf(err, errlen,
                  "%s: not an .etl trace (the record at offset %u is not a "
@@ -552,7 +541,7 @@ static int over_budget(const struct dm_etl *etl, const struct buf_entry *e,
  * walk; its error is kept for next() to report after the records of the
  * buffers before it. Only running out of memory, or the budget, fails here.
  */
-static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
+int dm_etl__index_buffers(struct dm_etl *etl, char *err, size_t errlen)
 {
     uint32_t last[MAX_CPUS];
     unsigned stream_of[MAX_CPUS];
@@ -619,9 +608,6 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", etl->name);
         return DM_ENOMEM;
     }
-    rc = dm_etl__merge_init(etl, err, errlen);
-    if (rc < 0)
-        return rc;
     for (uint32_t i = etl->nbufs; i-- > 1;) {
         struct stream *s = &etl->streams[stream_of[etl->bufs[i].cpu]];
 
@@ -633,12 +619,12 @@ static int index_buffers(struct dm_etl *etl, char *err, size_t errlen)
     return 0;
 }
 
-/* Shared by dm_etl_open and dm_etl_open_mem once the input is attached. */
-static int open_common(struct dm_etl *etl, char *err, size_t errlen)
+/* Check buffer 0's header and make it the index's first entry, the
+ * prologue stream's buffer (not loaded yet). */
+int dm_etl__index_first(struct dm_etl *etl, char *err, size_t errlen)
 {
     uint8_t hdr[BUF_HDR_SIZE];
     struct buf_entry e0;
-    int rc;
 
     if (etl->info.file_size < BUF_HDR_SIZE ||
         read_at(etl, 0, hdr, sizeof hdr, err, errlen) != 0 ||
@@ -654,140 +640,5 @@ static int open_common(struct dm_etl *etl, char *err, size_t errlen)
     if (e0.flags & (BUF_FLAG_EVENTS_LOST | BUF_FLAG_BUFFER_LOST))
         etl->info.buffers_flagged_lost++;
     etl->prologue.cpu = e0.cpu;
-    rc = dm_etl__load_buffer(etl, &etl->prologue, 0, err, errlen);
-    if (rc < 0)
-        return rc;
-    rc = parse_trace_header(etl, err, errlen);
-    if (rc < 0)
-        return rc;
-    rc = index_buffers(etl, err, errlen);
-    if (rc < 0)
-        return rc;
-    etl->phase = PH_HEADER;
     return 0;
-}
-
-static struct dm_etl *new_etl(const char *name)
-{
-    struct dm_etl *etl = calloc(1, sizeof *etl);
-    size_t n = strlen(name) + 1;
-
-    if (etl == NULL)
-        return NULL;
-    etl->name = malloc(n);
-    if (etl->name == NULL) {
-        free(etl);
-        return NULL;
-    }
-    memcpy(etl->name, name, n);
-    etl->prologue.cur = NO_BUF;
-    etl->prologue.next = NO_BUF;
-    etl->prologue.key_ts = &etl->prologue_key;
-    return etl;
-}
-
-/* Name the real problem before fopen() does: a directory opens on some
- * systems and then reads as garbage ("bad buffer header at offset 0"), and an
- * empty file is not damaged, it is empty. */
-static int check_path(const char *path, char *err, size_t errlen)
-{
-    uint64_t size = 0;
-
-    if (path == NULL || path[0] == '\0') {
-        snprintf(err, errlen, "empty file name: give the trace as -r FILE.etl");
-        return DM_EUSAGE;
-    }
-    switch (dm_file_kind(path, &size)) {
-    case DM_FILE_DIRECTORY:
-        snprintf(err, errlen, "%s: is a directory, not an .etl trace file", path);
-        return DM_EOPEN;
-    case DM_FILE_OTHER:
-        snprintf(err, errlen,
-                 "%s: not a regular file (a pipe or a device); diskmon reads "
-                 ".etl traces from files", path);
-        return DM_EOPEN;
-    case DM_FILE_REGULAR:
-        if (size == 0) {
-            snprintf(err, errlen, "%s: is empty (0 bytes), not an .etl trace", path);
-            return DM_ECORRUPT;
-        }
-        return 0;
-    default: /* missing: fopen() says why */
-        return 0;
-    }
-}
-
-/* The end of both opens: read the index and the header; on failure close
- * what was made. err is never NULL here. */
-static int finish_open(struct dm_etl *etl, struct dm_etl **out, char *err, size_t errlen)
-{
-    int rc = open_common(etl, err, errlen);
-
-    if (rc < 0) {
-        dm_etl_close(etl);
-        return rc;
-    }
-    *out = etl;
-    return 0;
-}
-
-int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
-{
-    char local[1];
-    struct dm_etl *etl;
-    int rc;
-
-    if (err == NULL || errlen == 0) {
-        err = local;
-        errlen = sizeof local;
-    }
-    *out = NULL;
-    rc = check_path(path, err, errlen);
-    if (rc < 0)
-        return rc;
-    etl = new_etl(path);
-    if (etl == NULL) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return DM_ENOMEM;
-    }
-    etl->fp = fopen(path, "rb");
-    if (etl->fp == NULL) {
-        snprintf(err, errlen, "%s: cannot open: %s (check the path and permissions)",
-                 path, strerror(errno));
-        dm_etl_close(etl);
-        return DM_EOPEN;
-    }
-    if (dm_file_size(etl->fp, &etl->info.file_size) != 0) {
-        snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
-                 path);
-        dm_etl_close(etl);
-        return DM_EIO;
-    }
-    return finish_open(etl, out, err, errlen);
-}
-
-int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
-                    const char *name, char *err, size_t errlen)
-{
-    char local[1];
-    struct dm_etl *etl;
-
-    if (err == NULL || errlen == 0) {
-        err = local;
-        errlen = sizeof local;
-    }
-    *out = NULL;
-    etl = new_etl(name != NULL ? name : "(memory)");
-    if (etl == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return DM_ENOMEM;
-    }
-    etl->mem = data != NULL ? data : (const uint8_t *)"";
-    etl->info.file_size = data != NULL ? len : 0;
-    return finish_open(etl, out, err, errlen);
-}
-
-const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
-{
-    return &etl->info;
 }

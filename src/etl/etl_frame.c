@@ -2,6 +2,12 @@
  * etl_frame.c - framing the records of one loaded .etl buffer (see
  * etl_internal.h), and turning a framed record into a dm_etl_record.
  *
+ * A leaf: it reads the bytes of the window a stream holds and calls no
+ * other file of the reader. Where the window's end may cut a record it
+ * says so (DM_ETL__NEED_MORE) and the caller, etl_reader.c, moves the
+ * window (etl_file.c) and asks again, as libtraceevent's kbuffer leaves
+ * the reading of the next page to its caller.
+ *
  * Three paths frame a record (frame_quick is inline in etl_internal.h, for
  * dm_etl_next's merge step; the other two are here):
  *   frame_record (through frame_slow)  the checking path: every marker and
@@ -330,7 +336,9 @@ static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t p
 
 /*
  * Frame s's next decodable record of its loaded buffer into s->head: 1 when
- * found, 0 at the end of the buffer, or DM_ECORRUPT. Records of kinds not
+ * found, 0 at the end of the buffer, DM_ETL__NEED_MORE when the window's
+ * end may have cut the record at s->pos (the caller refills the window,
+ * dm_etl__refill, and calls again), or DM_ECORRUPT. Records of kinds not
  * decoded here are skipped by their size and counted. Every decodable
  * record moves the stream's merge key, also one the selection skips: the
  * merge must place the picked ones where the unselected merge would (see
@@ -374,15 +382,10 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
                 s->base + len < s->total && len - pos < RECORD_SPAN) {
                 /* The window's end, not the buffer's, may have cut the
                  * record (or its marker: an end marker read whole ends
-                 * the buffer): frame it again from a window starting
-                 * there (etl_internal.h). */
-                rc = dm_etl__refill(etl, s, err, errlen);
-                recs = s->recs;
-                len = s->len;
-                pos = s->pos;
-                if (rc < 0)
-                    break;
-                continue;
+                 * the buffer): the caller moves the window to start
+                 * there and calls again (etl_internal.h). */
+                rc = DM_ETL__NEED_MORE;
+                break;
             }
             if (rc == 2)
                 continue;
@@ -449,16 +452,4 @@ void dm_etl__fill_record(const struct dm_etl *etl, const struct stream *s,
     }
     rec->payload = f->r + f->at;
     rec->payload_len = f->size - f->at;
-}
-
-/* dm_etl__next_head, then its record into *rec (buffer 0, read without a
- * merge). */
-int dm_etl__next_in_buffer(struct dm_etl *etl, struct stream *s,
-                           struct dm_etl_record *rec, char *err, size_t errlen)
-{
-    int rc = dm_etl__next_head(etl, s, err, errlen);
-
-    if (rc == 1)
-        dm_etl__fill_record(etl, s, rec);
-    return rc;
 }

@@ -1,17 +1,19 @@
 /*
  * etl_internal.h - what the .etl reader's files share (not part of etl.h).
  *
- * The reader is three files, one job each:
- *   etl_file.c    open (a path or memory), the buffer index with its memory
- *                 budget, the per-buffer read through a window and the
- *                 LZ77 inflation into one, the trace header and its time
- *                 zone;
- *   etl_frame.c   record framing inside a loaded buffer: the checking path,
- *                 the quick path and the selecting skip, which must stay
- *                 equivalent (its top comment says how), and the header
- *                 readers that turn a frame into a dm_etl_record;
- *   etl_reader.c  the per-CPU streams and their merge, selection, rewind
- *                 and next().
+ * The reader is three files, one job each, each calling only the ones
+ * below it:
+ *   etl_reader.c  the front: open (a path or memory) and close, the per-CPU
+ *                 streams and their merge, selection, rewind and next();
+ *   etl_file.c    the buffers: the index with its memory budget, buffer 0's
+ *                 trace header and time zone, the per-buffer read through a
+ *                 window and the LZ77 inflation into one;
+ *   etl_frame.c   a leaf: record framing inside the window a stream holds
+ *                 (the checking path, the quick path and the selecting
+ *                 skip, which must stay equivalent: its top comment says
+ *                 how), and the header readers that turn a frame into a
+ *                 dm_etl_record. Where the window's end may cut a record it
+ *                 returns DM_ETL__NEED_MORE, and the reader refills.
  * This header holds the layouts they all read (with their sources), the
  * shared structs, the inline helpers of the hot path (which must stay
  * inline in dm_etl_next's merge step) and the few calls between the files,
@@ -29,7 +31,7 @@
 #include "etl/etl.h"
 #include "etl/lz77.h"
 
-/* WMI_BUFFER_HEADER: etw-facts.md s.4 [GC-wbh][MS-ebh][phnt]. */
+/* WMI_BUFFER_HEADER: docs/etw.md §4 [GC-wbh][MS-ebh][phnt]. */
 #define BUF_HDR_SIZE 0x48u
 #define BUF_OFF_SIZE 0x00u      /* BufferSize: bytes on disk */
 /* ETW_BUFFER_CONTEXT: u8 ProcessorNumber (+ u8 Alignment), or u16 ProcessorIndex */
@@ -43,7 +45,7 @@
 #define PROC_INDEX_MASK 0x7FFu
 #define MAX_CPUS (PROC_INDEX_MASK + 1u)
 
-/* Record markers: etw-facts.md s.4 [phnt][GC-sth]. Byte 3 holds the flags
+/* Record markers: docs/etw.md §4 [phnt][GC-sth]. Byte 3 holds the flags
  * (0xC0: TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE; 0x9_: a MESSAGE
  * record), byte 2 the header type, bytes 0-1 the MOF version (system,
  * compact and perfinfo headers) or else the record size. */
@@ -126,13 +128,14 @@ struct frame {
 /*
  * A plain buffer read from a file is held through a window of WINDOW_BYTES,
  * not whole. A record's size is a 16-bit field (Packet.Size, EVENT_HEADER
- * Size or the marker's low word; etw-facts.md s.4), so a record spans at
+ * Size or the marker's low word; docs/etw.md §4), so a record spans at
  * most RECORD_SPAN bytes with its 8-byte stride, and a window starting at
  * a record holds it whole. The window's end is where a record may be cut:
  * the framing paths see it as the buffer's filled end, and when one finds
- * too few bytes there for the record it frames, dm_etl__next_head moves
- * the window to start at that record (dm_etl__refill, which keeps the
- * bytes already read) and frames it again. So the common path has no
+ * too few bytes there for the record it frames, dm_etl__next_head says so
+ * (DM_ETL__NEED_MORE) and its caller moves the window to start at that
+ * record (dm_etl__refill, which keeps the bytes already read) and has it
+ * framed again. So the common path has no
  * check of its own, and what it frames is what it would frame in the
  * whole buffer. The window's length is a multiple of 8 (but at the filled
  * end), so a record that fits has its stride inside too (next_pos).
@@ -235,6 +238,13 @@ struct dm_etl {
     char err_msg[384];
 };
 
+/* etl_file.c: buffer 0's index entry (its header checked); the trace
+ * header record's payload into etl->info (rec NULL: buffer 0 held no
+ * record); the other buffers' index and one stream per CPU. */
+int dm_etl__index_first(struct dm_etl *etl, char *err, size_t errlen);
+int dm_etl__read_trace_header(struct dm_etl *etl, const struct dm_etl_record *rec,
+                              uint32_t marker, char *err, size_t errlen);
+int dm_etl__index_buffers(struct dm_etl *etl, char *err, size_t errlen);
 /* etl_file.c: read (and inflate) buffer bi into s; move s's window to
  * start at s->pos (when base + len < total: the window ends early). */
 int dm_etl__load_buffer(struct dm_etl *etl, struct stream *s, uint32_t bi,
@@ -243,17 +253,15 @@ int dm_etl__refill(struct dm_etl *etl, struct stream *s, char *err, size_t errle
 /* etl_file.c: free what s holds (its stream has ended). */
 void dm_etl__release(struct dm_etl *etl, struct stream *s);
 
-/* etl_frame.c: framing and decoding the records of a loaded buffer. */
+/* etl_frame.c: framing and decoding the records of a loaded buffer.
+ * dm_etl__next_head returns DM_ETL__NEED_MORE (never a dm_err, which are
+ * negative) when the caller must refill s's window and call again. */
+#define DM_ETL__NEED_MORE 2
 int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
                       size_t errlen);
 void dm_etl__fill_record(const struct dm_etl *etl, const struct stream *s,
                          struct dm_etl_record *rec);
-int dm_etl__next_in_buffer(struct dm_etl *etl, struct stream *s,
-                           struct dm_etl_record *rec, char *err, size_t errlen);
 int dm_etl__picked(struct dm_etl *etl, const struct frame *f);
-
-/* etl_reader.c: the merge over the streams the index made. */
-int dm_etl__merge_init(struct dm_etl *etl, char *err, size_t errlen);
 
 /* The position after a record of size bytes at pos: records start 8-byte
  * aligned [dissect etl.py]; the filled end may cut the last one's padding. */

@@ -1,12 +1,14 @@
 /*
- * etl_reader.c - a portable reader of .etl trace files (see etl.h): the
- * per-CPU streams and their merge, selection, rewind and next(). Opening
- * and the buffer index are etl_file.c's, record framing etl_frame.c's
- * (etl_internal.h lists the three).
+ * etl_reader.c - a portable reader of .etl trace files (see etl.h), its
+ * front: open and close, the per-CPU streams and their merge, selection,
+ * rewind and next(). It calls down into the buffer layer (etl_file.c: the
+ * index, loading and refilling windows) and the framer (etl_frame.c, a
+ * leaf that asks for a refill rather than doing one); etl_internal.h lists
+ * the three.
  *
  * An .etl file is a run of buffers, each a 72-byte WMI_BUFFER_HEADER followed
  * by 8-byte-aligned records from one CPU; compressed buffers hold MS-XCA
- * Plain LZ77 data that inflates to the records. Layouts: etw-facts.md s.4.
+ * Plain LZ77 data that inflates to the records. Layouts: docs/etw.md §4.
  *
  * How it reads:
  *   - open() validates buffer 0 and the trace header record in it, then walks
@@ -38,14 +40,43 @@
  * fixed-width integers (dm_le16/dm_le32/dm_le64, base/bytes.h), never read
  * through a cast pointer.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "base/kmerge.h"
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/etl_internal.h"
+#include "platform/platform.h"
+
+/* dm_etl__next_head, moving the window (dm_etl__refill) whenever its end
+ * may have cut the record to frame: 1 with s->head framed, 0 at the end of
+ * the buffer, <0 error. */
+static int next_head(struct dm_etl *etl, struct stream *s, char *err, size_t errlen)
+{
+    int rc;
+
+    while ((rc = dm_etl__next_head(etl, s, err, errlen)) == DM_ETL__NEED_MORE) {
+        rc = dm_etl__refill(etl, s, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+/* next_head, then its record into *rec (buffer 0, read without a merge). */
+static int next_in_buffer(struct dm_etl *etl, struct stream *s,
+                          struct dm_etl_record *rec, char *err, size_t errlen)
+{
+    int rc = next_head(etl, s, err, errlen);
+
+    if (rc == 1)
+        dm_etl__fill_record(etl, s, rec);
+    return rc;
+}
 
 /* Move s to its next record, loading its next buffer when the current one
  * is used up: 1 with s->head framed, 0 when the stream has ended, <0 error. */
@@ -55,7 +86,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
         int rc;
 
         if (s->cur != NO_BUF) {
-            rc = dm_etl__next_head(etl, s, err, errlen);
+            rc = next_head(etl, s, err, errlen);
             if (rc != 0)
                 return rc;
         }
@@ -76,7 +107,7 @@ static int advance(struct dm_etl *etl, struct stream *s, char *err, size_t errle
  * (buffer index; inside a buffer, stream order). Streams are compared by
  * their keys, the largest (timestamp, buffer) of each stream's records so
  * far, not by the head record's own. For streams in time order, as ETW
- * writes them (etw-facts.md s.4), the two are the same. For a stream that
+ * writes them (docs/etw.md §4), the two are the same. For a stream that
  * goes back in time they are still the same: taking the stream with the
  * smallest head each time gives the order of sorting every record by its
  * stream's running maximum (then stream order), checked by brute force over
@@ -94,10 +125,10 @@ static inline int before(const void *ctx, unsigned a, unsigned b)
     return sa->key_buf < sb->key_buf;
 }
 
-/* The merge over the streams index_buffers made (etl_file.c): a tree of
- * stream indices ordered by before(), whose keys' timestamps sit in one
- * array the tree compares inline. */
-int dm_etl__merge_init(struct dm_etl *etl, char *err, size_t errlen)
+/* The merge over the streams dm_etl__index_buffers made (etl_file.c): a
+ * tree of stream indices ordered by before(), whose keys' timestamps sit in
+ * one array the tree compares inline. */
+static int merge_init(struct dm_etl *etl, char *err, size_t errlen)
 {
     etl->keys = calloc(etl->nstreams ? etl->nstreams : 1, sizeof *etl->keys);
     if (etl->keys == NULL ||
@@ -109,6 +140,179 @@ int dm_etl__merge_init(struct dm_etl *etl, char *err, size_t errlen)
     for (unsigned i = 0; i < etl->nstreams; i++)
         etl->streams[i].key_ts = &etl->keys[i];
     return 0;
+}
+
+/*
+ * The trace header record, first in buffer 0 (etl_file.c reads its
+ * TRACE_LOGFILE_HEADER payload).
+ */
+static int read_header(struct dm_etl *etl, char *err, size_t errlen)
+{
+    struct stream *s = &etl->prologue;
+    uint32_t marker = s->len >= 4 ? dm_le32(s->recs) : 0;
+    int rc;
+
+    if (marker != MARKER_HEADER32 && marker != MARKER_HEADER64) {
+        snprintf(err, errlen,
+                 "%s: not an .etl trace (no trace header record at offset %u)",
+                 etl->name, BUF_HDR_SIZE);
+        return DM_ECORRUPT;
+    }
+    rc = next_in_buffer(etl, s, &etl->header_rec, err, errlen);
+    if (rc < 0)
+        return rc;
+    return dm_etl__read_trace_header(etl, rc == 1 ? &etl->header_rec : NULL, marker,
+                                     err, errlen);
+}
+
+/* Shared by dm_etl_open and dm_etl_open_mem once the input is attached:
+ * buffer 0 and the trace header, the index of the other buffers, and the
+ * merge over their streams. */
+static int open_common(struct dm_etl *etl, char *err, size_t errlen)
+{
+    int rc = dm_etl__index_first(etl, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    rc = dm_etl__load_buffer(etl, &etl->prologue, 0, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = read_header(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = dm_etl__index_buffers(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = merge_init(etl, err, errlen);
+    if (rc < 0)
+        return rc;
+    etl->phase = PH_HEADER;
+    return 0;
+}
+
+static struct dm_etl *new_etl(const char *name)
+{
+    struct dm_etl *etl = calloc(1, sizeof *etl);
+    size_t n = strlen(name) + 1;
+
+    if (etl == NULL)
+        return NULL;
+    etl->name = malloc(n);
+    if (etl->name == NULL) {
+        free(etl);
+        return NULL;
+    }
+    memcpy(etl->name, name, n);
+    etl->prologue.cur = NO_BUF;
+    etl->prologue.next = NO_BUF;
+    etl->prologue.key_ts = &etl->prologue_key;
+    return etl;
+}
+
+/* Name the real problem before fopen() does: a directory opens on some
+ * systems and then reads as garbage ("bad buffer header at offset 0"), and an
+ * empty file is not damaged, it is empty. */
+static int check_path(const char *path, char *err, size_t errlen)
+{
+    uint64_t size = 0;
+
+    if (path == NULL || path[0] == '\0') {
+        snprintf(err, errlen, "empty file name: give the trace as -r FILE.etl");
+        return DM_EUSAGE;
+    }
+    switch (dm_file_kind(path, &size)) {
+    case DM_FILE_DIRECTORY:
+        snprintf(err, errlen, "%s: is a directory, not an .etl trace file", path);
+        return DM_EOPEN;
+    case DM_FILE_OTHER:
+        snprintf(err, errlen,
+                 "%s: not a regular file (a pipe or a device); diskmon reads "
+                 ".etl traces from files", path);
+        return DM_EOPEN;
+    case DM_FILE_REGULAR:
+        if (size == 0) {
+            snprintf(err, errlen, "%s: is empty (0 bytes), not an .etl trace", path);
+            return DM_ECORRUPT;
+        }
+        return 0;
+    default: /* missing: fopen() says why */
+        return 0;
+    }
+}
+
+/* The end of both opens: read the index and the header; on failure close
+ * what was made. err is never NULL here. */
+static int finish_open(struct dm_etl *etl, struct dm_etl **out, char *err, size_t errlen)
+{
+    int rc = open_common(etl, err, errlen);
+
+    if (rc < 0) {
+        dm_etl_close(etl);
+        return rc;
+    }
+    *out = etl;
+    return 0;
+}
+
+int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+    int rc;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    rc = check_path(path, err, errlen);
+    if (rc < 0)
+        return rc;
+    etl = new_etl(path);
+    if (etl == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return DM_ENOMEM;
+    }
+    etl->fp = fopen(path, "rb");
+    if (etl->fp == NULL) {
+        snprintf(err, errlen, "%s: cannot open: %s (check the path and permissions)",
+                 path, strerror(errno));
+        dm_etl_close(etl);
+        return DM_EOPEN;
+    }
+    if (dm_file_size(etl->fp, &etl->info.file_size) != 0) {
+        snprintf(err, errlen, "%s: cannot find the file size (is it a regular file?)",
+                 path);
+        dm_etl_close(etl);
+        return DM_EIO;
+    }
+    return finish_open(etl, out, err, errlen);
+}
+
+int dm_etl_open_mem(struct dm_etl **out, const void *data, size_t len,
+                    const char *name, char *err, size_t errlen)
+{
+    char local[1];
+    struct dm_etl *etl;
+
+    if (err == NULL || errlen == 0) {
+        err = local;
+        errlen = sizeof local;
+    }
+    *out = NULL;
+    etl = new_etl(name != NULL ? name : "(memory)");
+    if (etl == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return DM_ENOMEM;
+    }
+    etl->mem = data != NULL ? data : (const uint8_t *)"";
+    etl->info.file_size = data != NULL ? len : 0;
+    return finish_open(etl, out, err, errlen);
+}
+
+const struct dm_etl_info *dm_etl_info(const struct dm_etl *etl)
+{
+    return &etl->info;
 }
 
 /* Remember a failure (message in err) so every later call reports it too. */
@@ -168,8 +372,7 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
 {
     if (etl->phase == PH_MERGE && etl->top_consumed && err != NULL && errlen > 0) {
         struct stream *s = &etl->streams[dm_kmerge_top(&etl->merge)];
-        int rc = next_head_quick(etl, s) ? 1
-                                         : dm_etl__next_head(etl, s, err, errlen);
+        int rc = next_head_quick(etl, s) ? 1 : next_head(etl, s, err, errlen);
 
         if (rc == 1) { /* another stream may come first now */
             dm_kmerge_top_changed(&etl->merge);
@@ -214,7 +417,7 @@ static int next_record(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
         }
         /* fall through */
     case PH_PROLOGUE:
-        rc = dm_etl__next_in_buffer(etl, &etl->prologue, rec, err, errlen);
+        rc = next_in_buffer(etl, &etl->prologue, rec, err, errlen);
         if (rc != 0)
             return rc < 0 ? fail(etl, rc, err) : 1;
         /* Load the first record of every CPU stream and build the tree. A
@@ -335,8 +538,7 @@ int dm_etl_rewind(struct dm_etl *etl, char *err, size_t errlen)
         int selecting = etl->selecting;
 
         etl->selecting = 0; /* the header record, picked or not */
-        rc = dm_etl__next_in_buffer(etl, &etl->prologue, &etl->header_rec, err,
-                                    errlen);
+        rc = next_in_buffer(etl, &etl->prologue, &etl->header_rec, err, errlen);
         etl->selecting = selecting;
     }
     if (rc <= 0) { /* it was read at open: the file changed since */

@@ -26,7 +26,7 @@
  * buffer per CPU; the names learned go into the decoder's rundown tables,
  * nothing per event.
  *
- * Time 0 is the trace header record, as PerfView counts (etw-facts.md s.3),
+ * Time 0 is the trace header record, as PerfView counts (docs/etw.md §3),
  * and the header's StartTime is the wall clock at that instant.
  */
 #include <stdio.h>
@@ -44,7 +44,7 @@
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
 #define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
 
-/* LogFileMode EVENT_TRACE_COMPRESSED_MODE (etw-facts.md s.1 and s.4). */
+/* LogFileMode EVENT_TRACE_COMPRESSED_MODE (docs/etw.md §1 and §4). */
 #define MODE_COMPRESSED 0x04000000u
 
 /* Report progress after this many buffers: cheap, and still several times a
@@ -120,7 +120,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
      * the clock type and refuses a header whose rate is 0). Here only which
      * clocks replay accepts: the cycle counter is refused. DiskIo durations
      * are QPC ticks in every clock type, so they are divided by the
-     * header's own PerfFreq, qpc_freq (etw-facts.md s.3 and s.7). PerfView
+     * header's own PerfFreq, qpc_freq (docs/etw.md §3 and §7). PerfView
      * divides them by 10^7 in a system-time trace; it is no reference for
      * those. */
     switch (info->reserved_flags) {

@@ -41,7 +41,6 @@ enum {
     W_PROCESS = -16
 };
 
-/* The padding block: every width above fits in it. */
 /*
  * The widest a line can be apart from its names: json with every key, each
  * number at 20 digits (a uint64_t), seconds at 11 digits plus 9 decimals,
@@ -210,7 +209,6 @@ struct names {
     size_t file_len;
 };
 
-/* The request column's words, with their lengths. */
 /* The request column's words (dm_request_names, and "?"), blank-padded to
  * 8 bytes so each is one fixed-size copy; len is the word's own length.
  * The text column is 7 wide: the longest word, so no word is cut. */

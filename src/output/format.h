@@ -18,7 +18,9 @@
 #include <stdio.h>
 
 #include "diskmon.h"
-#include "cli/options.h"
+
+/* -f: the form of each event line. */
+enum dm_format { DM_FMT_TEXT = 0, DM_FMT_CSV, DM_FMT_JSON };
 
 /*
  * --clock and --utc: the date and time of day down to the second, as text,

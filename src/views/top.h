@@ -6,9 +6,10 @@
  * Intervals are [k*SEC, (k+1)*SEC) on the clock of dm_event.time_ns (the
  * per-event `time`), and an event belongs to the interval that holds its
  * completion time. Events reach the printer in completion order (replay:
- * decode/reorder.h; live: per-CPU buffers merged), so an interval is closed
- * as soon as an event of a later one arrives, or, live, when the clock has
- * passed its end (dm_top_tick). An event older than the open interval (a
+ * the .etl reader's merge of its per-CPU streams, etl/etl.h; live ETW:
+ * decode/reorder.h; live Linux: its per-CPU buffers merged), so an interval
+ * is closed as soon as an event of a later one arrives, or, live, when the
+ * clock has passed its end (dm_top_tick). An event older than the open interval (a
  * live straggler after its interval was drawn) is counted in the open one,
  * so the sums over all intervals stay exact.
  *
@@ -34,8 +35,7 @@
 #include <stdint.h>
 
 #include "diskmon.h"
-
-enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK };
+#include "views/top_by.h"
 
 /* Rows of one interval before the rest is summed into (other): more than a
  * screen shows, few enough that a busy server's thousand files cost a fixed

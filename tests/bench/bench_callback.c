@@ -11,7 +11,7 @@
  *   - "all records": every record of the trace, in file order, through a
  *     new decoder (its tables are cold: their pages are first touched in
  *     the timed loop);
- *   - "DiskIo records only": the figure of issue 11. Init and completion
+ *   - "DiskIo records only": the figure the 50 ns goal is for. Init and completion
  *     records alike, on a decoder that already knows the trace's threads,
  *     processes and files and has seen the DiskIo records once (untimed):
  *     the steady state of a live session, tables and ring in memory. A

@@ -4,26 +4,26 @@
  *
  * The trace is what a Windows 8+ x64 kernel session with PROCESS, THREAD,
  * DISK_IO, DISK_IO_INIT and DISK_FILE_IO would write, laid out from
- * /work/shared/docs/etw-facts.md (cited as "facts s.N"):
+ * docs/etw.md:
  *   - buffer 0: the trace header record (SYSTEM64, HookId 0) holding a
- *     64-bit TRACE_LOGFILE_HEADER (facts s.4), BufferType HEADER;
+ *     64-bit TRACE_LOGFILE_HEADER (docs/etw.md §4), BufferType HEADER;
  *   - then per-CPU buffers in the order they fill up, so the buffers of
  *     different CPUs overlap in time as in real files; records inside a CPU
- *     are in time order (facts s.4, "Ordering");
+ *     are in time order (docs/etw.md §4, "Ordering");
  *   - at the start, Process DCStart (PERFINFO64, v4) and Thread DCStart
  *     (SYSTEM64, v3) for the processes alive then; later Process Start and
- *     Thread Start/End (SYSTEM64) (facts s.2);
+ *     Thread Start/End (SYSTEM64) (docs/etw.md §2);
  *   - FileIo FileCreate/FileDelete (PERFINFO64, v2) naming many distinct
  *     files by NT path, and files that were open before the session which
  *     only the end-of-trace FileRundown names (PerfView applies those names
- *     backwards, so diskmon must too) (facts s.2);
+ *     backwards, so diskmon must too) (docs/etw.md §2);
  *   - DiskIo ReadInit/WriteInit/FlushInit (SYSTEM64, v3) and the completions
- *     Read/Write/FlushBuffers (PERFINFO64, v3, 64-bit layouts of facts s.3),
+ *     Read/Write/FlushBuffers (PERFINFO64, v3, 64-bit layouts of docs/etw.md §3),
  *     a few requests in flight at once.
  * No SysConfig records: file names stay NT paths (\Device\HarddiskVolumeN\..).
  *
  * With --compressed every buffer but the header one is MS-XCA Plain LZ77
- * (facts s.4; [MS-XCA] 2.3/2.4) from the greedy hash-chain compressor below,
+ * (docs/etw.md §4; [MS-XCA] 2.3/2.4) from the greedy hash-chain compressor below,
  * and LogFileMode carries EVENT_TRACE_COMPRESSED_MODE.
  *
  * The generator knows what every request is, so it prints the expected
@@ -54,7 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- layout constants (facts s.2-s.4) ----------------------------------- */
+/* ---- layout constants (docs/etw.md §2-§4) ----------------------------------- */
 
 #define BUF_HDR 0x48u            /* WMI_BUFFER_HEADER */
 #define BUF_SIZE 65536u          /* 64 KB buffers, as the samples use */
@@ -307,7 +307,7 @@ static void write_buffer(const uint8_t *recs, size_t filled, unsigned cpu,
     if (flags & FLAG_COMPRESSED) {
         write_bytes(z, zlen);
     } else {
-        /* Unused tail: 0xFF, which reads as the end marker (facts s.4). */
+        /* Unused tail: 0xFF, which reads as the end marker (docs/etw.md §4). */
         write_bytes(recs, body);
         memset(pad, 0xFF, disk - filled);
         write_bytes(pad, disk - filled);
@@ -423,7 +423,7 @@ static struct proc *procs;
 static unsigned n_procs, threads_per_proc;
 static uint32_t next_tid = 1000;
 
-/* Process_TypeGroup1 v4, x64 (facts s.2): UniqueProcessKey 0, ProcessId 8,
+/* Process_TypeGroup1 v4, x64 (docs/etw.md §2): UniqueProcessKey 0, ProcessId 8,
  * ParentId 12, SessionId 16, ExitStatus 20, DirectoryTableBase 24, Flags 32,
  * UserSID 36 (TOKEN_USER: two pointers, then a SID with 5 sub-authorities),
  * ImageFileName (ANSI), CommandLine, PackageFullName, ApplicationId (UTF-16). */
@@ -466,7 +466,7 @@ static void emit_process(struct proc *pr, unsigned opcode)
         record(1, G_PROCESS, opcode, 4, procs[0].tids[0], procs[0].pid, b, n);
 }
 
-/* Thread_TypeGroup1 v3, x64 (facts s.2): ProcessId 0, TThreadId 4, seven
+/* Thread_TypeGroup1 v3, x64 (docs/etw.md §2): ProcessId 0, TThreadId 4, seven
  * pointers from 8, SubProcessTag 64, priorities and flags 68-71: 72 bytes. */
 static void emit_thread(uint32_t pid, uint32_t tid, unsigned opcode)
 {
@@ -483,7 +483,7 @@ static void emit_thread(uint32_t pid, uint32_t tid, unsigned opcode)
     record(1, G_THREAD, opcode, 3, tid, pid, b, sizeof b);
 }
 
-/* FileIo_Name v2, x64 (facts s.2): FileObject 0, UTF-16 NT path at 8. */
+/* FileIo_Name v2, x64 (docs/etw.md §2): FileObject 0, UTF-16 NT path at 8. */
 static void emit_fileio(const struct file *f, unsigned opcode)
 {
     uint8_t b[8 + 2 * sizeof f->name];
@@ -531,11 +531,11 @@ struct inflight {
     char fname[160];
 };
 
-/* DiskIo completion, v3 x64 (facts s.3): Read/Write: DiskNumber 0, IrpFlags 4,
+/* DiskIo completion, v3 x64 (docs/etw.md §3): Read/Write: DiskNumber 0, IrpFlags 4,
  * TransferSize 8, Reserved 12, ByteOffset 16, FileObject 24, Irp 32,
  * HighResResponseTime 40, IssuingThreadId 48 (52 bytes). FlushBuffers:
  * DiskNumber 0, IrpFlags 4, HRRT 8, Irp 16, IssuingThreadId 24 (28 bytes).
- * HRRT counts QPC ticks from the Init (facts s.3): the same clock here. */
+ * HRRT counts QPC ticks from the Init (docs/etw.md §3): the same clock here. */
 static void complete(const struct inflight *io)
 {
     uint8_t b[52];
@@ -576,7 +576,7 @@ static void complete(const struct inflight *io)
     }
 }
 
-/* DiskIo_TypeGroup2 v3, x64 (facts s.3): Irp 0, IssuingThreadId 8. */
+/* DiskIo_TypeGroup2 v3, x64 (docs/etw.md §3): Irp 0, IssuingThreadId 8. */
 static void emit_init(struct inflight *io)
 {
     uint8_t b[12];
@@ -590,7 +590,7 @@ static void emit_init(struct inflight *io)
 
 /* ---- the trace header ------------------------------------------------------- */
 
-/* Buffer 0: the header record, a 64-bit TRACE_LOGFILE_HEADER (facts s.4):
+/* Buffer 0: the header record, a 64-bit TRACE_LOGFILE_HEADER (docs/etw.md §4):
  * everything from 0x40 sits 8 bytes later than in the 32-bit layout. */
 static void write_header(uint64_t end_ts)
 {

@@ -99,7 +99,7 @@ diskmon_round() {
 }
 
 # The bpftrace peer: what biosnoop does, on tracepoints (the kprobe-based
-# libbpf-tools cannot load here; linux-block-facts.md). bpftrace 0.17's
+# libbpf-tools cannot load here; docs/linux.md §1). bpftrace 0.17's
 # syntax (args->field).
 cat >"$work/biosnoop.bt" <<'BT'
 tracepoint:block:block_io_start

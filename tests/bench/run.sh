@@ -6,7 +6,7 @@
 # medians quoted. Rows:
 #   1. the live callback path, ns per record (bench_callback on the sample
 #      traces: decode + filter + enqueue; "DiskIo records only" is the
-#      figure issue 11 quotes);
+#      figure the live path's goal is for);
 #   2. text, csv and json lines/s of diskmon -r on the generated trace to
 #      /dev/null, beside perf script lines/s on a perf.data holding the same
 #      number of block events (2 per I/O: block_io_start and
@@ -311,7 +311,7 @@ echo "diskmon benchmark: $cores cores ($(uname -sm), $(grep -m1 'model name' /pr
 echo "$ROUNDS rounds, peers interleaved, medians; trace: $IOS I/Os, $records records," \
      "$plain_bytes bytes plain, $comp_bytes bytes compressed; build: $BUILD"
 echo
-# The last column: the goals of issue 11, to read the row against.
+# The last column: the goals set for each path, to read the row against.
 echo "| # | path | median | max RSS | goal |"
 echo "|---|---|---|---|---|"
 if [ "$callback_ok" = 1 ]; then

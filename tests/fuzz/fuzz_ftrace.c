@@ -19,7 +19,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* events/header_event of Linux 6.x (linux-block-facts.md). */
+/* events/header_event of Linux 6.x (docs/linux.md §4). */
 static const char kernel_header_event[] =
     "# compressed entry header\n\ttype_len    :    5 bits\n"
     "\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n"

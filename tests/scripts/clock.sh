@@ -47,7 +47,7 @@ etl, tmp, name = sys.argv[1], sys.argv[2], sys.argv[3]
 raw = open(etl, "rb").read(4096)
 # Buffer 0: a 0x48-byte WMI_BUFFER_HEADER, then the trace header record: a
 # system header (0x20 bytes for the 64-bit kind, marker 0xC002xxxx) and the
-# TRACE_LOGFILE_HEADER payload (etw-facts.md s.4).
+# TRACE_LOGFILE_HEADER payload (docs/etw.md §4).
 marker = struct.unpack_from("<I", raw, 0x48)[0]
 assert marker >> 16 == 0xC002, hex(marker)
 p = 0x48 + 0x20

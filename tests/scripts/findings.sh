@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# findings.sh - one case per finding of issue 8 ("a newcomer's findings"),
+# findings.sh - one case per finding of a newcomer's review of the CLI,
 # each asserting the exit code AND the exact one-line message. Counts are
 # worked out from the reference CSV decodings (../shared/etl/reference) with
 # awk, never from diskmon's own output. The traces are copied into a

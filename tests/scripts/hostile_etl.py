@@ -17,7 +17,7 @@ merge with its one record, so a reader that inflates every CPU's first
 buffer before merging holds STREAMS x 16 MiB: 4 GiB for 256 CPUs in 27 KB.
 The damaged variant's match makes 1,000 bytes, not 16 MiB.
 
-Layouts: /work/shared/docs/etw-facts.md s.4. WMI_BUFFER_HEADER: BufferSize
+Layouts: docs/etw.md §4. WMI_BUFFER_HEADER: BufferSize
 0x00, SavedOffset 0x04, ProcessorIndex 0x28 (with BufferFlag 0x20), Offset
 0x30, BufferFlag 0x34 (0x40 compressed). TRACE_LOGFILE_HEADER (64-bit
 layout): BufferSize 0x00, Version 0x04, NumberOfProcessors 0x0C,

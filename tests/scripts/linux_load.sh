@@ -8,7 +8,7 @@
 # device's first DM_LOAD_SPAN bytes (8 MiB: 2,048 blocks), so two reads of
 # one sector are often in flight at once and one sector is read again
 # within milliseconds: the case where a completion paired out of time order
-# takes another request's start (issue 10b). Checks: diskmon kept up
+# takes another request's start. Checks: diskmon kept up
 # (nothing dropped for a full ring, no malformed record), and every read
 # fio reports is either shown by diskmon or counted as lost: printed + lost
 # == fio's I/O count (printed in 4 KiB reads: the block layer may merge two

@@ -58,7 +58,7 @@ run_case() {
 
 # stop_case BACKEND: SIGINT, then $lost = the events diskmon said it lost.
 # tracefs must lose none. perf on this kind of VM now and then never
-# delivers a completion the kernel counted (linux-block-facts.md), which
+# delivers a completion the kernel counted (docs/linux.md §1), which
 # diskmon reports with exit 3: those requests may be missing, no more.
 stop_case() {
     sleep 0.5

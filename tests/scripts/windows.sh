@@ -125,7 +125,7 @@ compare_replay() { # preset, exe
     fi
     for etl in "$ETL_DIR"/*.etl; do
         base=$(basename "$etl" .etl)
-        # top-KEY: --top 1 --by KEY -f json (issue 12), exact figures too.
+        # top-KEY: --top 1 --by KEY -f json , exact figures too.
         for fmt in text csv json top-process top-file top-disk; do
             local args=(-f "$fmt")
             case $fmt in top-*) args=(--top 1 --by "${fmt#top-}" -f json) ;; esac
@@ -196,7 +196,7 @@ check_help() { # preset, exe
 }
 
 # Live capture under Wine: StartTrace is a stub that "succeeds", OpenTrace
-# fails with ERROR_ACCESS_DENIED (etw-facts.md s.5). diskmon must say so and
+# fails with ERROR_ACCESS_DENIED (docs/etw.md §5). diskmon must say so and
 # exit 1 promptly, not hang in ProcessTrace and not crash.
 check_live() { # preset, exe
     local err=$LOG/windows-$1-live.err rc

@@ -1,7 +1,7 @@
 /*
  * etw_fake.c - a FAKE ETW API (see etw_fake.h): a model of the few ETW
  * behaviours diskmon relies on, for tests. It is not Windows and checks
- * only our logic against documented ETW answers (etw-facts.md s.1).
+ * only our logic against documented ETW answers (docs/etw.md §1).
  *
  * The replay turns each record of a sample .etl (read with the project's
  * .etl reader) into the EVENT_RECORD a real-time consumer would get: the
@@ -13,7 +13,7 @@
  * Behaviours modelled, with their sources:
  *  - Rundown. With DISK_FILE_IO the kernel logs FileCreate/FileDelete while
  *    a session runs; FileRundown (36), the names of files already open, and
- *    the DCEnd records come only when the session stops (etw-facts.md s.7;
+ *    the DCEnd records come only when the session stops (docs/etw.md §7;
  *    both samples: all 36s in the last 0.1-0.3 s). So the sample's end
  *    rundown (FileIo 36, Process and Thread DCEnd) is held back and
  *    delivered after STOP, before ProcessTrace returns. If the session's
@@ -23,7 +23,7 @@
  *    copies of the FileRundown records come first, stamped at that moment.
  *  - Per-processor buffers. Without EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
  *    each CPU fills its own buffers and a real-time consumer gets them as
- *    they are flushed, not in global time order (etw-facts.md s.4, s.7;
+ *    they are flushed, not in global time order (docs/etw.md §4, §7;
  *    [MS-props] FlushTimer). The fake delivers the sample's own buffers
  *    (one CPU each) in file order, which is flush order, with
  *    BufferContext.ProcessorIndex set and EVENT_HEADER_FLAG_PROCESSOR_INDEX
@@ -33,13 +33,13 @@
  *    so a later STOP by name hits whatever session holds it then.
  *  - STOP then START: StartTrace can still return 183 for a moment after a
  *    STOP; a STOP of a stopping session returns 2402 ERROR_ACTIVE_CONNECTIONS
- *    (etw-facts.md s.7, PerfView TraceEventSession.cs sleeps and retries).
+ *    (docs/etw.md §7, PerfView TraceEventSession.cs sleeps and retries).
  *  - Queued buffers: after STOP or CloseTrace, ProcessTrace still delivers
  *    the buffers already queued, calling the BufferCallback after each; a
  *    FALSE return makes it return ERROR_CANCELLED without the rest
- *    ([MS-close], [MS-logfile], etw-facts.md s.7).
+ *    ([MS-close], [MS-logfile], docs/etw.md §7).
  *  - OpenTrace of a real-time session reports LogfileHeader.PointerSize 4
- *    even on x64 (PerfView ETWTraceEventSource.cs, etw-facts.md s.7).
+ *    even on x64 (PerfView ETWTraceEventSource.cs, docs/etw.md §7).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@
 #define FAKE_CONSUMER 0x5000u
 #define FAKE_HELPER_CONSUMER 0x5001u
 #define FAKE_WAIT_CAP_MS 30000u /* a blocked ProcessTrace gives up after this */
-/* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; etw-facts.md s.8). */
+/* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; docs/etw.md §8). */
 #define FAKE_USE_MS_FLUSH_TIMER 0x00000010u
 /* EVENT_TRACE_CONTROL_FLUSH [MS-ctl]. */
 #define FAKE_CONTROL_FLUSH 3u
@@ -72,7 +72,7 @@
 #define W_NOT_FOUND 4201u
 #define W_CLOSE_PENDING 7007u
 
-/* MOF class GUIDs by HookId group (etw-facts.md s.2 and s.4). */
+/* MOF class GUIDs by HookId group (docs/etw.md §2 and §4). */
 static const GUID diskio_guid = {
     0x3d6fa8d4, 0xfe05, 0x11d0, {0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}};
 static const GUID process_guid = {
@@ -89,7 +89,7 @@ static const GUID rt_lost_guid = {
  * its last byte, so they reach the callback as "other" classes. */
 static const GUID other_guid_base = {
     0xfa4e0000, 0x0000, 0x0000, {0, 0, 0, 0, 0, 0, 0, 0}};
-/* KernelRundownGuid and KERNEL_FILE_KEYWORD_FILENAME (etw-facts.md s.8). */
+/* KernelRundownGuid and KERNEL_FILE_KEYWORD_FILENAME (docs/etw.md §8). */
 static const GUID kernel_rundown_guid = {
     0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
 #define FAKE_FILE_KEYWORD_FILENAME 0x10u
@@ -116,7 +116,7 @@ struct fake_buf {
     size_t first, count;
 };
 
-/* Thread/Process DCEnd and FileIo FileRundown (etw-facts.md s.2, s.7). */
+/* Thread/Process DCEnd and FileIo FileRundown (docs/etw.md §2, §7). */
 #define OP_DCEND 4u
 #define OP_FILE_RUNDOWN 36u
 
@@ -322,7 +322,7 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
         fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
         /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
          * [MS-props]; milliseconds with EVENT_TRACE_USE_MS_FLUSH_TIMER
-         * (Windows 7+, etw-facts.md s.8). */
+         * (Windows 7+, docs/etw.md §8). */
         if (p->LogFileMode & FAKE_USE_MS_FLUSH_TIMER)
             fk.flush_ms = p->FlushTimer != 0 ? p->FlushTimer : 1000u;
         else
@@ -341,8 +341,8 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
  * ControlTrace. With a name, the handle is ignored and the call acts on
  * whatever session runs under that name now; with InstanceName NULL it acts
  * on the session of that handle, and fails (4201) once that session is
- * gone, even when another one of the same name runs [MS-ctl], etw-facts.md
- * s.7 and s.8. The call is logged under the session it acted on (by_name
+ * gone, even when another one of the same name runs [MS-ctl], docs/etw.md
+ * §7 and §8. The call is logged under the session it acted on (by_name
  * says how it was named).
  */
 static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
@@ -416,7 +416,7 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
  * EnableTraceEx2. Only the kernel rundown provider on "diskmon rundown" is
  * modelled: with KERNEL_FILE_KEYWORD_FILENAME it makes the kernel log a
  * FileRundown for every open file into that session (System Informer
- * etwmon.c, etw-facts.md s.8): the sample's FileRundown records, stamped
+ * etwmon.c, docs/etw.md §8): the sample's FileRundown records, stamped
  * at this call, delivered to the helper's consumer.
  */
 static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG control_code,
@@ -712,12 +712,12 @@ static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after
 /* ---- the live model (etw_fake.h, struct dm_fake_load) ------------------- */
 
 /* A DiskIo v3 completion on x64 is 52 bytes; in a buffer it sits behind a
- * 16-byte PERFINFO64 header, 8-aligned: 72 bytes (etw-facts.md s.3, s.4). */
+ * 16-byte PERFINFO64 header, 8-aligned: 72 bytes (docs/etw.md §3, §4). */
 #define LIVE_PAYLOAD 52u
 #define LIVE_RECORD_BYTES 72u
 #define LIVE_OP_READ 10u
 #define LIVE_FILE_OBJECT 0xFFFFA00000001000u
-/* FileIo_Name on x64: FileObject, then the UTF-16 name (etw-facts.md s.2). */
+/* FileIo_Name on x64: FileObject, then the UTF-16 name (docs/etw.md §2). */
 #define LIVE_NAME_UNITS 40u
 #define LIVE_NAME_PAYLOAD (8u + 2u * LIVE_NAME_UNITS)
 
@@ -754,7 +754,7 @@ static void put_u64(uint8_t *p, uint64_t v)
 }
 
 /* Log one DiskIo Read completion on cpu, stamped ts: the offsets of the
- * DiskIo TypeGroup1 v3 x64 table (etw-facts.md s.3). */
+ * DiskIo TypeGroup1 v3 x64 table (docs/etw.md §3). */
 static void live_log(struct live_model *m, unsigned cpu, uint64_t ts)
 {
     struct live_cpu *lc = &m->cpus[cpu];
@@ -885,7 +885,7 @@ static ULONG live_rundown(struct live_model *m)
         EVENT_RECORD er;
         uint8_t payload[LIVE_NAME_PAYLOAD];
     } *recs;
-    /* A PERFINFO64 header (16) and the payload, 8-aligned (etw-facts.md s.4). */
+    /* A PERFINFO64 header (16) and the payload, 8-aligned (docs/etw.md §4). */
     size_t per_buf = (size_t)fk.buffer_kb * 1024u / ((16u + LIVE_NAME_PAYLOAD + 7u) & ~7u);
     ULONG rc = 0;
 
@@ -1231,7 +1231,7 @@ static int load_sample(const char *path, char *err, size_t errlen)
             enum fake_part part;
 
             /* The trace header record exists in files only, never in a
-             * real-time session (etw-facts.md s.2). */
+             * real-time session (docs/etw.md §2). */
             if (!rec.has_guid && rec.group == 0 && rec.opcode == 0)
                 continue;
             if (rec.payload_len > USHRT_MAX)

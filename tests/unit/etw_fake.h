@@ -59,7 +59,7 @@ struct dm_fake_call {
  * The live model, instead of a sample: DiskIo completions logged at steady
  * rates into one buffer per CPU, each stamped with QueryPerformanceCounter
  * at the moment the model logs it. A CPU's buffer is delivered only as
- * Windows documents (the FlushTrace page, etw-facts.md s.8): when it is
+ * Windows documents (the FlushTrace page, docs/etw.md §8): when it is
  * full, when the session's FlushTimer expires and it holds events, on
  * ControlTrace(EVENT_TRACE_CONTROL_FLUSH), or when the session stops;
  * buffers of different CPUs due at the same moment come in a shuffled

@@ -2,8 +2,8 @@
  * test_diskio.c - DiskIo payload decoding (decode/diskio.c) and kernel
  * record attribution (decode/nt_kernel.c), from hand-built payloads.
  *
- * Offsets and sizes in these payloads are written out from etw-facts.md
- * sections 2 and 3, not taken from the decoder; expected times are worked
+ * Offsets and sizes in these payloads are written out from docs/etw.md
+ * §2 and §3, not taken from the decoder; expected times are worked
  * out by hand in the comments.
  */
 #include <stdint.h>
@@ -55,7 +55,7 @@ static size_t put_wide(uint8_t *p, const uint_least16_t *s)
     return 2 * n;
 }
 
-/* TypeGroup1 with the offsets of etw-facts.md s.3 (P = ps):
+/* TypeGroup1 with the offsets of docs/etw.md §3 (P = ps):
  * 0 disk, 4 flags, 8 size, 12 reserved, 16 offset, 24 file object,
  * 24+P irp, 24+2P hrrt, 32+2P itid (v3). */
 static size_t tg1(uint8_t *b, unsigned ps, unsigned ver, uint32_t disk,
@@ -114,7 +114,7 @@ static size_t thread_rec(uint8_t *b, unsigned ps, uint32_t pid, uint32_t tid)
 enum sid_form { SID_NULL, SID_USER };
 
 /*
- * Process_TypeGroup1 (etw-facts.md s.2). x64: key 0, pid 8, parent 12,
+ * Process_TypeGroup1 (docs/etw.md §2). x64: key 0, pid 8, parent 12,
  * session 16, exit 20, then v2 SID 24; v3 DTB 24, SID 32; v4 Flags 32,
  * SID 36. x86: key 0, pid 4, ..., v2 SID 20; v3 SID 24; v4 SID 28.
  * SID_USER writes TOKEN_USER (2 pointers, first non-zero) and a SID with
@@ -188,7 +188,7 @@ static struct dm_krecord krec(enum dm_kclass c, unsigned op, unsigned ver,
 DM_TEST(tg1_x64_v3)
 {
     /* Row 3 of perfview-net452-x64-win8.diskio.csv, bytes at the offsets
-     * of etw-facts.md s.3 x64: 52 bytes. */
+     * of docs/etw.md §3 x64: 52 bytes. */
     uint8_t b[52] = {0};
     struct dm_diskio d;
 
@@ -324,7 +324,7 @@ DM_TEST(tg3_all_forms)
 
 DM_TEST(sizes_short_and_long)
 {
-    /* The sizes table of etw-facts.md s.3. */
+    /* The sizes table of docs/etw.md §3. */
     static const struct {
         unsigned opcode, version, ps;
         size_t size;
@@ -1138,7 +1138,7 @@ DM_TEST(win7_header_tid_fallback)
     DM_ASSERT_EQ_U64(ev.tid, 77);
     DM_ASSERT_EQ_U64(ev.pid, 300);
     DM_ASSERT_STR_EQ(ev.process, "app.exe");
-    /* -1 in the header is "no thread" (etw-facts.md s.2). */
+    /* -1 in the header is "no thread" (docs/etw.md §2). */
     DM_ASSERT_EQ_INT(feed(kd, krec(DM_K_DISKIO, 10, 2, 8, 11, UINT32_MAX, DM_KNO_ID, b, n), &ev), 1);
     DM_ASSERT_EQ_INT(ev.flags & (DM_EV_HAS_PID | DM_EV_HAS_TID), 0);
     /* An Init still wins over the completion header. */
@@ -1177,7 +1177,7 @@ DM_TEST(two_clock_decoder)
 
 DM_TEST(class_lookup)
 {
-    /* GUIDs of etw-facts.md s.2 as stored (Data1..3 little-endian). */
+    /* GUIDs of docs/etw.md §2 as stored (Data1..3 little-endian). */
     static const uint8_t diskio[16] = {0xd4, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
                                        0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c};
     static const uint8_t thread[16] = {0xd1, 0xa8, 0x6f, 0x3d, 0x05, 0xfe, 0xd0, 0x11,
@@ -1467,7 +1467,7 @@ static size_t named_after_rundown(unsigned n, unsigned check, uint64_t *replaced
 
 /* The sizes the fixed table of 8,192 slots lost: 5,000 files (5.4% of I/O
  * on the first 1,000 was unnamed) and 20,000 (none named); a Windows 11
- * desktop's 26,049-file rundown (etw-facts.md s.8); and 100,000. */
+ * desktop's 26,049-file rundown (docs/etw.md §8); and 100,000. */
 DM_TEST(start_rundown_names_every_file)
 {
     uint64_t replaced = 1;

@@ -1,8 +1,8 @@
 /*
  * test_etl.c - the .etl container reader.
  *
- * Hand-built traces, written byte by byte from the layouts in etw-facts.md
- * s.4 (buffer header, record headers, TRACE_LOGFILE_HEADER), are written to
+ * Hand-built traces, written byte by byte from the layouts in docs/etw.md
+ * §4 (buffer header, record headers, TRACE_LOGFILE_HEADER), are written to
  * a temporary file and read back: both pointer sizes, plain and compressed
  * buffers, every record kind, 8-byte strides, extended data items, skipped
  * kinds, the end marker, two CPUs whose buffers interleave in time, and
@@ -96,7 +96,7 @@ static void tb_align8(struct tb *b)
         tb_put(b, NULL, 1);
 }
 
-/* ---- records (etw-facts.md s.4 table) ---------------------------------- */
+/* ---- records (docs/etw.md §4 table) ---------------------------------- */
 
 /* SYSTEM (0x20 bytes), COMPACT (0x18) or PERFINFO (0x10) header: marker with
  * the MOF version in its low word, then Packet {Size, HookId}. */
@@ -286,7 +286,7 @@ static const struct hdr_vals hv32 = {
 
 /*
  * Buffer 0: the trace header record (SYSTEM header, HookId 0, version 2)
- * whose payload is a TRACE_LOGFILE_HEADER, offsets from etw-facts.md s.4
+ * whose payload is a TRACE_LOGFILE_HEADER, offsets from docs/etw.md §4
  * (second value 64-bit): pointers at 0x38 widen the layout by 8 from 0x40,
  * and a 4-byte pad follows TimeZone. The payload starts as 0xAB filler so a
  * field read at a wrong offset shows. extra: records to put after it.
@@ -734,7 +734,7 @@ static int replay_file(const struct tb *b, struct dm_event *ev, size_t max,
 /*
  * A system-time (ClockType 2) trace: record timestamps are 100 ns units,
  * but DiskIo's HighResResponseTime stays in QPC ticks of the header's
- * PerfFreq (MS diskio-typegroup1; etw-facts.md s.3, s.7). PerfFreq here is
+ * PerfFreq (MS diskio-typegroup1; docs/etw.md §3, §7). PerfFreq here is
  * 3,579,545 Hz (the ACPI PM timer), so a wrong divisor of 10^7 shows.
  */
 DM_TEST(replay_system_time_clock)
@@ -749,7 +749,7 @@ DM_TEST(replay_system_time_clock)
     v.reserved_flags = 2;
     v.perf_freq = 3579545u;
     v.ts = UINT64_C(0x01D9000000000000); /* a FILETIME */
-    /* DiskIo_TypeGroup1 Read v3, x64 (etw-facts.md s.3): TransferSize 8,
+    /* DiskIo_TypeGroup1 Read v3, x64 (docs/etw.md §3): TransferSize 8,
      * ByteOffset 16, Irp 32, HighResResponseTime 40, IssuingThreadId 48.
      * 715,909 ticks = PerfFreq / 5 = 0.2 s exactly. */
     put_le(read + 8, 4096, 4);
@@ -1189,7 +1189,7 @@ DM_TEST(budget_takes_64_cpus)
 
 /* A plain buffer read from a file is held through a window of 96 KiB,
  * which moves to start at a record the window's end cuts (etl_internal.h):
- * records are at most 65,535 bytes (16-bit size fields, etw-facts.md s.4).
+ * records are at most 65,535 bytes (16-bit size fields, docs/etw.md §4).
  * These put records at the window's edges and check each comes back
  * whole. */
 

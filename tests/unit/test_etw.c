@@ -6,7 +6,7 @@
  * the sample traces through the real EventRecordCallback, so these tests
  * check the session rules, the callback's decoding and filtering path, the
  * stop paths and the loss accounting. Expected values come from the
- * reference CSVs and README of ../shared/etl and from etw-facts.md, never
+ * reference CSVs and README of ../shared/etl and from docs/etw.md, never
  * from diskmon's own output.
  */
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 #define WIN8_CSV "reference/perfview-net452-x64-win8.diskio.csv"
 #define WIN11_ETL "filtrace-diskio-win11.etl"
 
-/* Values from etw-facts.md s.1 (evntrace.h, evntcons.h). */
+/* Values from docs/etw.md §1 (evntrace.h, evntcons.h). */
 #define F_PROCESS 0x1u
 #define F_THREAD 0x2u
 #define F_DISK_IO 0x100u
@@ -207,7 +207,7 @@ static uint64_t qpc_frequency(void)
 
 /* Completions (opcodes 10, 11, 14) of the reference CSV as keys. Durations:
  * HighResResponseTime is in QPC ticks of the machine that traced
- * (etw-facts.md s.3); the live path reads them with this machine's
+ * (docs/etw.md §3); the live path reads them with this machine's
  * QueryPerformanceFrequency, so that is what the expectation uses. */
 static struct io_key *csv_keys(const char *path, size_t *count)
 {
@@ -346,7 +346,7 @@ DM_TEST(start_and_replay_win8_sample)
     DM_ASSERT(!dm_fake_kernel_running());
     DM_ASSERT_EQ_U64(lv.src.lost_events, 0);
 
-    /* What the session was started with (etw-facts.md s.1). */
+    /* What the session was started with (docs/etw.md §1). */
     n_calls = dm_fake_calls(calls, 64);
     DM_ASSERT(n_calls >= 4);
     DM_ASSERT_EQ_INT(calls[0].kind, DM_FAKE_START);
@@ -358,7 +358,7 @@ DM_TEST(start_and_replay_win8_sample)
                      F_PROCESS | F_THREAD | F_DISK_IO | F_DISK_FILE_IO);
     DM_ASSERT_EQ_INT(calls[0].client_context, 1); /* QPC */
     /* Per-processor buffers: no EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
-     * (the logging-mode page, etw-facts.md s.7). */
+     * (the logging-mode page, docs/etw.md §7). */
     DM_ASSERT(!(calls[0].log_file_mode & M_NO_PER_PROCESSOR));
     /* The file rundown toggle: an all-zero PERFINFO_GROUPMASK, then the
      * real flags in its first ULONG (fibratus internal/etw/trace.go). */
@@ -698,7 +698,7 @@ DM_TEST(init_events_only_before_win8)
     DM_ASSERT(dm_fake_calls(calls, 8) >= 2);
     dm_fake_uninstall();
     /* DiskIo v2 (Windows 7) completions lack IssuingThreadId: Init events
-     * attribute them (etw-facts.md s.3). */
+     * attribute them (docs/etw.md §3). */
     DM_ASSERT(calls[0].enable_flags & F_DISK_IO_INIT);
     DM_ASSERT(calls[0].kind == DM_FAKE_START);
     for (size_t i = 1; i < 8; i++)
@@ -905,7 +905,7 @@ DM_TEST(loss_accounting)
     int ok;
 
     /* Session counters larger: 5 events, plus 1 lost file; 3 buffers are
-     * buffers, not events (RealTimeBuffersLost, etw-facts.md s.8). */
+     * buffers, not events (RealTimeBuffersLost, docs/etw.md §8). */
     DM_ASSERT_EQ_U64(lost_with(5, 3, 2, 1, 1, &ok, &buffers), 5 + 1);
     DM_ASSERT_EQ_U64(buffers, 3);
     /* In-stream records larger: 7 events, 4 buffers. */
@@ -1068,7 +1068,7 @@ DM_TEST(blocked_printer_still_stops_session)
     dm_fake_uninstall();
 }
 
-/* --- issue 7: file names, ordering, --force, ends, pointer size ------------ */
+/* --- file names, ordering, --force, ends, pointer size ---------------------- */
 
 /* The replay decoding of a sample: the oracle for process and file names
  * (replay is checked against PerfView's baseline by test_replay and
@@ -1253,7 +1253,7 @@ static void check_named_files(const char *etl_name, const char *label)
     DM_ASSERT(after.in_order);
     DM_ASSERT(after.ios > 0);
     /* >= 95% named, each as replay names it; the right process for every
-     * I/O (issue 7, "Tests here"). */
+     * I/O. */
     DM_ASSERT(after.named_same * 100 >= after.ios * 95);
     DM_ASSERT_EQ_U64(after.named_same, after.named);
     DM_ASSERT_EQ_U64(after.process_same, after.total);
@@ -1726,7 +1726,7 @@ DM_TEST(one_io_then_silence_within_half_second)
     io = dm_fake_single_io_qpc();
     DM_ASSERT_EQ_INT(live_finish(&lv, 1), 0);
     live_free(&lv);
-    /* The session asked for a sub-second flush (etw-facts.md s.8) ... */
+    /* The session asked for a sub-second flush (docs/etw.md §8) ... */
     DM_ASSERT(dm_fake_flush_ms() > 0 && dm_fake_flush_ms() <= 250);
     /* ... the fake delivered the one record only because it expired ... */
     DM_ASSERT_EQ_U64(dm_fake_logged(), 1);
@@ -1802,7 +1802,7 @@ DM_TEST(one_io_then_silence_line_within_half_second)
 }
 
 /* A 100,000-file start rundown (a busy server; a Windows 11 desktop's has
- * about 26,000, etw-facts.md s.8), then one read of the first file: it is
+ * about 26,000, docs/etw.md §8), then one read of the first file: it is
  * named, and no table said it was full. */
 DM_TEST(rundown_100k_files_then_io_named)
 {
@@ -1955,7 +1955,7 @@ static int run_with_ctrl_c(const struct dm_fake_config *cfg, unsigned after_ms,
 /* Another tool stops our session and starts its own under the same name;
  * ProcessTrace has not returned yet [MS-proc] when Ctrl+C comes. diskmon's
  * QUERY and STOP go by handle, so they fail on the gone session and the
- * other tool's session runs on: nothing was ever named (etw-facts.md s.8). */
+ * other tool's session runs on: nothing was ever named (docs/etw.md §8). */
 DM_TEST(outside_stop_then_ctrl_c_no_stop_by_name)
 {
     struct dm_fake_config cfg;
@@ -2131,8 +2131,8 @@ DM_TEST(real_api_under_wine_fails_cleanly)
     fclose(w.errf);
     remove(out_path);
     remove(err_path);
-    /* Wine 8: StartTrace "succeeds", OpenTrace fails with 5 (etw-facts.md
-     * s.5). */
+    /* Wine 8: StartTrace "succeeds", OpenTrace fails with 5 (docs/etw.md
+     * §5). */
     DM_ASSERT_EQ_INT(w.rc, DM_EXIT_ERROR);
     DM_ASSERT(strstr(text, "OpenTraceW") != NULL);
     DM_ASSERT(strstr(text, "error 5") != NULL);

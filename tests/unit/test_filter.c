@@ -163,7 +163,7 @@ DM_TEST(min_latency_ms)
     DM_ASSERT(!dm_filter_match(&f, &fast));
 }
 
-/* Issue 8: within one filter, every value given (comma list or repeated
+/* Within one filter, every value given (comma list or repeated
  * option) is an alternative; across filters, all must match. */
 DM_TEST(lists_and_repeats_are_unions)
 {

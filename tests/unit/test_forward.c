@@ -1,6 +1,6 @@
 /*
  * test_forward.c - how much a forward-only decode names, on the sample
- * traces (issue 7, item 1).
+ * traces.
  *
  * A live session learns names only forward, in time order: there is no
  * second pass over what is still to come. This suite feeds each sample
@@ -304,7 +304,7 @@ static void print_share(const char *name, const char *how, const struct share *s
            s->same_pid, s->total, s->name_differs);
 }
 
-/* At least 95% of Read/Write named: the target of issue 7. */
+/* At least 95% of Read/Write named: the live path's target. */
 static int enough(const struct share *s)
 {
     return s->rw > 0 && 100 * s->rw_named >= 95 * s->rw;
@@ -382,7 +382,7 @@ static int to_decoder(void *ctx, const struct dm_krecord *rec)
 /*
  * Deliver t the way a real-time session with per-processor buffers does:
  * each CPU's records in order, but the CPUs' buffers out of global order
- * (etw-facts.md s.7). *overtaken counts the records that arrived after a
+ * (docs/etw.md §7). *overtaken counts the records that arrived after a
  * newer one. Trace time is cut into slices of one FlushTimer period (1 s);
  * in each slice every CPU's records of the slice arrive as one batch, the
  * CPUs in an order that changes every slice and starts with the CPU that

@@ -72,7 +72,7 @@ DM_TEST(layout_from_kernel_headers)
     struct dm_ftrace_layout l;
 
     DM_ASSERT_EQ_INT(real_layout(&l, 0), 0);
-    /* linux-block-facts.md: u64 timestamp @0, local_t commit @8 (size 8),
+    /* docs/linux.md §4: u64 timestamp @0, local_t commit @8 (size 8),
      * data @16; a 4096-byte page by default. */
     DM_ASSERT_EQ_INT(l.ts_off, 0);
     DM_ASSERT_EQ_INT(l.commit_off, 8);

@@ -4,7 +4,7 @@
  * rwbs classification and the start/completion pairing table. No root is
  * needed, except by the one case that reads the running kernel's formats.
  *
- * Expected offsets and sizes come from linux-block-facts.md (the 6.18
+ * Expected offsets and sizes come from docs/linux.md §2 (the 6.18
  * formats); expected rwbs meanings from blk_fill_rwbs as described there.
  */
 #include <linux/perf_event.h>
@@ -18,7 +18,7 @@
 #include "linux/pairing.h"
 #include "linux/tracefs.h"
 
-/* The block_io_start format file of Linux 6.18 (linux-block-facts.md). */
+/* The block_io_start format file of Linux 6.18 (docs/linux.md §2). */
 static const char fmt_io_start[] =
     "name: block_io_start\n"
     "ID: 2102\n"
@@ -226,7 +226,7 @@ static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 /*
  * A PERF_RECORD_SAMPLE for TID|TIME|CPU|RAW as perf_event_open(2) lays it
  * out (header 8, pid/tid 8, time 8, cpu 8, raw size 4, raw), with a
- * block_io_start raw part laid out as linux-block-facts.md gives it. Returns
+ * block_io_start raw part laid out as docs/linux.md §2 gives it. Returns
  * the record size (raw padded so the record is a multiple of 8).
  */
 static size_t make_io_start(uint8_t *rec, uint32_t raw_size)

@@ -3,7 +3,7 @@
  * own, with hand-made samples shaped like what kernel 6.18 logs:
  * the sequences below are those of tests/data/ftrace_*.trace (an empty
  * preflush from sync: block_io_start "FWS" 0 + 0, then block_rq_complete
- * "FF" at sector 2^64-1 and "WS" 0 + 0) and of linux-block-facts.md.
+ * "FF" at sector 2^64-1 and "WS" 0 + 0) and of docs/linux.md §2 and §7.
  * Also the end-of-run loss report: which counts it prints, and the plain
  * line naming a disk whose completions never came; and the per-CPU merge
  * (cpu_merge.h) that must hand the samples to the request step in time

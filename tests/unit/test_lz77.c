@@ -325,7 +325,7 @@ static uint32_t le32(const uint8_t *p)
 
 /*
  * Walk the buffers of one sample (72-byte headers, BufferSize at 0, Offset at
- * 0x30, BufferFlag at 0x34: etw-facts.md s.4) and inflate every compressed
+ * 0x30, BufferFlag at 0x34: docs/etw.md §4) and inflate every compressed
  * one. Counts buffers, compressed buffers and failures; a failure is an
  * inflated size other than Offset - 0x48, or inflated data whose first
  * record marker lacks the 0xC0 trace-header flags.
@@ -377,7 +377,7 @@ DM_TEST(sample_buffers_inflate_exactly)
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces folder ../shared/etl not found");
 
-    /* etw-facts.md s.4: the perfview sample has 360 buffers; README: every
+    /* docs/etw.md §4: the perfview sample has 360 buffers; README: every
      * buffer after the first is compressed. */
     inflate_sample("perfview-net452-x64-win8.etl", &buffers, &compressed, &failures);
     DM_ASSERT_EQ_INT(failures, 0);

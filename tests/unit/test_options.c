@@ -147,7 +147,7 @@ DM_TEST(help_text_lists_every_option)
         DM_ASSERT(strstr(text, names[i]) != NULL);
 }
 
-/* Issue 8: every filter takes comma lists and repeats, always as a union. */
+/* Every filter takes comma lists and repeats, always as a union. */
 DM_TEST(filters_are_unions_of_lists_and_repeats)
 {
     static char d1[] = "0,sda", d2[] = "1", p1[] = "4,144", p2[] = "8";
@@ -214,7 +214,8 @@ DM_TEST(utc_implies_clock)
     DM_ASSERT(o.utc && o.clock);
 }
 
-/* The exact one-line messages of the findings of issue 8. */
+/* The exact one-line messages of a newcomer's findings (findings.sh has
+ * the same cases through the executable). */
 DM_TEST(findings_messages)
 {
     static const struct {

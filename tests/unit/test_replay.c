@@ -445,7 +445,7 @@ DM_TEST(win8_matches_perfview_baseline)
         DM_ASSERT(strncmp(ev->file, "C:\\", 3) == 0);
     }
 
-    /* etw-facts.md s.3: the first Read is at 1275.943 ms after the header,
+    /* docs/etw.md §3: the first Read is at 1275.943 ms after the header,
      * IRP 0xfffffa8302a1dc60, offset 849788928, 25.821 ms. */
     for (size_t i = 0; i < r.n && first == NULL; i++)
         if (r.ev[i].request == DM_REQ_READ)

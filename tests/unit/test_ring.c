@@ -111,7 +111,7 @@ DM_TEST(records_take_what_their_names_need)
     dm_ring_destroy(ring);
 }
 
-/* Issue 11: a fixed slot took 400 bytes (the three longest names); the same
+/* A fixed slot took 400 bytes (the three longest names); the same
  * memory now holds several times the events of a burst. */
 DM_TEST(holds_several_times_the_events_of_fixed_slots)
 {

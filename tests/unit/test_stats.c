@@ -127,7 +127,7 @@ DM_TEST(histogram_bars)
     dm_stats_destroy(st);
 }
 
-/* Issue 8: the summary rounds where the text rounds. A flush of 0.0786839 s
+/* The summary rounds where the text rounds. A flush of 0.0786839 s
  * is 0.078684 in the text line, so 78.684 ms in the summary (it was 78.683,
  * truncated); 0.0786834 s is 0.078683 and 78.683 ms. */
 DM_TEST(summary_rounds_like_text)

@@ -3,7 +3,7 @@
  * WriteConsoleW and GetConsoleMode (platform/win32_io.h): a reader that went
  * away, consoles that report odd counts, and non-ASCII text reaching a
  * console as UTF-16. Wine cannot be made to give these answers on demand;
- * what the fakes answer is what etw-facts.md s.8 documents: ERROR_NO_DATA
+ * what the fakes answer is what docs/etw.md §8 documents: ERROR_NO_DATA
  * 232 and ERROR_BROKEN_PIPE 109 from a write to a pipe whose reader exited
  * (MicrosoftDocs/cpp-docs#3029, libuv PR #4562), a console count above the
  * request (microsoft/terminal#40). Built only for Windows.

@@ -16,7 +16,7 @@
  *             and Write must appear exactly once, with this process's pid
  *             and image name, the file's drive-letter path (both sides
  *             compared as long paths: a hosted runner's TEMP is an 8.3
- *             path, etw-facts.md s.8), the volume's disk number and the
+ *             path, docs/etw.md §8), the volume's disk number and the
  *             right byte count; a Flush by this pid must appear.
  *  exact/latency  The lines of that I/O appear in diskmon's output within
  *             LINE_BOUND_MS of the last call (the README's bound).
@@ -39,7 +39,7 @@
  * all passed, 1 when one failed. It never stops a session it did not start
  * itself or see diskmon start: when an NT Kernel Logger is already running
  * (another tool), the checks that would need it are skipped.
- * Facts: ../../../shared/docs/etw-facts.md sections 1 and 7.
+ * Facts: docs/etw.md §1 and §7.
  */
 #include <windows.h>
 #include <evntrace.h>
@@ -58,7 +58,7 @@
 /* diskmon's private session GUID (src/etw/etw_session.c). */
 static const GUID diskmon_guid = {
     0x98177c6b, 0x6459, 0x4570, {0x9c, 0xca, 0x91, 0xc5, 0xa0, 0xf5, 0xe9, 0xac}};
-/* SystemTraceControlGuid (etw-facts.md s.1). */
+/* SystemTraceControlGuid (docs/etw.md §1). */
 static const GUID system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 

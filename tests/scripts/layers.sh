@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# layers.sh - the source tree's arrows all point down the data flow.
+#
+# Checks, from the sources themselves (no build needed):
+#   includes-down  no file includes a header of a higher layer;
+#   no-cross-os    no OS backend includes another's headers;
+#   include-loops  no two files include each other, directly or round a loop;
+# and, given a build tree, from its object files (nm):
+#   call-loops     no two source files call each other, directly or round a
+#                  loop (a file's undefined symbols resolved to the file that
+#                  defines them).
+#
+# The layers, low to high. A file may include its own layer and lower ones.
+#   0 include/, src/base   the event, errors, notes, k-way merge, byte reads
+#   1 src/platform         threads, clocks, signals, files per OS
+#   2 src/output           one event as a line; escapes, digits, time zones
+#   3 src/decode           NT kernel records to events
+#   4 src/views            the summary, --top, --metrics
+#   5 src/cli              the command line, parsed once (struct dm_options,
+#                          which every layer above reads)
+#   6 src/core             the pipe: sink, filter, ring, printer, pipeline
+#   7 src/etl              the .etl reader and the replay source
+#   8 src/linux, src/etw, src/unsupported  the live sources (push into the
+#                          core's sink); none includes another
+#     src/selftest         --self-test: drives a live source through the
+#                          core (the replay-only stub in src/unsupported
+#                          answers for it)
+#   9 src/main.c
+# A new folder must be given a layer here, or the check fails.
+#
+# Usage: layers.sh SOURCE_DIR [BUILD_DIR]. Exit 0 pass, 1 fail.
+set -u
+ROOT=$(cd "${1:?usage: layers.sh SOURCE_DIR [BUILD_DIR]}" && pwd)
+BUILD=${2:-}
+[ -z "$BUILD" ] || BUILD=$(cd "$BUILD" && pwd) || exit 1
+cd "$ROOT" || exit 1
+fails=0
+pass() { echo "PASS layers/$1"; }
+fail() { echo "FAIL layers/$1: $2"; fails=$((fails + 1)); }
+
+layer() { # path -> layer number, or nothing for an unknown place
+    case $1 in
+        include/*|src/base/*) echo 0 ;;
+        src/platform/*) echo 1 ;;
+        src/output/*) echo 2 ;;
+        src/decode/*) echo 3 ;;
+        src/views/*) echo 4 ;;
+        src/cli/*) echo 5 ;;
+        src/core/*) echo 6 ;;
+        src/etl/*) echo 7 ;;
+        src/linux/*|src/etw/*|src/unsupported/*|src/selftest/*) echo 8 ;;
+        src/main.c) echo 9 ;;
+    esac
+}
+
+# "includer included" for every #include "..." in the tree; diskmon.h is
+# include/, every other header is named from src/.
+edges=$(mktemp)
+trap 'rm -f "$edges" "$edges".*' EXIT
+for f in include/*.h $(find src -name '*.[ch]' | sort); do
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+        while read -r h; do
+            if [ "$h" = diskmon.h ]; then h=include/diskmon.h; else h=src/$h; fi
+            echo "$f $h"
+        done
+done >"$edges"
+
+up="" unknown="" cross="" missing=""
+while read -r from to; do
+    lf=$(layer "$from") lt=$(layer "$to")
+    [ -e "$to" ] || missing="$missing $from->$to"
+    if [ -z "$lf" ] || [ -z "$lt" ]; then
+        unknown="$unknown $from->$to"
+    elif [ "$lt" -gt "$lf" ]; then
+        up="$up $from->$to"
+    elif [ "$lf" -eq 8 ] && [ "$lt" -eq 8 ] && [ "${to#src/selftest/}" = "$to" ] &&
+        [ "$(dirname "$from")" != "$(dirname "$to")" ]; then
+        cross="$cross $from->$to"
+    fi
+done <"$edges"
+n=$(wc -l <"$edges")
+if [ -n "$up$unknown$missing" ]; then
+    fail includes-down "${up:+upward:$up}${unknown:+ no layer (add it to layers.sh):$unknown}${missing:+ not found:$missing}"
+else
+    pass includes-down
+    echo "   $n includes, none upward"
+fi
+if [ -n "$cross" ]; then fail no-cross-os "$cross"; else pass no-cross-os; fi
+
+# tsort names the files of any loop on stderr.
+loops() { # edge file, test name
+    if tsort "$1" >/dev/null 2>"$1.err"; then
+        pass "$2"
+    else
+        fail "$2" "$(grep -v 'input contains a loop' "$1.err" | sed 's/^tsort: //' | tr '\n' ' ')"
+    fi
+}
+awk '$1 != $2' "$edges" >"$edges.inc"
+loops "$edges.inc" include-loops
+
+if [ -n "$BUILD" ]; then
+    # Objects of the program's own sources (the dm_core library and main).
+    objs=$(find "$BUILD/CMakeFiles/dm_core.dir" "$BUILD/CMakeFiles/diskmon.dir" \
+        -name '*.c.o' -o -name '*.c.obj' 2>/dev/null | sort)
+    if [ -z "$objs" ] || ! command -v nm >/dev/null 2>&1; then
+        fail call-loops "no objects under $BUILD/CMakeFiles (dm_core.dir, diskmon.dir) or no nm"
+    else
+        for o in $objs; do
+            src=${o#*.dir/}; src=${src%.o}; src=${src%.obj}
+            nm "$o" 2>/dev/null | awk -v f="$src" \
+                'NF == 3 && $2 ~ /^[TDBR]$/ { print "D", $3, f }
+                 NF == 2 && $1 == "U" { print "U", $2, f }'
+        done >"$edges.sym"
+        awk '$1 == "D" { def[$2] = $3; next }
+             { use[NR] = $2; by[NR] = $3 }
+             END { for (i in use) if ((use[i] in def) && def[use[i]] != by[i])
+                       print by[i], def[use[i]] }' "$edges.sym" "$edges.sym" |
+            sort -u >"$edges.call"
+        loops "$edges.call" call-loops
+        echo "   $(wc -l <"$edges.call") calls between $(echo "$objs" | wc -l) files"
+    fi
+fi
+
+[ "$fails" -eq 0 ]
