@@ -305,12 +305,28 @@ step_hostile() {
         "$ROOT/build/native/diskmon" "$ROOT/build/native/gen_etl"
 }
 
+# Every CTest test carries one of the group labels, or `run.sh GROUP` would
+# never run it: one result line saying which tests have none.
+step_labels() {
+    local all labelled
+    [ -d "$ROOT/build/native" ] || return 0
+    all=$(cd "$ROOT/build/native" && ctest -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)
+    labelled=$(cd "$ROOT/build/native" && ctest -N -L '^(unit|replay|linux|windows)$' |
+        sed -n 's/^ *Test *#[0-9]*: //p' | sort)
+    if [ "$all" = "$labelled" ]; then
+        echo "PASS labels/every-test" >"$LOG/labels.result"
+    else
+        echo "FAIL labels/every-test: no group label on: $(comm -23 <(echo "$all") <(echo "$labelled") | tr '\n' ' ')" >"$LOG/labels.result"
+    fi
+    count_lines "$LOG/labels.result"
+}
+
 # --- the groups ---------------------------------------------------------------
 case $GROUP in
     all)
         PAR=1
         step_deps
-        if build native default; then run_ctest native; fi
+        if build native default; then run_ctest native; step_labels; fi
         step_clang
         step_replay_only
         step_asan
@@ -323,7 +339,7 @@ case $GROUP in
         step_bench
         step_hostile
         ;;
-    quick) if build native default; then run_ctest native -L '^(unit|replay)$'; fi ;;
+    quick) if build native default; then run_ctest native -L '^(unit|replay)$'; step_labels; fi ;;
     unit|replay|linux) if build native default; then run_ctest native -L "^$GROUP\$"; fi ;;
     windows)
         if build native default; then step_windows; fi
