@@ -587,10 +587,9 @@ int dm_file_same(const char *a, const char *b)
  * means someone made that name, and a few more are plenty. */
 #define TMP_TRIES 8
 
-static void random_name(char *out)
+static void random_name(char *out, int attempt)
 {
     static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    static unsigned counter;
     unsigned char r[TMP_RANDOM];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     ssize_t got = fd >= 0 ? read(fd, r, sizeof r) : -1;
@@ -600,7 +599,7 @@ static void random_name(char *out)
     if (got != (ssize_t)sizeof r) {
         /* No /dev/urandom (a bare chroot): a guessable name is still safe,
          * O_EXCL | O_NOFOLLOW never open one that exists. */
-        uint64_t x = dm_monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ ++counter;
+        uint64_t x = dm_monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)attempt;
 
         for (size_t i = 0; i < sizeof r; i++) {
             x = x * 6364136223846793005u + 1442695040888963407u; /* Knuth's MMIX LCG */
@@ -618,7 +617,7 @@ static int create_temp(const char *path, char *tmp, size_t cap)
     int fd = -1;
 
     for (int i = 0; i < TMP_TRIES; i++) {
-        random_name(name);
+        random_name(name, i);
         snprintf(tmp, cap, "%s.%s.tmp", path, name);
         /* 0600 until the fchmod: nobody else reads a half-written file. */
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
