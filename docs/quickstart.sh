@@ -38,7 +38,9 @@ if [ -n "$missing" ]; then
 fi
 
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release --target diskmon -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+# diskmon and what `cmake --install build/release` copies besides it (the
+# gzipped man page and changelog), not the test programs.
+cmake --build build/release --target dm_install_files -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
 if is_root; then
     echo "quickstart: built build/release/diskmon; live capture starts (Ctrl+C stops it)" >&2
     exec build/release/diskmon "$@"

@@ -99,7 +99,9 @@ void dm_options_help(FILE *out)
         "      --metrics FILE     Prometheus counters and latency histograms in FILE,\n"
         "                         replaced every interval (for node_exporter's or\n"
         "                         windows_exporter's textfile collector); alone,\n"
-        "                         without -o, -f or --top, no event lines\n"
+        "                         without -o, -f or --top, no event lines; FILE is\n"
+        "                         a regular file or a new name, never a link or a\n"
+        "                         device, and not the -r or -o file\n"
         "      --interval SEC     how often --metrics (default 15) or --top writes\n"
         "      --metrics-top K    processes with series of their own (default 20);\n"
         "                         the rest are summed as (other)\n"
@@ -469,11 +471,17 @@ static int check_metrics(struct dm_options *opt, char *err, size_t errlen)
 }
 
 /* A word that is not an option. diskmon takes none; a trace file name is the
- * likely slip (`diskmon trace.etl`), so say what was probably meant. */
-static int stray_argument(const char *arg, char *err, size_t errlen)
+ * likely slip (`diskmon trace.etl`), so say what was probably meant; after
+ * -r, a second trace (`-r a.etl b.etl`): one is read per run. */
+static int stray_argument(const struct dm_options *opt, const char *arg, char *err,
+                          size_t errlen)
 {
     size_t n = strlen(arg);
 
+    if (n > 4 && same_word(arg + n - 4, ".etl") && opt->replay_path != NULL)
+        return fail(err, errlen, "unexpected argument '%s': diskmon reads one trace "
+                                 "per run (-r %s); run it once for each trace",
+                    arg, opt->replay_path);
     if (n > 4 && same_word(arg + n - 4, ".etl"))
         return fail(err, errlen, "unexpected argument '%s': did you mean -r %s?", arg,
                     arg);
@@ -496,7 +504,7 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         int rc;
 
         if (end_of_options || arg[0] != '-' || arg[1] == '\0')
-            return stray_argument(arg, err, errlen);
+            return stray_argument(opt, arg, err, errlen);
         if (strcmp(arg, "--") == 0) {
             end_of_options = 1;
             continue;

@@ -10,8 +10,9 @@
  * Ctrl+C and a grace period is left behind; its statistics are taken from
  * it (printer.h) so the summary still comes out, on errf.
  *
- * Never destroy data: an output that is the input trace is refused before
- * anything opens, and a -o file is created only once the source has opened.
+ * Never destroy data: -r, -o and --metrics must be three files, and
+ * --metrics a regular one, checked before anything opens (outputs.h); a -o
+ * file is created only once the source has opened.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "core/filter.h"
+#include "core/outputs.h"
 #include "core/pipeline.h"
 #include "core/printer.h"
 #include "core/sink.h"
@@ -85,42 +87,12 @@ static void progress_erase(FILE *errf)
     fflush(errf);
 }
 
-/* 1 when the file at out_path, or the stream out, is the trace being read:
- * writing would destroy it. Identity, not spelling: ./t.etl, hard links and
- * symlinks are caught too (platform.h "Files"). */
-static int output_is_input(const struct dm_options *opt, FILE *out, const char **shown)
-{
-    struct dm_file_id in, o;
-
-    if (opt->replay_path == NULL || !dm_file_id_of_path(opt->replay_path, &in))
-        return 0;
-    if (out == NULL) {
-        *shown = opt->output_path;
-        return opt->output_path != NULL && dm_file_id_of_path(opt->output_path, &o) &&
-               o.volume == in.volume && o.index == in.index;
-    }
-    *shown = "standard output";
-    return dm_file_id_of_stream(out, &o) && o.volume == in.volume && o.index == in.index;
-}
-
-/* 1 when --metrics names the trace being read (the rename would replace
- * it). */
-static int metrics_is_input(const struct dm_options *opt)
-{
-    struct dm_file_id in, m;
-
-    return opt->replay_path != NULL && opt->metrics_path != NULL &&
-           dm_file_id_of_path(opt->replay_path, &in) &&
-           dm_file_id_of_path(opt->metrics_path, &m) && m.volume == in.volume &&
-           m.index == in.index;
-}
-
 /* --metrics: the counters, fed and (live) written by the printer; with no
  * -o, -f or --top nothing else is printed (options.h, the daemon mode). */
 static int setup_metrics(struct dm_printer *p, const struct dm_options *opt,
                          const struct dm_source *src, FILE *errf)
 {
-    p->metrics = dm_metrics_create(opt->metrics_path, opt->metrics_top, errf);
+    p->metrics = dm_metrics_create(opt->metrics_path, opt->metrics_top, src->is_live, errf);
     if (p->metrics == NULL)
         return DM_ENOMEM;
     p->metrics_ns = opt->metrics_ns;
@@ -226,22 +198,13 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     uint64_t start_ns, last_progress = 0, lost, printed, max_time_ns;
     struct dm_loss loss;
     FILE *own_out = NULL;
-    const char *shown = NULL;
 
     memset(info, 0, sizeof *info);
     if (out == NULL && opt->output_path == NULL)
         out = stdout; /* nothing else was named */
-    if (output_is_input(opt, out, &shown)) {
-        fprintf(errf, "diskmon: %s is the input trace %s: not overwriting it "
-                      "(write the output to another file)\n", shown, opt->replay_path);
-        return DM_EXIT_USAGE;
-    }
-    if (metrics_is_input(opt)) {
-        fprintf(errf, "diskmon: --metrics %s is the input trace %s: not overwriting it "
-                      "(write the metrics to another file)\n",
-                opt->metrics_path, opt->replay_path);
-        return DM_EXIT_USAGE;
-    }
+    rc = dm_outputs_check(opt, out, errf);
+    if (rc != 0)
+        return rc;
     memset(&src, 0, sizeof src);
     src.ops = ops;
     rc = ops->open(&src, opt);
@@ -424,14 +387,22 @@ join:
     loss.malformed = src.malformed;
     lost = loss.ring_dropped + loss.source_lost;
     /* The metrics' last write (replay: the only one), with the run's whole
-     * account of losses. Never fatal: a failure was said on errf. */
+     * account of losses. A failure was said on errf; it ends the run with
+     * exit 1 when no write of the run succeeded (a live run that had the
+     * file for a while keeps its status). */
     if (run->printer.metrics != NULL) {
         struct dm_metrics_run mr;
 
         mr.source = run->printer.metrics_source;
         mr.ring_dropped = loss.ring_dropped;
         mr.source_lost = loss.source_lost;
-        dm_metrics_write(run->printer.metrics, &mr);
+        if (dm_metrics_write(run->printer.metrics, &mr) != 0 &&
+            dm_metrics_written(run->printer.metrics) == 0) {
+            if (src.is_live)
+                fprintf(errf, "diskmon: the metrics file %s was not written once in "
+                              "this run\n", opt->metrics_path);
+            exit_code = DM_EXIT_ERROR;
+        }
     }
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */

@@ -156,13 +156,59 @@ int dm_file_size(FILE *f, uint64_t *size);
 int dm_file_read_at(FILE *f, uint64_t off, void *dst, size_t len);
 
 /*
- * Replace the file at path with len bytes of data so that a reader sees
- * either the old file or the new one, never part of one: the bytes go to
- * tmp (a name in the same directory, so on the same file system), which is
- * then renamed over path (POSIX rename; Windows MoveFileExW with
- * MOVEFILE_REPLACE_EXISTING). Returns 0, or a negative dm_err through the
- * OS's translator; tmp is removed after a failure.
+ * Output files that diskmon replaces rather than writes into (--metrics).
+ * diskmon runs as root or an administrator, so what it replaces is a
+ * security boundary: only a regular file is ever replaced, never what a
+ * symbolic link points to, a device, a pipe or a directory, and the
+ * temporary file is always a new one.
+ *
+ * dm_file_not_replaceable: NULL when path may be replaced (nothing is there
+ * yet, or a regular file that is not a symbolic link), else what is there,
+ * for a message: "a symbolic link", "a directory", "a character device", "a
+ * block device", "a FIFO (named pipe)", "a socket"; on Windows also "a
+ * reparse point (a symbolic link, junction or mount point)", "a device name"
+ * (NUL, CON, COM1, \\.\...) and "a device or pipe". The final name is not
+ * followed (lstat; FILE_FLAG_OPEN_REPARSE_POINT); the folders on the way
+ * are, as every program's paths are.
  */
-int dm_file_replace(const char *path, const char *tmp, const void *data, size_t len);
+const char *dm_file_not_replaceable(const char *path);
+
+/*
+ * 1 when paths a and b name the same file: the same identity when both
+ * exist (any spelling, hard links, symbolic links), or, when neither exists
+ * yet, the same name in the same folder (POSIX: after following a
+ * symbolic link that points at a name not created yet; Windows: names
+ * compared without case, as NTFS does). 0 otherwise, and when one exists
+ * and the other does not.
+ */
+int dm_file_same(const char *a, const char *b);
+
+/*
+ * Replace the file at path with len bytes of data so that a reader sees
+ * either the old file or the new one, never part of one. Refused (DM_EUSAGE)
+ * when dm_file_not_replaceable(path) says why, looked at before the
+ * temporary file is made and again just before the rename. The bytes go to
+ * a temporary file made new in the same folder (so on the same file
+ * system): PATH.<12 random letters and digits>.tmp, never *.prom, so a
+ * textfile collector ignores it. POSIX: open(2) with O_CREAT | O_EXCL |
+ * O_NOFOLLOW | O_CLOEXEC (a name that exists, a symbolic link included, is
+ * never opened: another random name is tried), fchmod 0644 whatever the
+ * umask (the collector runs as another user), write, fsync, rename(2).
+ * Windows: CreateFileW with CREATE_NEW, write, FlushFileBuffers,
+ * MoveFileExW(MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH).
+ *
+ * The temporary file is removed on every failure. Signals do not end the
+ * process while this runs: diskmon's handlers only set a flag
+ * (dm_interrupt_install, with SA_RESTART), and the run ends only after the
+ * printer's write returned (it holds the results lock, printer.h); only
+ * SIGKILL or a crash can leave one behind.
+ *
+ * Returns 0, or a negative dm_err with why (at most why_len bytes) saying
+ * what failed: "it is a symbolic link: not replacing it", or the step and
+ * the OS's message ("creating a temporary file in its folder failed: No
+ * such file or directory").
+ */
+int dm_file_replace(const char *path, const void *data, size_t len, char *why,
+                    size_t why_len);
 
 #endif /* DM_PLATFORM_H */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -477,36 +478,229 @@ enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)
     return DM_FILE_REGULAR;
 }
 
-int dm_file_replace(const char *path, const char *tmp, const void *data, size_t len)
-{
-    const char *p = data;
-    int fd, e = 0;
+/* ---- replacing an output file (platform.h) --------------------------------- */
 
-    /* 0644: the textfile collector runs as another user and must read it. */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return dm_err_from_errno(errno);
-    while (len > 0) {
+static const char *kind_name(mode_t mode)
+{
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+const char *dm_file_not_replaceable(const char *path)
+{
+    struct stat st;
+    size_t n = strlen(path);
+
+    if (n > 0 && path[n - 1] == '/')
+        return "a directory name (it ends in /)";
+    /* lstat: the name itself, not what a symbolic link there points to.
+     * Missing (or unreadable): the write says why if it cannot be made. */
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return NULL;
+    return kind_name(st.st_mode);
+}
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096 /* Linux's; only a bound for the names compared here */
+#endif
+
+/* Follow a symbolic link at path that points at a name not created yet
+ * (what open(O_CREAT) would create), as far as MAXSYMLINKS (40, Linux's
+ * fs/namei.c) links; out gets the name that would be created. */
+#define SYMLINK_HOPS 40
+
+static int created_name(const char *path, char *out, size_t cap)
+{
+    char link[PATH_MAX];
+    struct stat st;
+
+    if (strlen(path) >= cap)
+        return -1;
+    strcpy(out, path);
+    for (int hop = 0; hop < SYMLINK_HOPS; hop++) {
+        ssize_t n;
+        const char *slash;
+        size_t dir_len;
+
+        if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+            return 0;
+        n = readlink(out, link, sizeof link - 1);
+        if (n < 0)
+            return -1;
+        link[n] = '\0';
+        slash = strrchr(out, '/');
+        dir_len = link[0] == '/' || slash == NULL ? 0 : (size_t)(slash - out) + 1;
+        if (dir_len + (size_t)n >= cap)
+            return -1;
+        memmove(out + dir_len, link, (size_t)n + 1); /* relative: from the link's folder */
+    }
+    return -1;
+}
+
+/* The folder's identity and the last name of a path not created yet. */
+static int new_name_id(const char *path, struct dm_file_id *dir, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    char folder[PATH_MAX];
+
+    if (slash == NULL) {
+        *base = path;
+        return dm_file_id_of_path(".", dir);
+    }
+    if ((size_t)(slash - path) + 2 > sizeof folder)
+        return 0;
+    memcpy(folder, path, (size_t)(slash - path) + 1); /* "/x": the folder "/" */
+    folder[slash - path + 1] = '\0';
+    *base = slash + 1;
+    return dm_file_id_of_path(folder, dir);
+}
+
+int dm_file_same(const char *a, const char *b)
+{
+    struct dm_file_id ia, ib;
+    char na[PATH_MAX], nb[PATH_MAX];
+    const char *base_a, *base_b;
+    int has_a = dm_file_id_of_path(a, &ia), has_b = dm_file_id_of_path(b, &ib);
+
+    if (has_a || has_b)
+        return has_a && has_b && ia.volume == ib.volume && ia.index == ib.index;
+    return created_name(a, na, sizeof na) == 0 && created_name(b, nb, sizeof nb) == 0 &&
+           new_name_id(na, &ia, &base_a) && new_name_id(nb, &ib, &base_b) &&
+           ia.volume == ib.volume && ia.index == ib.index && strcmp(base_a, base_b) == 0;
+}
+
+/* The temporary file's name: PATH + "." + TMP_RANDOM characters + ".tmp". */
+#define TMP_RANDOM 12
+#define TMP_EXTRA (1 + TMP_RANDOM + sizeof ".tmp")
+/* Names tried before giving up: each is one of 62^12, so a second try
+ * means someone made that name, and a few more are plenty. */
+#define TMP_TRIES 8
+
+static void random_name(char *out, int attempt)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char r[TMP_RANDOM];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, r, sizeof r) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof r) {
+        /* No /dev/urandom (a bare chroot): a guessable name is still safe,
+         * O_EXCL | O_NOFOLLOW never open one that exists. */
+        uint64_t x = dm_monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)attempt;
+
+        for (size_t i = 0; i < sizeof r; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u; /* Knuth's MMIX LCG */
+            r[i] = (unsigned char)(x >> 56);
+        }
+    }
+    for (size_t i = 0; i < sizeof r; i++)
+        out[i] = chars[r[i] % (sizeof chars - 1)];
+    out[TMP_RANDOM] = '\0';
+}
+
+static int create_temp(const char *path, char *tmp, size_t cap)
+{
+    char name[TMP_RANDOM + 1];
+    int fd = -1;
+
+    for (int i = 0; i < TMP_TRIES; i++) {
+        random_name(name, i);
+        snprintf(tmp, cap, "%s.%s.tmp", path, name);
+        /* 0600 until the fchmod: nobody else reads a half-written file. */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    return fd;
+}
+
+static int replace_failed(int e, const char *step, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "%s failed: %s", step, strerror(e));
+    return dm_err_from_errno(e);
+}
+
+static int refused(const char *what, char *why, size_t why_len)
+{
+    snprintf(why, why_len, "it is %s: not replacing it", what);
+    return DM_EUSAGE;
+}
+
+int dm_file_replace(const char *path, const void *data, size_t len, char *why,
+                    size_t why_len)
+{
+    const char *p = data, *what = dm_file_not_replaceable(path), *step = NULL;
+    size_t cap = strlen(path) + TMP_EXTRA;
+    char *tmp;
+    int fd, e = 0, rc;
+
+    if (what != NULL)
+        return refused(what, why, why_len);
+    tmp = malloc(cap);
+    if (tmp == NULL)
+        return replace_failed(ENOMEM, "making the temporary file's name", why, why_len);
+    fd = create_temp(path, tmp, cap);
+    if (fd < 0) {
+        rc = replace_failed(errno, "creating a temporary file in its folder", why, why_len);
+        free(tmp);
+        return rc;
+    }
+    /* 0644: the textfile collector runs as another user and must read it,
+     * whatever umask diskmon was started with. */
+    if (fchmod(fd, 0644) != 0) {
+        e = errno;
+        step = "setting the temporary file's mode";
+    }
+    while (e == 0 && len > 0) {
         ssize_t n = write(fd, p, len);
 
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
             e = n < 0 ? errno : EIO;
+            step = "writing the temporary file";
             break;
         }
         p += n;
         len -= (size_t)n;
     }
-    if (close(fd) != 0 && e == 0)
+    /* On disk before the rename: after a crash the name holds the old
+     * file or the new one, not an empty one. */
+    if (e == 0 && fsync(fd) != 0) {
         e = errno;
-    if (e == 0 && rename(tmp, path) != 0)
-        e = errno;
-    if (e != 0) {
-        unlink(tmp);
-        return dm_err_from_errno(e);
+        step = "fsync of the temporary file";
     }
-    return 0;
+    if (close(fd) != 0 && e == 0) {
+        e = errno;
+        step = "closing the temporary file";
+    }
+    /* Looked at again: it may have become a symbolic link or a device since.
+     * rename(2) would replace the link itself, not follow it, but what was
+     * put there is not diskmon's to replace. */
+    what = e == 0 ? dm_file_not_replaceable(path) : NULL;
+    if (e == 0 && what == NULL && rename(tmp, path) != 0) {
+        e = errno;
+        step = "renaming it over the file";
+    }
+    if (e != 0 || what != NULL)
+        unlink(tmp);
+    free(tmp);
+    if (what != NULL)
+        return refused(what, why, why_len);
+    return e != 0 ? replace_failed(e, step, why, why_len) : 0;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)

@@ -29,16 +29,16 @@
  * for the distinct names of a busy machine's interval. */
 #define CANDIDATES 1024
 
-struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, FILE *errf)
+struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf)
 {
     struct dm_metrics *m = calloc(1, sizeof *m);
-    size_t len = strlen(path);
     uint32_t size = 1;
 
     if (m == NULL)
         return NULL;
     m->path = path;
     m->errf = errf;
+    m->live = live;
     m->top_k = top_k;
     /* load at most one half: linear probing stays a probe or two */
     while (size < 2 * (top_k + CANDIDATES))
@@ -49,16 +49,10 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, FILE *err
     m->slots = calloc(top_k + 1, sizeof *m->slots);
     m->scratch = calloc(size, sizeof *m->scratch);
     m->keep = calloc(top_k + 1, sizeof *m->keep);
-    m->tmp_path = malloc(len + sizeof ".tmp");
-    if (m->table == NULL || m->slots == NULL || m->scratch == NULL || m->keep == NULL ||
-        m->tmp_path == NULL) {
+    if (m->table == NULL || m->slots == NULL || m->scratch == NULL || m->keep == NULL) {
         dm_metrics_destroy(m);
         return NULL;
     }
-    /* Same directory, so the rename stays on one file system; not *.prom,
-     * so the collector never reads it. */
-    memcpy(m->tmp_path, path, len);
-    memcpy(m->tmp_path + len, ".tmp", sizeof ".tmp");
     return m;
 }
 
@@ -70,7 +64,6 @@ void dm_metrics_destroy(struct dm_metrics *m)
     free(m->slots);
     free(m->scratch);
     free(m->keep);
-    free(m->tmp_path);
     free(m->text);
     free(m);
 }

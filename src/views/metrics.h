@@ -9,8 +9,10 @@
  * (--metrics-top), never with time or with the number of distinct process
  * names seen: a week-long daemon stays the size it had after a minute.
  *
- * The file is written whole to FILE.tmp in the same directory and renamed
- * over FILE (dm_file_replace), so a collector never reads half a file.
+ * The file is written whole to a new temporary file in the same folder
+ * and renamed over FILE (dm_file_replace, platform.h), so a collector never
+ * reads half a file; FILE must be a regular file or not exist yet (never a
+ * symbolic link, a device, a pipe or a directory).
  */
 #ifndef DM_METRICS_H
 #define DM_METRICS_H
@@ -30,8 +32,9 @@ struct dm_metrics_run {
 };
 
 /* path: the file to replace; top_k: process names with series of their own;
- * errf: where the one write-failure message goes. NULL when out of memory. */
-struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, FILE *errf);
+ * live: written each interval (a failure's message says it is tried again);
+ * errf: where write failures are said. NULL when out of memory. */
+struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf);
 void dm_metrics_destroy(struct dm_metrics *m);
 
 /* Count one completed request. */
@@ -39,10 +42,14 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev);
 
 /*
  * Write FILE now (temporary file, then rename over FILE). Returns 0, or a
- * negative dm_err; the first failure of a run is reported on errf, later
- * ones are not, and the counters are kept for the next try either way.
+ * negative dm_err; a failure is said on errf once per reason (what failed,
+ * or what FILE has become), and the counters are kept for the next try
+ * either way.
  */
 int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run);
+
+/* How many writes have succeeded: a run that ends with none exits 1. */
+uint64_t dm_metrics_written(const struct dm_metrics *m);
 
 /*
  * The exposition into buf (at most cap bytes, NUL-terminated), without

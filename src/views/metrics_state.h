@@ -83,9 +83,10 @@ struct dm_metrics_proc {
 
 struct dm_metrics {
     const char *path;
-    char *tmp_path;
     FILE *errf;
-    int failure_reported;
+    int live;                /* written each interval: a failure is tried again */
+    uint64_t written;        /* writes that succeeded */
+    char reported[256];      /* the last failure said on errf ("": none) */
     unsigned top_k;
     int n_disks;
     int other_disk_used;

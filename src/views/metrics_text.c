@@ -1,7 +1,8 @@
 /*
  * metrics_text.c - the --metrics file: the counters of metrics.c in the
  * Prometheus text format (0.0.4), built in one buffer with the shared
- * number writers and label escaper, then handed to dm_file_replace.
+ * number writers and label escaper, then handed to dm_file_replace
+ * (platform.h), the one safe way to replace an output file.
  *
  * Every family has its # HELP and # TYPE and all its samples together;
  * every series exists from the first write on (zeros included), so none
@@ -310,20 +311,32 @@ size_t dm_metrics_render(struct dm_metrics *m, const struct dm_metrics_run *run,
 int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run)
 {
     struct text t;
+    char why[sizeof m->reported];
     int rc;
 
     render(m, run, dm_wall_ns(), &t);
-    if (t.failed)
+    if (t.failed) {
         rc = DM_ENOMEM;
-    else
-        rc = dm_file_replace(m->path, m->tmp_path, m->text, t.len);
-    if (rc != 0 && !m->failure_reported) {
-        m->failure_reported = 1;
-        fprintf(m->errf,
-                "diskmon: cannot write the metrics file %s: %s (trying again each "
-                "interval; reported once)\n",
-                m->path, dm_strerror(rc));
+        snprintf(why, sizeof why, "%s", dm_strerror(rc));
+    } else {
+        rc = dm_file_replace(m->path, m->text, t.len, why, sizeof why);
+    }
+    if (rc == 0) {
+        m->written++;
+        return 0;
+    }
+    /* Once per reason: a daemon retrying every 15 s says it once, and says
+     * again when the reason changes (the file became a symbolic link). */
+    if (strcmp(why, m->reported) != 0) {
+        memcpy(m->reported, why, sizeof why);
+        fprintf(m->errf, "diskmon: cannot write the metrics file %s: %s%s\n", m->path, why,
+                m->live ? " (trying again each interval; reported once)" : "");
         fflush(m->errf);
     }
     return rc;
+}
+
+uint64_t dm_metrics_written(const struct dm_metrics *m)
+{
+    return m->written;
 }

@@ -4,7 +4,8 @@
 # `cpack -G TGZ` and `cpack -G DEB` make packages (written to a temporary
 # directory, not the build tree) and `dpkg-deb -c` lists the binary and the
 # man page (gzipped, as Debian wants), and lintian finds no error or warning
-# in the .deb. Usage: install.sh BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
+# in the .deb; the installed systemd unit names the installed diskmon and
+# passes systemd-analyze verify. Usage: install.sh BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
 BUILD=$(realpath "${1:?usage: install.sh BUILD_DIR}")
 TMP=$(mktemp -d)
@@ -30,6 +31,28 @@ if [ -x "$TMP/prefix/bin/diskmon" ] &&
     pass installed_binary_runs
 else
     fail installed_binary_runs "bin/diskmon --version differs or fails"
+fi
+
+# The systemd unit names the diskmon this install put in place, lets the
+# unit start where tracefs or debugfs is not mounted ("-"), and systemd
+# accepts it (its man page found in the prefix).
+unit=$TMP/prefix/share/doc/diskmon/diskmon-metrics.service
+if grep -qx "ExecStart=$TMP/prefix/bin/diskmon --metrics [^ ]*" "$unit" 2>/dev/null; then
+    pass unit_names_installed_binary
+else
+    fail unit_names_installed_binary "$(grep -s '^ExecStart' "$unit" || echo "no $unit")"
+fi
+if grep -q '^ReadWritePaths=.* -/sys/kernel/tracing -/sys/kernel/debug/tracing$' "$unit" 2>/dev/null; then
+    pass unit_tracefs_optional
+else
+    fail unit_tracefs_optional "$(grep -s '^ReadWritePaths' "$unit")"
+fi
+if ! command -v systemd-analyze >/dev/null; then
+    echo "SKIP install/unit_verifies: systemd-analyze is not installed (apt-get install systemd)"
+elif out=$(MANPATH=$TMP/prefix/share/man systemd-analyze verify "$unit" 2>&1) && [ -z "$out" ]; then
+    pass unit_verifies
+else
+    fail unit_verifies "$(printf '%s' "$out" | head -c 300)"
 fi
 
 if ! command -v cpack >/dev/null; then

@@ -2,9 +2,10 @@
 # quickstart.sh - the README's first command, in a fresh clone of this
 # repository (git clone into a temporary directory): it installs the build
 # tools if missing, builds Release and starts live capture, which -t 1 stops
-# after a second. Needs root (live capture; apt-get) and git. Then, as a
-# throwaway user with neither root nor sudo: the quickstart still builds,
-# and diskmon's own message says what live capture needs.
+# after a second, and `cmake --install` of that build works. Needs root
+# (live capture; apt-get) and git. Then, as a throwaway user with neither
+# root nor sudo: the quickstart still builds, and diskmon's own message
+# says what live capture needs.
 # Usage: quickstart.sh SOURCE_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
 SRC=$(realpath "${1:?usage: quickstart.sh SOURCE_DIR}")
@@ -48,6 +49,15 @@ if grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$TMP/clone/build/release/CMakeCac
     echo "PASS quickstart/release_build"
 else
     echo "FAIL quickstart/release_build: no Release build in build/release"
+    fails=1
+fi
+# What the quickstart built is enough for `cmake --install` (the
+# man page was missing), into a temporary prefix.
+if cmake --install "$TMP/clone/build/release" --prefix "$TMP/prefix" >"$TMP/install.log" 2>&1 &&
+    [ -x "$TMP/prefix/bin/diskmon" ] && [ -s "$TMP/prefix/share/man/man1/diskmon.1.gz" ]; then
+    echo "PASS quickstart/install_after_quickstart"
+else
+    echo "FAIL quickstart/install_after_quickstart: $(tail -3 "$TMP/install.log")"
     fails=1
 fi
 # Without root and without sudo the quickstart still builds, then diskmon

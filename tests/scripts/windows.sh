@@ -5,8 +5,10 @@
 # errors), runs their CTest suites under Wine, then checks diskmon.exe
 # itself: replay output (text, csv, json, both sample traces) byte-identical
 # to the native build's, --metrics files that promtool accepts and that
-# equal the native build's, --help, a closed pipe ending the output quietly
-# (exit 0, no message), and that live capture under Wine (whose ETW
+# equal the native build's, --metrics refusing a directory, NUL and the
+# same file twice and leaving no temporary file, --help, a closed pipe
+# ending the output quietly (exit 0, no message), and that live capture
+# under Wine (whose ETW
 # is a stub: OpenTrace fails with access denied) exits 1 with a clear
 # message, in time and without crashing, and that the real-Windows live
 # check (live_exact.exe) skips under Wine with its reason.
@@ -171,7 +173,8 @@ check_metrics() { # preset, exe
         wine_run 300 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$b")" >/dev/null 2>"$b.err" &&
             wine_run 300 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$b")" >"$b.out" 2>>"$b.err"
         rc=$?
-        if [ $rc -ne 0 ] || [ ! -s "$b" ] || [ -s "$b.out" ] || [ -e "$b.tmp" ]; then
+        if [ $rc -ne 0 ] || [ ! -s "$b" ] || [ -s "$b.out" ] ||
+            [ -n "$(find "$(dirname "$b")" -name "$(basename "$b").*.tmp")" ]; then
             fail "$preset/metrics/$base" "exit $rc; see $b.err"
         elif ! promtool check metrics <"$b" >"$b.promtool" 2>&1; then
             fail "$preset/metrics/$base" "promtool: $(head -c 300 "$b.promtool")"
@@ -182,6 +185,73 @@ check_metrics() { # preset, exe
             pass "$preset/metrics/$base"
         fi
     done
+}
+
+# --metrics refuses what is not a regular file it may replace, and leaves
+# no temporary file, under Wine: a directory, NUL (and nul.prom,
+# the same device in any folder), the same file given as -o and --metrics
+# (spelled in another case, and through a hard link), --metrics the input
+# trace; a folder that does not exist exits 1 with one line; after the
+# runs no *.tmp is left. (Wine shows a Unix symbolic link as the file it
+# points to, not as a reparse point, so the link case is Linux's only:
+# tests/scripts/metrics_safety.sh.)
+check_metrics_safety() { # preset, exe
+    local preset=$1 exe=$2 etl=$ETL_DIR/filtrace-diskio-win11.etl d rc n
+    if [ ! -f "$etl" ]; then
+        skip "$preset/metrics-safety" "sample traces not found in $ETL_DIR"
+        return
+    fi
+    d=$(mktemp -d "$LOG/windows-$preset-safety.XXXXXX")
+    mkdir "$d/dir.prom"
+    echo lines >"$d/out.txt"
+    ln "$d/out.txt" "$d/hard.txt"
+    cp "$etl" "$d/t.etl"
+    # refused NAME ARGS...: exit 2 and one line on stderr
+    refused() {
+        local name=$1
+        shift
+        wine_run 120 "$exe" "$@" >"$d/out" 2>"$d/err"
+        rc=$?
+        n=$(wc -l <"$d/err")
+        if [ "$rc" -eq 2 ] && [ "$n" -eq 1 ]; then
+            pass "$preset/metrics-safety/$name"
+        else
+            fail "$preset/metrics-safety/$name" "exit $rc, $n lines: $(head -c 200 "$d/err")"
+        fi
+    }
+    refused directory -r "$(winpath "$etl")" --metrics "$(winpath "$d/dir.prom")"
+    [ -d "$d/dir.prom" ] || fail "$preset/metrics-safety/directory-untouched" "dir.prom is gone"
+    refused nul -r "$(winpath "$etl")" --metrics NUL
+    refused nul_in_folder -r "$(winpath "$etl")" --metrics "$(winpath "$d/nul.prom")"
+    refused same_new_name -r "$(winpath "$etl")" -o "$(winpath "$d/new.txt")" \
+        --metrics "$(winpath "$d/NEW.TXT")"
+    refused same_file -r "$(winpath "$etl")" -o "$(winpath "$d/out.txt")" \
+        --metrics "$(winpath "$d/out.txt")"
+    refused same_hard_link -r "$(winpath "$etl")" -o "$(winpath "$d/hard.txt")" \
+        --metrics "$(winpath "$d/out.txt")"
+    refused metrics_is_input -r "$(winpath "$d/t.etl")" --metrics "$(winpath "$d/t.etl")"
+    if [ "$(cat "$d/out.txt")" = lines ] && cmp -s "$etl" "$d/t.etl" && [ ! -e "$d/new.txt" ]; then
+        pass "$preset/metrics-safety/files-untouched"
+    else
+        fail "$preset/metrics-safety/files-untouched" "$(ls -l "$d")"
+    fi
+    wine_run 120 "$exe" -r "$(winpath "$etl")" --metrics 'Z:\nonexistent\x.prom' >/dev/null 2>"$d/err"
+    rc=$?
+    n=$(wc -l <"$d/err")
+    if [ "$rc" -eq 1 ] && [ "$n" -eq 1 ] && ! grep -q 'trying again' "$d/err"; then
+        pass "$preset/metrics-safety/unwritable-exit-1"
+    else
+        fail "$preset/metrics-safety/unwritable-exit-1" "exit $rc, $n lines: $(head -c 200 "$d/err")"
+    fi
+    wine_run 120 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$d/m.prom")" 2>"$d/err" &&
+        wine_run 120 "$exe" -r "$(winpath "$etl")" --metrics "$(winpath "$d/m.prom")" 2>>"$d/err"
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ -s "$d/m.prom" ] && [ -z "$(find "$d" -name '*.tmp')" ]; then
+        pass "$preset/metrics-safety/no-tmp-left"
+    else
+        fail "$preset/metrics-safety/no-tmp-left" "exit $rc: $(find "$d" -name '*.tmp' | head -3) $(head -c 200 "$d/err")"
+    fi
+    rm -rf "$d"
 }
 
 check_help() { # preset, exe
@@ -312,6 +382,7 @@ run_preset() { # preset
     check_help "$preset" "$exe"
     compare_replay "$preset" "$exe"
     check_metrics "$preset" "$exe"
+    check_metrics_safety "$preset" "$exe"
     check_live "$preset" "$exe"
     check_selftest "$preset" "$exe"
     check_closed_pipe "$preset" "$exe"

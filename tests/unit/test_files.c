@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/options.h"
 #include "core/pipeline.h"
@@ -210,7 +211,81 @@ DM_TEST(live_options_of_another_os)
     DM_ASSERT(dm_replay_source.refuse == NULL);
 }
 
+/* dm_file_replace writes a new file and replaces an existing one whole;
+ * a directory is refused with the reason, and left a directory. */
+DM_TEST(replace_writes_and_refuses_directory)
+{
+    char a[512], why[256];
+    const char *dir = getenv("TMPDIR");
+    uint64_t size = 0;
+
+    temp_path(a, sizeof a, "r.prom");
+    remove(a);
+    DM_ASSERT_EQ_INT(dm_file_replace(a, "first\n", 6, why, sizeof why), 0);
+    DM_ASSERT(file_equals(a, "first\n"));
+    DM_ASSERT_EQ_INT(dm_file_replace(a, "2\n", 2, why, sizeof why), 0);
+    DM_ASSERT(file_equals(a, "2\n"));
+    DM_ASSERT(dm_file_not_replaceable(a) == NULL);
+    remove(a);
+    snprintf(a, sizeof a, "%s", dir != NULL && dir[0] != '\0' ? dir : ".");
+    DM_ASSERT_EQ_INT(dm_file_replace(a, "x", 1, why, sizeof why), DM_EUSAGE);
+    DM_ASSERT(strstr(why, "a directory") != NULL);
+    DM_ASSERT_EQ_INT(dm_file_kind(a, &size), DM_FILE_DIRECTORY);
+}
+
+/* A device is never a file to replace: /dev/null on POSIX; on Windows the
+ * reserved names in any folder and with any extension (Microsoft Learn,
+ * "Naming Files, Paths, and Namespaces"), and the \\.\ namespace. */
+DM_TEST(devices_not_replaceable)
+{
+#ifdef DM_TEST_WIN32
+    const char *what = dm_file_not_replaceable("NUL");
+
+    DM_ASSERT(what != NULL && strstr(what, "device name") != NULL);
+    DM_ASSERT(dm_file_not_replaceable("C:\\x\\nul.prom") != NULL);
+    DM_ASSERT(dm_file_not_replaceable("con") != NULL);
+    DM_ASSERT(dm_file_not_replaceable("COM1.txt") != NULL);
+    DM_ASSERT(dm_file_not_replaceable("\\\\.\\PhysicalDrive0") != NULL);
+    DM_ASSERT(dm_file_not_replaceable("nullish.prom") == NULL);
+    DM_ASSERT(dm_file_not_replaceable("COM10.prom") == NULL);
+#else
+    const char *what = dm_file_not_replaceable("/dev/null");
+
+    DM_ASSERT(what != NULL && strcmp(what, "a character device") == 0);
+#endif
+}
+
+/* Names not created yet are the same file when they are the same name in
+ * the same folder, however the folder is spelled; Windows ignores case. */
+DM_TEST(same_names_not_created_yet)
+{
+    char a[512], b[512], c[512];
+    const char *slash;
+
+    temp_path(a, sizeof a, "new.txt");
+    temp_path(c, sizeof c, "other.txt");
+    remove(a);
+    remove(c);
+    slash = strrchr(a, '/');
+    DM_ASSERT(slash != NULL);
+    /* FOLDER/./new.txt */
+    snprintf(b, sizeof b, "%.*s/./%s", (int)(slash - a), a, slash + 1);
+    DM_ASSERT_EQ_INT(dm_file_same(a, a), 1);
+    DM_ASSERT_EQ_INT(dm_file_same(a, b), 1);
+    DM_ASSERT_EQ_INT(dm_file_same(a, c), 0);
+#ifdef DM_TEST_WIN32
+    temp_path(b, sizeof b, "NEW.TXT");
+    DM_ASSERT_EQ_INT(dm_file_same(a, b), 1);
+#endif
+    DM_ASSERT_EQ_INT(write_file(a, "x"), 0);
+    DM_ASSERT_EQ_INT(dm_file_same(a, c), 0); /* one exists, one does not */
+    remove(a);
+}
+
 const struct dmt_case dm_suite_files[] = {
+    {"replace_writes_and_refuses_directory", replace_writes_and_refuses_directory},
+    {"devices_not_replaceable", devices_not_replaceable},
+    {"same_names_not_created_yet", same_names_not_created_yet},
     {"identity_same_file_and_hard_link", identity_same_file_and_hard_link},
     {"identity_of_stream", identity_of_stream},
     {"kind_of_paths", kind_of_paths},

@@ -69,7 +69,7 @@ static const char *value_of(const char *text, const char *line)
 
 DM_TEST(label_escaping)
 {
-    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, stderr);
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, 0, stderr);
     struct dm_event ev = event("a\\b\"c\nd\xFF\xC3\xA9", DM_REQ_READ, 1000, 10, 4096);
     char *text;
 
@@ -91,7 +91,7 @@ DM_TEST(label_escaping)
 
 DM_TEST(bucket_edges)
 {
-    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, stderr);
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, 0, stderr);
     /* on the first bound, just above it, 10 s, just above 10 s */
     static const uint64_t d[] = {25000, 25001, 10000000000u, 10000000001u};
     char *text;
@@ -153,7 +153,7 @@ static int by_start(const void *a, const void *b)
 DM_TEST(busy_is_the_union)
 {
     enum { N = 20000 };
-    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, stderr);
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, 0, stderr);
     struct span *sp = malloc(N * sizeof *sp);
     uint64_t t = 1000000, union_ns = 0, cs = 0, ce = 0, sum = 0;
     char want[64], *text;
@@ -201,7 +201,7 @@ DM_TEST(busy_is_the_union)
  * to (other), which only grows; the promoted series stays. */
 DM_TEST(promotion_only_grows)
 {
-    struct dm_metrics *m = dm_metrics_create("unused.prom", 1, stderr);
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 1, 0, stderr);
     struct dm_event a = event("A", DM_REQ_READ, 1, 1, 100);
     struct dm_event b = event("B", DM_REQ_READ, 1, 1, 50);
     struct dm_event b2 = event("B", DM_REQ_READ, 1, 1, 500);
@@ -242,7 +242,7 @@ DM_TEST(promotion_only_grows)
  * straight to (other), nothing is lost, nothing grows. */
 DM_TEST(many_names_all_counted)
 {
-    struct dm_metrics *m = dm_metrics_create("unused.prom", 3, stderr);
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 3, 0, stderr);
     char name[16], *text;
     uint64_t named = 0, other;
     const char *v;

@@ -224,7 +224,8 @@ DM_TEST(findings_messages)
         const char *message;
     } bad[] = {
         {{"trace.etl"}, 1, "unexpected argument 'trace.etl': did you mean -r trace.etl?"},
-        {{"-r", "a.etl", "B.ETL"}, 3, "unexpected argument 'B.ETL': did you mean -r B.ETL?"},
+        {{"-r", "a.etl", "B.ETL"}, 3,
+         "unexpected argument 'B.ETL': diskmon reads one trace per run (-r a.etl); run it once for each trace"},
         {{"-o", ""}, 2, "empty file name for -o"},
         {{"-r", ""}, 2, "empty file name for -r"},
         {{"--output="}, 1, "empty file name for --output="},

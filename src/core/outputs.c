@@ -1,0 +1,65 @@
+/*
+ * outputs.c - the run's files, checked before anything is opened
+ * (outputs.h). diskmon runs as root: writing the event lines over the trace
+ * being read, renaming the metrics over it or over the event lines, or
+ * replacing a device node or a symbolic link's target would destroy data
+ * nobody asked it to touch. Identity, not spelling, decides (platform.h
+ * "Files").
+ */
+#include "core/outputs.h"
+#include "core/pipeline.h"
+#include "platform/platform.h"
+
+/* 1 when the stream out is the file at path. */
+static int stream_is(FILE *out, const char *path)
+{
+    struct dm_file_id s, p;
+
+    return out != NULL && path != NULL && dm_file_id_of_stream(out, &s) &&
+           dm_file_id_of_path(path, &p) && s.volume == p.volume && s.index == p.index;
+}
+
+static int same(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && dm_file_same(a, b);
+}
+
+int dm_outputs_check(const struct dm_options *opt, FILE *out, FILE *errf)
+{
+    const char *in = opt->replay_path, *metrics = opt->metrics_path;
+    const char *what = metrics != NULL ? dm_file_not_replaceable(metrics) : NULL;
+
+    if (what != NULL) {
+        fprintf(errf, "diskmon: --metrics %s is %s: not replacing it (--metrics "
+                      "writes a regular file: name one, or a new name)\n", metrics, what);
+        return DM_EXIT_USAGE;
+    }
+    if (out == NULL && same(opt->output_path, in)) {
+        fprintf(errf, "diskmon: %s is the input trace %s: not overwriting it "
+                      "(write the output to another file)\n", opt->output_path, in);
+        return DM_EXIT_USAGE;
+    }
+    if (stream_is(out, in)) {
+        fprintf(errf, "diskmon: standard output is the input trace %s: not overwriting it "
+                      "(write the output to another file)\n", in);
+        return DM_EXIT_USAGE;
+    }
+    if (same(metrics, in)) {
+        fprintf(errf, "diskmon: --metrics %s is the input trace %s: not overwriting it "
+                      "(write the metrics to another file)\n", metrics, in);
+        return DM_EXIT_USAGE;
+    }
+    if (out == NULL && same(opt->output_path, metrics)) {
+        fprintf(errf, "diskmon: -o %s and --metrics %s are the same file: the metrics "
+                      "would replace the event lines (name two files)\n",
+                opt->output_path, metrics);
+        return DM_EXIT_USAGE;
+    }
+    if (stream_is(out, metrics)) {
+        fprintf(errf, "diskmon: standard output is the metrics file %s: the metrics "
+                      "would replace the event lines (redirect it elsewhere, or use -o)\n",
+                metrics);
+        return DM_EXIT_USAGE;
+    }
+    return 0;
+}
