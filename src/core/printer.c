@@ -13,8 +13,9 @@
 #define FLUSH_EVERY_NS 100000000u   /* 100 ms: the promptness promise */
 #define FLUSH_IDLE_NS 10000000u     /* caught up: flush, but not more than 100/s */
 #define NS_PER_MS 1000000u
-/* With nothing to print, the printer sleeps until the ring wakes it; this
- * only bounds the delay of the rare wake a push misses (ring.h). */
+/* With nothing to print, the printer sleeps until the ring wakes it, or
+ * this long: a push never misses the sleeping printer (ring.h), so this is
+ * only how often an idle printer looks around. */
 #define IDLE_WAIT_MS 1000u
 /* Live --top: how often an idle printer looks whether an interval ended. */
 #define TOP_TICK_MS 100u

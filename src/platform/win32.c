@@ -155,6 +155,15 @@ void dm_yield(void)
     SwitchToThread();
 }
 
+/* FlushProcessWriteBuffers (Windows Vista): "flushes the write queue of
+ * each processor that is running a thread of the current process", by an
+ * interprocessor interrupt (Microsoft Learn, FlushProcessWriteBuffers). */
+int dm_fence_all_threads(void)
+{
+    FlushProcessWriteBuffers();
+    return 0;
+}
+
 /* ---- the console and file calls behind dm_write_all (win32_io.h) -------- */
 
 /* Wrappers, not the kernel32 functions themselves, for the same reason as
