@@ -2,12 +2,15 @@
  * main.c - diskmon's entry point: parse the command line, pick the source
  * (-r: .etl replay; otherwise this OS's live capture), run the pipeline.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
+#include "output/text.h"
 #include "platform/platform.h"
 
 /* The build, for --version: CMake passes the compiler and the target it
@@ -29,30 +32,32 @@ int main(int argc, char **argv)
 
     dm_stdio_init();
     if (dm_options_parse(&opt, argc, argv, err, sizeof err) != 0) {
-        fprintf(stderr, "diskmon: %s (see diskmon --help)\n", err);
+        dm_writef(stderr, "diskmon: %s (see diskmon --help)\n", err);
         return DM_EXIT_USAGE;
     }
-    if (opt.show_help) {
-        dm_options_help(stdout);
-        return fflush(stdout) == 0 ? DM_EXIT_OK : DM_EXIT_ERROR;
-    }
-    if (opt.show_version) {
-        printf("diskmon %s\nbuilt with %s for %s\n", DM_VERSION, DM_BUILD_COMPILER,
-               DM_BUILD_TARGET);
-        return fflush(stdout) == 0 ? DM_EXIT_OK : DM_EXIT_ERROR;
+    /* Through the one writer, as every byte diskmon prints (output/text.h):
+     * `diskmon --help | more` ended with q is a quiet end, not an error. */
+    if (opt.show_help || opt.show_version) {
+        rc = opt.show_help ? dm_options_help(stdout)
+                           : dm_writef(stdout, "diskmon %s\nbuilt with %s for %s\n",
+                                       DM_VERSION, DM_BUILD_COMPILER, DM_BUILD_TARGET);
+        if (rc == 0 || errno == EPIPE)
+            return DM_EXIT_OK;
+        dm_writef(stderr, "diskmon: cannot write to standard output: %s\n", strerror(errno));
+        return DM_EXIT_ERROR;
     }
 
     ops = opt.replay_path != NULL ? &dm_replay_source : dm_live_source;
     if (ops == NULL) {
-        fprintf(stderr, "diskmon: live capture is not supported by this build; "
-                        "replay a trace with -r FILE.etl\n");
+        dm_writef(stderr, "diskmon: live capture is not supported by this build; "
+                          "replay a trace with -r FILE.etl\n");
         return DM_EXIT_ERROR;
     }
     if (ops->refuse != NULL) {
         const char *why = ops->refuse(&opt);
 
         if (why != NULL) {
-            fprintf(stderr, "diskmon: %s\n", why);
+            dm_writef(stderr, "diskmon: %s\n", why);
             return DM_EXIT_USAGE;
         }
     }

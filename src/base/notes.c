@@ -7,6 +7,7 @@
 
 #include "core/pipeline.h"
 #include "diskmon.h"
+#include "platform/platform.h"
 
 void dm_note(struct dm_notes *n, const char *fmt, ...)
 {
@@ -34,7 +35,8 @@ void dm_notes_flush(struct dm_notes *n, FILE *errf)
 {
     if (n->shown >= n->len)
         return;
-    fwrite(n->text + n->shown, 1, n->len - n->shown, errf);
-    fflush(errf);
+    /* The one writer (output/text.h): a console gets UTF-16, whatever its
+     * code page. */
+    dm_write_all(errf, n->text + n->shown, n->len - n->shown);
     n->shown = n->len;
 }
