@@ -1,7 +1,8 @@
 /*
  * platform.h - the little the core needs from the operating system:
- * threads, clocks, sleeping, terminals and Ctrl+C. One implementation per
- * OS (posix.c, win32.c); CMake picks the file, so the core has no OS #if.
+ * threads, clocks, sleeping, terminals and Ctrl+C, the one output writer.
+ * One implementation per OS (posix.c and posix_fence.c; win32.c and
+ * win32_console.c); CMake picks the files, so the core has no OS #if.
  * The atomics are inline, one implementation per compiler (atomics.h).
  */
 #ifndef DM_PLATFORM_H
