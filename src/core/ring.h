@@ -108,20 +108,22 @@ int dm_ring_drained(struct dm_ring *ring);
  * between its store of head and its load of the flag; the consumer, after
  * its store of the flag, calls dm_fence_all_threads, which makes every
  * other thread pass a full barrier. That barrier falls at some point of
- * the producer's program: if before the push's store of head, the push's
- * later load of the flag sees it set (it was stored before the call) and
- * wakes; if after, that store reached memory before the call returned, and
- * the consumer's load of head that follows sees the event. Either way the
- * event is taken at once.
+ * the producer's program. If that point is before a push's store of head,
+ * the push's load of the flag comes after it too and sees the flag set
+ * (stored before the call), so the push wakes the consumer. If it is after
+ * the store, the store reached memory before the call returned, and the
+ * consumer's load of head that follows the call sees the event. Either
+ * way the event is taken at once.
  *
- * The heavy fence costs a system call, so it is made only for a wait
- * longer than DM_RING_SHORT_WAIT_MS: a shorter one (the printer's wait for
- * its next flush) may miss a wake-up, which then costs at most the wait
- * itself. The printer sleeps at most once per COALESCE_MS after a wake-up
- * (printer.c) and long after its flush, at most 100 times a second. Where
- * the system has no such fence (dm_fence_all_threads fails when the ring
- * is made), every push uses dm_atomic_fence instead. Without a waiter,
- * dm_ring_wait sleeps 1 ms.
+ * The heavy fence costs a system call and an interrupt per processor
+ * running the producer, so it is made only for a wait longer than
+ * DM_RING_SHORT_WAIT_MS: a shorter one (the printer's wait for its next
+ * flush) may miss a wake-up, which then costs at most that wait, well
+ * inside the line bound. The printer waits long only after a flush, and
+ * flushes at most 100 times a second (printer.c), so the heavy fence runs
+ * at most about that often. Where the system has no such fence
+ * (dm_fence_all_threads fails when the ring is made), every push uses
+ * dm_atomic_fence instead. Without a waiter, dm_ring_wait sleeps 1 ms.
  */
 #define DM_RING_SHORT_WAIT_MS 10u
 void dm_ring_set_waiter(struct dm_ring *ring, dm_waiter *w);
