@@ -163,9 +163,7 @@ struct dm_notes {
  * newline, as it would have written them to stderr). */
 void dm_note(struct dm_notes *n, const char *fmt, ...) DM_PRINTF(2, 3);
 
-/* Print the notes not printed yet on errf (base/notes.c). dm_run calls it
- * after open(), after run() and after close(). */
-void dm_notes_flush(struct dm_notes *n, FILE *errf);
+/* dm_notes_flush (output/text.h) prints them. */
 
 /*
  * A source of events: live ETW, live Linux (tracefs by default, or perf),

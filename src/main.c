@@ -3,12 +3,15 @@
  * (-r: .etl replay; otherwise this OS's live capture), run the pipeline,
  * or --self-test's check of the live source.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
+#include "output/text.h"
 #include "platform/platform.h"
 #include "selftest/selftest.h"
 
@@ -31,36 +34,38 @@ int main(int argc, char **argv)
 
     dm_stdio_init();
     if (dm_options_parse(&opt, argc, argv, err, sizeof err) != 0) {
-        fprintf(stderr, "diskmon: %s (see diskmon --help)\n", err);
+        dm_writef(stderr, "diskmon: %s (see diskmon --help)\n", err);
         return DM_EXIT_USAGE;
     }
-    if (opt.show_help) {
-        dm_options_help(stdout);
-        return fflush(stdout) == 0 ? DM_EXIT_OK : DM_EXIT_ERROR;
-    }
-    if (opt.show_version) {
-        printf("diskmon %s\nbuilt with %s for %s\n", DM_VERSION, DM_BUILD_COMPILER,
-               DM_BUILD_TARGET);
-        return fflush(stdout) == 0 ? DM_EXIT_OK : DM_EXIT_ERROR;
+    /* Through the one writer, as every byte diskmon prints (output/text.h):
+     * `diskmon --help | more` ended with q is a quiet end, not an error. */
+    if (opt.show_help || opt.show_version) {
+        rc = opt.show_help ? dm_options_help(stdout)
+                           : dm_writef(stdout, "diskmon %s\nbuilt with %s for %s\n",
+                                       DM_VERSION, DM_BUILD_COMPILER, DM_BUILD_TARGET);
+        if (rc == 0 || errno == EPIPE)
+            return DM_EXIT_OK;
+        dm_writef(stderr, "diskmon: cannot write to standard output: %s\n", strerror(errno));
+        return DM_EXIT_ERROR;
     }
 
     ops = opt.replay_path != NULL ? &dm_replay_source : dm_live_source;
     if (ops == NULL && opt.self_test) {
-        fprintf(stderr, "diskmon: --self-test checks live capture, which this build "
-                        "does not have (built without a live source); replay a trace "
-                        "with -r FILE.etl\n");
+        dm_writef(stderr, "diskmon: --self-test checks live capture, which this build "
+                          "does not have (built without a live source); replay a trace "
+                          "with -r FILE.etl\n");
         return DM_EXIT_ERROR;
     }
     if (ops == NULL) {
-        fprintf(stderr, "diskmon: live capture is not supported by this build; "
-                        "replay a trace with -r FILE.etl\n");
+        dm_writef(stderr, "diskmon: live capture is not supported by this build; "
+                          "replay a trace with -r FILE.etl\n");
         return DM_EXIT_ERROR;
     }
     if (ops->refuse != NULL) {
         const char *why = ops->refuse(&opt);
 
         if (why != NULL) {
-            fprintf(stderr, "diskmon: %s\n", why);
+            dm_writef(stderr, "diskmon: %s\n", why);
             return DM_EXIT_USAGE;
         }
     }

@@ -1,6 +1,6 @@
 /*
  * notes.c - the notes a source hands to the pipeline (diskmon.h, struct
- * dm_notes), so that one place writes them to the error stream.
+ * dm_notes); output/text.c writes them to the error stream.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,13 +27,4 @@ void dm_note(struct dm_notes *n, const char *fmt, ...)
         n->len = sizeof n->text - 1;
         n->text[n->len - 1] = '\n';
     }
-}
-
-void dm_notes_flush(struct dm_notes *n, FILE *errf)
-{
-    if (n->shown >= n->len)
-        return;
-    fwrite(n->text + n->shown, 1, n->len - n->shown, errf);
-    fflush(errf);
-    n->shown = n->len;
 }

@@ -10,6 +10,7 @@
 #include "output/escape.h"
 #include "cli/options.h"
 #include "diskmon.h"
+#include "platform/platform.h"
 
 enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
@@ -48,9 +49,9 @@ static const struct opt_spec specs[] = {
     {O_SELF_TEST, 0, "self-test", TAKES_OPTIONAL},
 };
 
-void dm_options_help(FILE *out)
+int dm_options_help(FILE *out)
 {
-    fputs(
+    static const char help[] =
         "diskmon - watch disk I/O: one line per disk read, write or flush.\n"
         "\n"
         "Usage:\n"
@@ -121,8 +122,9 @@ void dm_options_help(FILE *out)
         "  diskmon --top --by disk               iostat-like figures every second\n"
         "  sudo diskmon --self-test /mnt/data    does live capture see this disk right?\n"
         "  diskmon --metrics /var/lib/node_exporter/diskmon.prom\n"
-        "                                        counters for Prometheus, no lines\n",
-        out);
+        "                                        counters for Prometheus, no lines\n";
+
+    return dm_write_all(out, help, sizeof help - 1);
 }
 
 #if defined(__GNUC__)

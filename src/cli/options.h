@@ -105,6 +105,8 @@ struct dm_options {
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,
                      char *err, size_t errlen);
 
-void dm_options_help(FILE *out);
+/* --help's text to out through dm_write_all (platform.h). Returns 0, or -1
+ * with errno set (EPIPE: the reader went away). */
+int dm_options_help(FILE *out);
 
 #endif /* DM_OPTIONS_H */

@@ -8,6 +8,7 @@
  */
 #include "core/outputs.h"
 #include "core/pipeline.h"
+#include "output/text.h"
 #include "platform/platform.h"
 
 /* 1 when the stream out is the file at path. */
@@ -30,33 +31,33 @@ int dm_outputs_check(const struct dm_options *opt, FILE *out, FILE *errf)
     const char *what = metrics != NULL ? dm_file_not_replaceable(metrics) : NULL;
 
     if (what != NULL) {
-        fprintf(errf, "diskmon: --metrics %s is %s: not replacing it (--metrics "
+        dm_writef(errf, "diskmon: --metrics %s is %s: not replacing it (--metrics "
                       "writes a regular file: name one, or a new name)\n", metrics, what);
         return DM_EXIT_USAGE;
     }
     if (out == NULL && same(opt->output_path, in)) {
-        fprintf(errf, "diskmon: %s is the input trace %s: not overwriting it "
+        dm_writef(errf, "diskmon: %s is the input trace %s: not overwriting it "
                       "(write the output to another file)\n", opt->output_path, in);
         return DM_EXIT_USAGE;
     }
     if (stream_is(out, in)) {
-        fprintf(errf, "diskmon: standard output is the input trace %s: not overwriting it "
+        dm_writef(errf, "diskmon: standard output is the input trace %s: not overwriting it "
                       "(write the output to another file)\n", in);
         return DM_EXIT_USAGE;
     }
     if (same(metrics, in)) {
-        fprintf(errf, "diskmon: --metrics %s is the input trace %s: not overwriting it "
+        dm_writef(errf, "diskmon: --metrics %s is the input trace %s: not overwriting it "
                       "(write the metrics to another file)\n", metrics, in);
         return DM_EXIT_USAGE;
     }
     if (out == NULL && same(opt->output_path, metrics)) {
-        fprintf(errf, "diskmon: -o %s and --metrics %s are the same file: the metrics "
+        dm_writef(errf, "diskmon: -o %s and --metrics %s are the same file: the metrics "
                       "would replace the event lines (name two files)\n",
                 opt->output_path, metrics);
         return DM_EXIT_USAGE;
     }
     if (stream_is(out, metrics)) {
-        fprintf(errf, "diskmon: standard output is the metrics file %s: the metrics "
+        dm_writef(errf, "diskmon: standard output is the metrics file %s: the metrics "
                       "would replace the event lines (redirect it elsewhere, or use -o)\n",
                 metrics);
         return DM_EXIT_USAGE;

@@ -24,6 +24,7 @@
 #include "core/pipeline.h"
 #include "core/printer.h"
 #include "core/sink.h"
+#include "output/text.h"
 #include "platform/platform.h"
 
 #define POLL_MS 20
@@ -74,17 +75,15 @@ static void progress_line(FILE *errf, const char *path, const struct dm_sink *si
 
     if (total == 0)
         return;
-    fprintf(errf, "\rdiskmon: %s %3u%%  %.0f events/s ", path,
-            (unsigned)(done * 100 / total), secs > 0 ? (double)events / secs : 0.0);
-    fflush(errf);
+    dm_writef(errf, "\rdiskmon: %s %3u%%  %.0f events/s ", path,
+              (unsigned)(done * 100 / total), secs > 0 ? (double)events / secs : 0.0);
 }
 
 static void progress_erase(FILE *errf)
 {
     /* Overwrite with spaces rather than an ANSI sequence: works in every
      * console, including old Windows ones. */
-    fprintf(errf, "\r%79s\r", "");
-    fflush(errf);
+    dm_writef(errf, "\r%79s\r", "");
 }
 
 /* --metrics: the counters, fed and (live) written by the printer; with no
@@ -118,7 +117,7 @@ static FILE *open_output(const char *path, FILE *errf)
     FILE *out = fopen(path, "wb");
 
     if (out == NULL) {
-        fprintf(errf, "diskmon: cannot open output file %s: %s\n", path, strerror(errno));
+        dm_writef(errf, "diskmon: cannot open output file %s: %s\n", path, strerror(errno));
         return NULL;
     }
     dm_output_buffered(out);
@@ -131,6 +130,7 @@ static FILE *open_output(const char *path, FILE *errf)
 static void report_unmatched_disks(const struct dm_options *opt,
                                    const struct dm_disk_census *c, FILE *errf)
 {
+    struct dm_text t = {0}; /* one message, one write */
     char list[512];
     size_t len = 0;
     int unmatched = 0;
@@ -147,15 +147,17 @@ static void report_unmatched_disks(const struct dm_options *opt,
     }
     if (unmatched == 0)
         return;
-    fprintf(errf, "diskmon: -d %s matched no disk in %s; ", list, opt->replay_path);
+    dm_text_printf(&t, "diskmon: -d %s matched no disk in %s; ", list, opt->replay_path);
     if (c->n == 0) {
-        fprintf(errf, "the trace has no disk I/O\n");
-        return;
+        dm_text_puts(&t, "the trace has no disk I/O\n");
+    } else {
+        dm_text_printf(&t, "its disk%s: ", c->n > 1 ? "s are" : " is");
+        for (int i = 0; i < c->n; i++)
+            dm_text_printf(&t, "%s%s", i > 0 ? ", " : "", c->names[i]);
+        dm_text_printf(&t, "%s\n", c->more ? ", ..." : "");
     }
-    fprintf(errf, "its disk%s: ", c->n > 1 ? "s are" : " is");
-    for (int i = 0; i < c->n; i++)
-        fprintf(errf, "%s%s", i > 0 ? ", " : "", c->names[i]);
-    fprintf(errf, "%s\n", c->more ? ", ..." : "");
+    dm_text_write(&t, errf);
+    dm_text_free(&t);
 }
 
 /* --top's view: csv/json as asked; text redrawn in place on a terminal that
@@ -167,7 +169,6 @@ static void setup_top(struct dm_printer *p, const struct dm_options *opt,
     p->top_live = src->is_live;
     p->top_lost_base = src->lost_events;
     p->top_view.by = opt->top_by;
-    p->top_view.out = out;
     p->top_view.no_header = opt->no_header;
     if (opt->format == DM_FMT_JSON)
         p->top_view.mode = DM_TOP_JSON;
@@ -197,6 +198,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     int show_progress = opt->replay_path != NULL && dm_is_terminal(errf);
     uint64_t start_ns, last_progress = 0, lost, printed, max_time_ns;
     struct dm_loss loss;
+    struct dm_text text = {0}; /* the summary and the loss line, each one write */
     FILE *own_out = NULL;
 
     memset(info, 0, sizeof *info);
@@ -212,13 +214,13 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     if (rc == DM_ESTOPPED) {
         /* The source finished its whole job in open() (--cleanup). */
         if (src.errmsg[0] != '\0')
-            fprintf(errf, "diskmon: %s\n", src.errmsg);
+            dm_writef(errf, "diskmon: %s\n", src.errmsg);
         ops->close(&src);
         dm_notes_flush(&src.notes, errf);
         return DM_EXIT_OK;
     }
     if (rc != 0) {
-        fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
+        dm_writef(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
         ops->close(&src);
         dm_notes_flush(&src.notes, errf);
         /* A source may find a usage mistake only when it opens (-d NAME of
@@ -238,7 +240,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
 
     run = calloc(1, sizeof *run);
     if (run == NULL) {
-        fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
+        dm_writef(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         ops->close(&src);
         dm_notes_flush(&src.notes, errf);
         if (own_out != NULL)
@@ -279,7 +281,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
         run->wake_main == NULL || run->wake_printer == NULL ||
         (opt->top_ns != 0 && run->printer.top == NULL) ||
         (opt->metrics_path != NULL && setup_metrics(&run->printer, opt, &src, errf) != 0)) {
-        fprintf(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
+        dm_writef(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         exit_code = DM_EXIT_ERROR;
         goto out;
     }
@@ -287,7 +289,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     start_ns = dm_monotonic_ns();
     if (dm_thread_start(&printer_thr, dm_printer_main, &run->printer) != 0 ||
         dm_thread_start(&source_thr, source_main, &run->st) != 0) {
-        fprintf(errf, "diskmon: cannot start a thread\n");
+        dm_writef(errf, "diskmon: cannot start a thread\n");
         exit_code = DM_EXIT_ERROR;
         dm_atomic_store_int(&run->stop, 1);
         ops->stop(&src);
@@ -367,18 +369,18 @@ join:
     max_time_ns = run->printer.max_time_ns;
 
     if (run->st.rc != 0 && run->st.rc != DM_ESTOPPED) {
-        fprintf(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(run->st.rc));
+        dm_writef(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(run->st.rc));
         exit_code = DM_EXIT_ERROR;
     }
     if (printer_joined && run->printer.write_errno != 0) {
         /* Name the file: "Input/output error" alone (-o /proc/version)
          * does not say which side failed. */
         if (own_out != NULL)
-            fprintf(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
-                    strerror(run->printer.write_errno));
+            dm_writef(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+                      strerror(run->printer.write_errno));
         else
-            fprintf(errf, "diskmon: cannot write to standard output: %s\n",
-                    strerror(run->printer.write_errno));
+            dm_writef(errf, "diskmon: cannot write to standard output: %s\n",
+                      strerror(run->printer.write_errno));
         exit_code = DM_EXIT_ERROR;
     }
 
@@ -399,8 +401,8 @@ join:
         if (dm_metrics_write(run->printer.metrics, &mr) != 0 &&
             dm_metrics_written(run->printer.metrics) == 0) {
             if (src.is_live)
-                fprintf(errf, "diskmon: the metrics file %s was not written once in "
-                              "this run\n", opt->metrics_path);
+                dm_writef(errf, "diskmon: the metrics file %s was not written once in "
+                                "this run\n", opt->metrics_path);
             exit_code = DM_EXIT_ERROR;
         }
     }
@@ -412,21 +414,22 @@ join:
     if (!src.is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
         max_time_ns = opt->duration_ns;
     if (opt->summary)
-        dm_stats_summary(run->printer.stats, errf,
+        dm_stats_summary(run->printer.stats, &text,
                          src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns,
                          &loss);
     if (opt->hist) {
         if (opt->summary)
-            fputc('\n', errf);
-        dm_stats_hist(run->printer.stats, errf);
+            dm_text_putc(&text, '\n');
+        dm_stats_hist(run->printer.stats, &text);
     }
+    dm_text_write(&text, errf);
     if (info->printer_left) {
         uint64_t decoded = dm_ring_pushed(run->sink.ring);
 
-        fprintf(errf,
-                "diskmon: the output was blocked: %" PRIu64 " of %" PRIu64
-                " events decoded were never printed\n",
-                decoded > printed ? decoded - printed : 0, decoded);
+        dm_writef(errf,
+                  "diskmon: the output was blocked: %" PRIu64 " of %" PRIu64
+                  " events decoded were never printed\n",
+                  decoded > printed ? decoded - printed : 0, decoded);
     }
     if (!src.is_live && opt->n_disks > 0 && run->st.rc == 0 &&
         !dm_atomic_load_int(&run->stop))
@@ -435,21 +438,23 @@ join:
      * transport, what the kernel dropped) is folded in, not a second line. */
     if (lost == 0 && src.lost_buffers > 0) {
         /* Only whole buffers: their events were never counted. */
-        fprintf(errf, "diskmon: events lost (%s)\n", src.loss_detail);
+        dm_writef(errf, "diskmon: events lost (%s)\n", src.loss_detail);
         if (exit_code == DM_EXIT_OK)
             exit_code = DM_EXIT_LOST;
     } else if (lost > 0) {
         /* Only the parts that are not zero: "0 dropped" beside a loss reads
          * as a contradiction to a user counting the parts. */
-        fprintf(errf, "diskmon: %" PRIu64 " event%s lost (", lost, lost == 1 ? "" : "s");
+        dm_text_printf(&text, "diskmon: %" PRIu64 " event%s lost (", lost,
+                       lost == 1 ? "" : "s");
         if (loss.ring_dropped > 0)
-            fprintf(errf, "%" PRIu64 " dropped because the output could not keep up%s",
-                    loss.ring_dropped, loss.source_lost > 0 ? ", " : "");
+            dm_text_printf(&text, "%" PRIu64 " dropped because the output could not keep up%s",
+                           loss.ring_dropped, loss.source_lost > 0 ? ", " : "");
         if (loss.source_lost > 0)
-            fprintf(errf, "%" PRIu64 " lost before diskmon saw %s", loss.source_lost,
-                    loss.source_lost == 1 ? "it" : "them");
-        fprintf(errf, "%s%s)\n", src.loss_detail[0] != '\0' ? "; " : "",
-                src.loss_detail);
+            dm_text_printf(&text, "%" PRIu64 " lost before diskmon saw %s", loss.source_lost,
+                           loss.source_lost == 1 ? "it" : "them");
+        dm_text_printf(&text, "%s%s)\n", src.loss_detail[0] != '\0' ? "; " : "",
+                       src.loss_detail);
+        dm_text_write(&text, errf);
         if (exit_code == DM_EXIT_OK)
             exit_code = DM_EXIT_LOST;
     }
@@ -460,10 +465,11 @@ out:
     dm_interrupt_done();
     if (own_out != NULL && !info->printer_left && fclose(own_out) != 0 &&
         exit_code != DM_EXIT_ERROR) {
-        fprintf(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
-                strerror(errno));
+        dm_writef(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+                  strerror(errno));
         exit_code = DM_EXIT_ERROR;
     }
+    dm_text_free(&text);
     if (printer_joined || printer_thr == NULL) {
         dm_stats_destroy(run->printer.stats);
         dm_top_destroy(run->printer.top);

@@ -13,8 +13,9 @@
 #define FLUSH_EVERY_NS 100000000u   /* 100 ms: the promptness promise */
 #define FLUSH_IDLE_NS 10000000u     /* caught up: flush, but not more than 100/s */
 #define NS_PER_MS 1000000u
-/* With nothing to print, the printer sleeps until the ring wakes it; this
- * only bounds the delay of the rare wake a push misses (ring.h). */
+/* With nothing to print, the printer sleeps until the ring wakes it, or
+ * this long: a push never misses the sleeping printer (ring.h), so this is
+ * only how often an idle printer looks around. */
 #define IDLE_WAIT_MS 1000u
 /* Live --top: how often an idle printer looks whether an interval ended. */
 #define TOP_TICK_MS 100u
@@ -47,15 +48,17 @@ static void note_write_error(struct dm_printer *p)
     stop_run(p, DM_SINK_STOP_ENOUGH);
 }
 
-/* Write out what the buffer holds, then flush the stream (--top draws
- * through it). Returns -1 after a write error (noted). */
+/* Write out what the buffer holds, and what --top drew: both through
+ * dm_write_all, never stdio, so that a closed pipe is EPIPE on every OS
+ * (platform.h). Returns -1 after a write error (noted). */
 static int flush_out(struct dm_printer *p)
 {
     size_t len = p->out_len;
 
     errno = 0;
     p->out_len = 0;
-    if (len > 0 ? dm_write_all(p->out, p->out_buf, len) != 0 : fflush(p->out) != 0) {
+    if ((len > 0 && dm_write_all(p->out, p->out_buf, len) != 0) ||
+        (p->top != NULL && dm_text_write(&p->top_view.out, p->out) != 0)) {
         note_write_error(p);
         return -1;
     }
@@ -323,6 +326,7 @@ void dm_printer_main(void *arg)
         flush_out(p);
     if (p->top != NULL && p->top_view.mode == DM_TOP_SCREEN)
         dm_terminal_restore(p->out);
+    dm_text_free(&p->top_view.out);
 }
 
 void dm_printer_take_results(struct dm_printer *p)

@@ -8,8 +8,9 @@
  * sleeps on the ring's waiter (ring.h), watching the output: a reader that
  * went away ends the run at once, as a failed write would. Also feeds the summary
  * statistics and enforces -n and replay's -t. With --top it feeds the
- * interval sums (views/top.h) instead of printing lines; --top's drawing goes
- * through the stdio stream, which line output never uses.
+ * interval sums (views/top.h) instead of printing lines; --top draws each
+ * interval into a text (top_render.h) that goes out through dm_write_all
+ * too: nothing the printer writes passes through stdio.
  */
 #ifndef DM_PRINTER_H
 #define DM_PRINTER_H

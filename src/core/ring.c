@@ -48,6 +48,9 @@ struct dm_ring {
     volatile uint64_t pushed;
     volatile uint64_t dropped;
     volatile int closed;
+    /* No heavy fence on this system (ring.h): every push fences. Set once
+     * at creation. */
+    int fence_each_push;
     char pad1[DM_CACHE_LINE];
     /* Consumer's line. */
     volatile uint64_t tail;
@@ -78,6 +81,7 @@ struct dm_ring *dm_ring_create(size_t bytes)
         return NULL;
     }
     ring->mask = n - 1;
+    ring->fence_each_push = dm_fence_all_threads() != 0;
     return ring;
 }
 
@@ -168,6 +172,12 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     put_name(p, ev->file, h.file_len);
     dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
     dm_atomic_store_release(&ring->head, need);
+    /* Between the store of head and the load of the flag: the light side
+     * of the asymmetric fence (ring.h), or a full one where there is none. */
+    if (ring->fence_each_push)
+        dm_atomic_fence();
+    else
+        dm_compiler_fence();
     if (dm_atomic_load_int(&ring->consumer_asleep) &&
         dm_atomic_exchange_int(&ring->consumer_asleep, 0))
         dm_waiter_wake(ring->waiter);
@@ -205,9 +215,13 @@ int dm_ring_wait(struct dm_ring *ring, unsigned ms, FILE *watch)
         dm_sleep_ms(1);
         return 1;
     }
-    /* The exchange is a full barrier: the flag is visible before head is
-     * looked at again. */
+    /* Between the store of the flag and the load of head: a full fence on
+     * this side, and the heavy one for the producer's side unless it
+     * fences every push or the wait is short (ring.h). */
     dm_atomic_exchange_int(&ring->consumer_asleep, 1);
+    dm_atomic_fence();
+    if (!ring->fence_each_push && ms > DM_RING_SHORT_WAIT_MS)
+        dm_fence_all_threads();
     if (dm_atomic_load_acquire(&ring->head) != dm_atomic_load_relaxed(&ring->tail) ||
         dm_atomic_load_int(&ring->closed)) {
         dm_atomic_store_int(&ring->consumer_asleep, 0);

@@ -92,13 +92,40 @@ int dm_ring_drained(struct dm_ring *ring);
  * either thread starts. The consumer says it sleeps (a flag on a cache line
  * of its own), looks at head once more, and waits; a push that finds the
  * flag set clears it and wakes the waiter, and dm_ring_close always does.
- * The push reads the flag with a plain load, no fence: a full barrier
- * there would cost every event several nanoseconds. So in the rare case
- * that a push's head store is still in its CPU's store buffer while the
- * consumer looks, the consumer misses that event until the next push or
- * its timeout, which bounds the delay. Without a waiter, dm_ring_wait
- * sleeps 1 ms.
+ *
+ * Why no wake-up is lost. Each side stores one location and then loads the
+ * other's: the push stores head and loads the flag, the consumer stores the
+ * flag and loads head. Without a full barrier between the store and the
+ * load on both sides, both loads may see the old values (x86 lets a load
+ * go before an earlier store to another location: Intel SDM Vol. 3A
+ * 8.2.3.4), and the consumer would sleep its whole wait with an event in
+ * the ring (ring test wake_up_never_missed). A full barrier per push would
+ * cost the live path a drained store buffer per event, and a barrier only
+ * for the push that finds the ring empty is not enough: its view of tail
+ * can be as old as its view of the flag, and the consumer can empty the
+ * ring and go to sleep between the push's loads and its store reaching
+ * memory. So the fence is asymmetric: the push has only a compiler fence
+ * between its store of head and its load of the flag; the consumer, after
+ * its store of the flag, calls dm_fence_all_threads, which makes every
+ * other thread pass a full barrier. That barrier falls at some point of
+ * the producer's program. If that point is before a push's store of head,
+ * the push's load of the flag comes after it too and sees the flag set
+ * (stored before the call), so the push wakes the consumer. If it is after
+ * the store, the store reached memory before the call returned, and the
+ * consumer's load of head that follows the call sees the event. Either
+ * way the event is taken at once.
+ *
+ * The heavy fence costs a system call and an interrupt per processor
+ * running the producer, so it is made only for a wait longer than
+ * DM_RING_SHORT_WAIT_MS: a shorter one (the printer's wait for its next
+ * flush) may miss a wake-up, which then costs at most that wait, well
+ * inside the line bound. The printer waits long only after a flush, and
+ * flushes at most 100 times a second (printer.c), so the heavy fence runs
+ * at most about that often. Where the system has no such fence
+ * (dm_fence_all_threads fails when the ring is made), every push uses
+ * dm_atomic_fence instead. Without a waiter, dm_ring_wait sleeps 1 ms.
  */
+#define DM_RING_SHORT_WAIT_MS 10u
 void dm_ring_set_waiter(struct dm_ring *ring, dm_waiter *w);
 /* Consumer: sleep until the ring may hold events or was closed, or ms
  * passed; watch as dm_waiter_wait. Returns what dm_waiter_wait does (1

@@ -14,6 +14,14 @@
  * barrier: stronger than asked, always correct. The casts drop const only to
  * satisfy the Interlocked prototypes; a compare-exchange of 0 with 0 never
  * changes the value.
+ *
+ * Two fences for the ring's wake-up (ring.h): dm_atomic_fence, a full
+ * (sequentially consistent) barrier, the only one that orders a store with
+ * a later load to another location (x86 lets that load go first: Intel SDM
+ * Vol. 3A 8.2.3.4); and dm_compiler_fence, which only stops the compiler
+ * from moving accesses across it and costs nothing at run time: the light
+ * side of an asymmetric pair whose heavy side is dm_fence_all_threads
+ * (platform.h).
  */
 #ifndef DM_ATOMICS_H
 #define DM_ATOMICS_H
@@ -51,6 +59,34 @@ static inline void dm_atomic_store_int(volatile int *p, int v)
 static inline int dm_atomic_exchange_int(volatile int *p, int v)
 {
     return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
+}
+
+/* ThreadSanitizer does not model fences (GCC refuses one under
+ * -fsanitize=thread: -Wtsan), so there the fence is a sequentially
+ * consistent read-modify-write of a location of its own, which is a full
+ * barrier on x86 (a locked instruction) and which TSan understands. */
+#if defined(__SANITIZE_THREAD__)
+#define DM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DM_TSAN 1
+#endif
+#endif
+
+static inline void dm_atomic_fence(void)
+{
+#ifdef DM_TSAN
+    static volatile int fence_word;
+
+    (void)__atomic_fetch_add(&fence_word, 0, __ATOMIC_SEQ_CST);
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline void dm_compiler_fence(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 #elif defined(_MSC_VER)
@@ -107,6 +143,18 @@ static __inline void dm_atomic_store_int(volatile int *p, int v)
 static __inline int dm_atomic_exchange_int(volatile int *p, int v)
 {
     return (int)InterlockedExchange((volatile LONG *)p, (LONG)v);
+}
+
+/* MemoryBarrier (winnt.h): a locked operation on x86 and x64, DMB ISH on
+ * ARM64, and a compiler barrier too. */
+static __inline void dm_atomic_fence(void)
+{
+    MemoryBarrier();
+}
+
+static __inline void dm_compiler_fence(void)
+{
+    _ReadWriteBarrier();
 }
 
 #else

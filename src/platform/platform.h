@@ -1,7 +1,8 @@
 /*
  * platform.h - the little the core needs from the operating system:
- * threads, clocks, sleeping, terminals and Ctrl+C. One implementation per
- * OS (posix.c, win32.c); CMake picks the file, so the core has no OS #if.
+ * threads, clocks, sleeping, terminals and Ctrl+C, the one output writer.
+ * One implementation per OS (posix.c and posix_fence.c; win32.c and
+ * win32_console.c); CMake picks the files, so the core has no OS #if.
  * The atomics are inline, one implementation per compiler (atomics.h).
  */
 #ifndef DM_PLATFORM_H
@@ -47,6 +48,23 @@ void dm_waiter_wake(dm_waiter *w);
  * closed pipe shows up at the next write). Returns 1 woken, 0 timed out,
  * or DM_WAIT_OUTPUT_GONE. */
 int dm_waiter_wait(dm_waiter *w, unsigned ms, FILE *watch);
+
+/*
+ * The heavy side of an asymmetric fence: on return, every other thread of
+ * the process has passed a full memory barrier, as if each had run
+ * dm_atomic_fence at some point of its own program between this call's
+ * start and end (a thread not running is at such a point already). A thread
+ * that pairs it with dm_compiler_fence, which costs nothing, gets the order
+ * of a full fence on both sides (the pattern of membarrier(2)'s example,
+ * and folly's asymmetric_thread_fence_heavy/_light). Linux: membarrier
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED (Linux 4.14; the first call registers);
+ * Windows: FlushProcessWriteBuffers. Returns 0, or -1 when the system has
+ * none (other POSIX systems, an older kernel, a seccomp filter): then the
+ * light side must use dm_atomic_fence instead. Costs a system call and an
+ * interrupt on each processor running a thread of the process: for rare
+ * events (the ring's consumer going to sleep, ring.h), not per event.
+ */
+int dm_fence_all_threads(void);
 
 uint64_t dm_monotonic_ns(void); /* steady clock */
 uint64_t dm_wall_ns(void);      /* ns since 1970-01-01 UTC */

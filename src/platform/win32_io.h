@@ -1,6 +1,6 @@
 /*
- * win32_io.h - the console and file calls behind dm_write_all on Windows,
- * behind one table, as the ETW calls are (etw/etw_api.h).
+ * win32_io.h - the console and file calls behind dm_write_all on Windows
+ * (win32_console.c), behind one table, as the ETW calls are (etw/etw_api.h).
  *
  * dm_win32_io points at the real kernel32 functions. Windows-only unit tests
  * point it at fakes to play a reader that went away (WriteFile failing with

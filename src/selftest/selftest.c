@@ -24,6 +24,7 @@
 #include "core/pipeline.h"
 #include "core/ring.h"
 #include "core/sink.h"
+#include "output/text.h"
 #include "platform/platform.h"
 #include "selftest/selftest.h"
 
@@ -117,14 +118,13 @@ static void check(struct st *t, int ok, const char *name, const char *fmt, ...)
 
 static void check(struct st *t, int ok, const char *name, const char *fmt, ...)
 {
+    char figure[600];
     va_list ap;
 
-    fprintf(t->out, "%s %s: ", ok ? "PASS" : "FAIL", name);
     va_start(ap, fmt);
-    vfprintf(t->out, fmt, ap);
+    vsnprintf(figure, sizeof figure, fmt, ap);
     va_end(ap);
-    fputc('\n', t->out);
-    fflush(t->out);
+    dm_writef(t->out, "%s %s: %s\n", ok ? "PASS" : "FAIL", name, figure);
     if (ok)
         t->passed++;
     else
@@ -227,7 +227,7 @@ static void print_info(FILE *out, const struct dm_notes *info)
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
 
-        fprintf(out, "  %.*s\n", (int)n, p);
+        dm_writef(out, "  %.*s\n", (int)n, p);
         p += n + 1;
     }
 }
@@ -501,8 +501,8 @@ static void drop_for_test(struct st *t, struct collector *c)
                                  : e->size == plan[k].blocks * DM_ST_BLOCK)) {
                 memmove(e, e + 1, (c->n - i - 1) * sizeof *e);
                 c->n--;
-                fprintf(t->out, "note: DM_SELFTEST_DROP=%s: one %s event dropped\n", knob,
-                        dm_request_names[plan[k].request]);
+                dm_writef(t->out, "note: DM_SELFTEST_DROP=%s: one %s event dropped\n", knob,
+                          dm_request_names[plan[k].request]);
                 return;
             }
         }
@@ -634,7 +634,7 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
     int rc, exit_code;
 
     if (t == NULL) {
-        fprintf(out, "FAIL self-test: %s\n", dm_strerror(DM_ENOMEM));
+        dm_writef(out, "FAIL self-test: %s\n", dm_strerror(DM_ENOMEM));
         return 1;
     }
     t->out = out;
@@ -673,9 +673,9 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
 done:
     dm_st_remove(f);
     dm_interrupt_done();
-    fprintf(out, "diskmon %s --self-test: %d passed, %d failed%s\n", DM_VERSION, t->passed,
-            t->failed, t->failed > 0 ? "" : " (all checks passed)");
-    exit_code = t->failed > 0 || t->passed == 0 ? 1 : 0;
+    rc = dm_writef(out, "diskmon %s --self-test: %d passed, %d failed%s\n", DM_VERSION,
+                   t->passed, t->failed, t->failed > 0 ? "" : " (all checks passed)");
+    exit_code = t->failed > 0 || t->passed == 0 || rc != 0 ? 1 : 0;
     free(t);
-    return fflush(out) == 0 ? exit_code : 1;
+    return exit_code;
 }

@@ -15,6 +15,7 @@
 
 #include "output/digits.h"
 #include "output/escape.h"
+#include "output/text.h"
 #include "views/metrics.h"
 #include "views/metrics_state.h"
 #include "platform/platform.h"
@@ -329,9 +330,8 @@ int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run)
      * again when the reason changes (the file became a symbolic link). */
     if (strcmp(why, m->reported) != 0) {
         memcpy(m->reported, why, sizeof why);
-        fprintf(m->errf, "diskmon: cannot write the metrics file %s: %s%s\n", m->path, why,
-                m->live ? " (trying again each interval; reported once)" : "");
-        fflush(m->errf);
+        dm_writef(m->errf, "diskmon: cannot write the metrics file %s: %s%s\n", m->path, why,
+                  m->live ? " (trying again each interval; reported once)" : "");
     }
     return rc;
 }

@@ -353,20 +353,20 @@ static void summary_cell(char *buf, size_t cap, const struct disk_stats *d, int 
 }
 
 /* A line of cells: the first two left-aligned (names), the numbers right. */
-static void put_cells(FILE *out, const char *const *cells, const int *width)
+static void put_cells(struct dm_text *out, const char *const *cells, const int *width)
 {
     for (int c = 0; c < N_COLS; c++) {
         if (c > 0)
-            fputc(' ', out);
+            dm_text_putc(out, ' ');
         if (c < COL_COUNT)
-            fprintf(out, "%-*s", width[c], cells[c]);
+            dm_text_printf(out, "%-*s", width[c], cells[c]);
         else
-            fprintf(out, "%*s", width[c], cells[c]);
+            dm_text_printf(out, "%*s", width[c], cells[c]);
     }
-    fputc('\n', out);
+    dm_text_putc(out, '\n');
 }
 
-void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
+void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t elapsed_ns,
                       const struct dm_loss *loss)
 {
     struct disk_stats *disks[MAX_DISKS];
@@ -400,29 +400,29 @@ void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
             }
         }
     }
-    fprintf(out,
-            "%" PRIu64 " events in %.3f s; lost %" PRIu64 " (ring full %" PRIu64
-            ", source %" PRIu64 "); malformed records skipped %" PRIu64 "\n",
-            st->count, secs, lost, loss->ring_dropped, loss->source_lost,
-            loss->malformed);
+    dm_text_printf(out,
+                   "%" PRIu64 " events in %.3f s; lost %" PRIu64 " (ring full %" PRIu64
+                   ", source %" PRIu64 "); malformed records skipped %" PRIu64 "\n",
+                   st->count, secs, lost, loss->ring_dropped, loss->source_lost,
+                   loss->malformed);
     if (st->overflow > 0)
-        fprintf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
-                st->overflow, MAX_DISKS);
+        dm_text_printf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
+                       st->overflow, MAX_DISKS);
 }
 
-static void hist_bar(FILE *out, uint64_t v, uint64_t max)
+static void hist_bar(struct dm_text *out, uint64_t v, uint64_t max)
 {
     int stars = max > 0 ? (int)((v * STARS + max - 1) / max) : 0;
 
     if (stars > STARS)
         stars = STARS;
-    fputc('|', out);
+    dm_text_putc(out, '|');
     for (int i = 0; i < STARS; i++)
-        fputc(i < stars ? '*' : ' ', out);
-    fputc('|', out);
+        dm_text_putc(out, i < stars ? '*' : ' ');
+    dm_text_putc(out, '|');
 }
 
-void dm_stats_hist(const struct dm_stats *st, FILE *out)
+void dm_stats_hist(const struct dm_stats *st, struct dm_text *out)
 {
     struct disk_stats *disks[MAX_DISKS];
     int n = sorted_disks(st, disks);
@@ -439,18 +439,18 @@ void dm_stats_hist(const struct dm_stats *st, FILE *out)
                 top = s;
         }
         if (i > 0)
-            fputc('\n', out);
-        fprintf(out, "disk = %s\n", disks[i]->name);
-        fprintf(out, "%24s : %-8s %s\n", "usecs", "count", "distribution");
+            dm_text_putc(out, '\n');
+        dm_text_printf(out, "disk = %s\n", disks[i]->name);
+        dm_text_printf(out, "%24s : %-8s %s\n", "usecs", "count", "distribution");
         for (int s = 0; s <= top; s++) {
             /* Slot 0 holds 0 and 1 us; slot s >= 1 holds [2^s, 2^(s+1)). */
             uint64_t low = s == 0 ? 0 : (uint64_t)1 << s;
             uint64_t high = ((uint64_t)1 << (s + 1)) - 1;
 
-            fprintf(out, "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64 " ", low,
-                    high, h[s]);
+            dm_text_printf(out, "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64 " ", low,
+                           high, h[s]);
             hist_bar(out, h[s], max);
-            fputc('\n', out);
+            dm_text_putc(out, '\n');
         }
     }
 }

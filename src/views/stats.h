@@ -7,9 +7,8 @@
 #define DM_STATS_H
 
 #include <stdint.h>
-#include <stdio.h>
-
 #include "diskmon.h"
+#include "output/text.h"
 
 struct dm_stats;
 
@@ -41,12 +40,13 @@ uint64_t dm_stats_count(const struct dm_stats *st);
 uint64_t dm_stats_percentile(const struct dm_stats *st, const char *disk,
                              int request, double pct);
 
-/* The -s table. elapsed_ns is the capture's length, for IOPS and MB/s. */
-void dm_stats_summary(const struct dm_stats *st, FILE *out, uint64_t elapsed_ns,
+/* The -s table, appended to out (written through the one writer by the
+ * caller). elapsed_ns is the capture's length, for IOPS and MB/s. */
+void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t elapsed_ns,
                       const struct dm_loss *loss);
 
 /* The --hist histograms, one per disk, latency in microseconds rounded to
  * the nearest one, as the text lines and the -s table round. */
-void dm_stats_hist(const struct dm_stats *st, FILE *out);
+void dm_stats_hist(const struct dm_stats *st, struct dm_text *out);
 
 #endif /* DM_STATS_H */

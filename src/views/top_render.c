@@ -72,20 +72,20 @@ static uint64_t ios(const struct dm_top_group *g)
 
 /* ---- json ------------------------------------------------------------------ */
 
-static void json_str(FILE *out, const char *key, int present, const char *s)
+static void json_str(struct dm_text *out, const char *key, int present, const char *s)
 {
     char buf[3 * DM_FILE_MAX + 16];
 
-    fprintf(out, ",\"%s\":", key);
+    dm_text_printf(out, ",\"%s\":", key);
     if (!present) {
-        fputs("null", out);
+        dm_text_puts(out, "null");
         return;
     }
     dm_escape_json_string(buf, sizeof buf, s);
-    fputs(buf, out);
+    dm_text_puts(out, buf);
 }
 
-static void json_row(FILE *out, const struct dm_top_interval *iv,
+static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
                      const struct dm_top_group *g)
 {
     char a[48], b[48];
@@ -93,13 +93,13 @@ static void json_row(FILE *out, const struct dm_top_interval *iv,
 
     sec9(a, sizeof a, iv->start_ns);
     sec9(b, sizeof b, iv->end_ns);
-    fprintf(out, "{\"interval_start\":%s,\"interval_end\":%s", a, b);
+    dm_text_printf(out, "{\"interval_start\":%s,\"interval_end\":%s", a, b);
     switch (iv->by) {
     case DM_TOP_BY_PROCESS:
         if (g->has_pid && !g->is_other)
-            fprintf(out, ",\"pid\":%" PRIu32, g->pid);
+            dm_text_printf(out, ",\"pid\":%" PRIu32, g->pid);
         else
-            fputs(",\"pid\":null", out);
+            dm_text_puts(out, ",\"pid\":null");
         json_str(out, "process", g->is_other || g->has_process,
                  g->is_other ? "(other)" : g->process);
         break;
@@ -114,45 +114,46 @@ static void json_row(FILE *out, const struct dm_top_interval *iv,
     }
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
-    fprintf(out,
-            ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
-            ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
-            ",\"avg_ms\":%s,\"max_ms\":%s",
-            g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    dm_text_printf(out,
+                   ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
+                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
+                   ",\"avg_ms\":%s,\"max_ms\":%s",
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
     if (iv->by == DM_TOP_BY_DISK) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
-        fprintf(out, ",\"r_await_ms\":%s,\"w_await_ms\":%s", a, b);
+        dm_text_printf(out, ",\"r_await_ms\":%s,\"w_await_ms\":%s", a, b);
         fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
         fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
-        fprintf(out, ",\"aqu_sz\":%s,\"util_pct\":%s", a, b);
+        dm_text_printf(out, ",\"aqu_sz\":%s,\"util_pct\":%s", a, b);
     }
-    fputs("}\n", out);
+    dm_text_puts(out, "}\n");
 }
 
 /* ---- csv ------------------------------------------------------------------- */
 
-static void csv_str(FILE *out, int present, const char *s)
+static void csv_str(struct dm_text *out, int present, const char *s)
 {
     char buf[2 * DM_FILE_MAX + 16];
 
-    fputc(',', out);
+    dm_text_putc(out, ',');
     if (!present)
         return;
     dm_escape_csv_string(buf, sizeof buf, s);
-    fputs(buf, out);
+    dm_text_puts(out, buf);
 }
 
-static void csv_header(FILE *out, enum dm_top_by by)
+static void csv_header(struct dm_text *out, enum dm_top_by by)
 {
     static const char *const keys[] = {"pid,process", "file,process", "disk"};
 
-    fprintf(out, "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
-                 "write_bytes,avg_ms,max_ms%s\r\n",
-            keys[by], by == DM_TOP_BY_DISK ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
+    dm_text_printf(out,
+                   "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
+                   "write_bytes,avg_ms,max_ms%s\r\n",
+                   keys[by], by == DM_TOP_BY_DISK ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
 }
 
-static void csv_row(FILE *out, const struct dm_top_interval *iv,
+static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
                     const struct dm_top_group *g)
 {
     char a[48], b[48];
@@ -160,12 +161,12 @@ static void csv_row(FILE *out, const struct dm_top_interval *iv,
 
     sec9(a, sizeof a, iv->start_ns);
     sec9(b, sizeof b, iv->end_ns);
-    fprintf(out, "%s,%s", a, b);
+    dm_text_printf(out, "%s,%s", a, b);
     switch (iv->by) {
     case DM_TOP_BY_PROCESS:
-        fputc(',', out);
+        dm_text_putc(out, ',');
         if (g->has_pid && !g->is_other)
-            fprintf(out, "%" PRIu32, g->pid);
+            dm_text_printf(out, "%" PRIu32, g->pid);
         csv_str(out, g->is_other || g->has_process, g->is_other ? "(other)" : g->process);
         break;
     case DM_TOP_BY_FILE:
@@ -178,17 +179,17 @@ static void csv_row(FILE *out, const struct dm_top_interval *iv,
     }
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
-    fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
-            g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
     if (iv->by == DM_TOP_BY_DISK) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
-        fprintf(out, ",%s,%s", a, b);
+        dm_text_printf(out, ",%s,%s", a, b);
         fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
         fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
-        fprintf(out, ",%s,%s", a, b);
+        dm_text_printf(out, ",%s,%s", a, b);
     }
-    fputs("\r\n", out);
+    dm_text_puts(out, "\r\n");
 }
 
 /* ---- text (screen and blocks) ----------------------------------------------------- */
@@ -315,9 +316,9 @@ static void screen_line(struct dm_top_view *v, const char *s, int first)
     if (v->cols > 1 && n > (size_t)(v->cols - 1))
         n = (size_t)(v->cols - 1);
     if (!first)
-        fputc('\n', v->out);
-    fwrite(s, 1, n, v->out);
-    fputs(VT_CLEAR_EOL, v->out);
+        dm_text_putc(&v->out, '\n');
+    dm_text_put(&v->out, s, n);
+    dm_text_puts(&v->out, VT_CLEAR_EOL);
 }
 
 static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
@@ -330,31 +331,31 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
     int max_rows = screen && v->rows > 1 + titled ? v->rows - 1 - titled : iv->n_rows;
 
     if (screen)
-        fputs(VT_HOME, v->out);
+        dm_text_puts(&v->out, VT_HOME);
     time_line(line, sizeof line, iv, lost);
     if (screen)
         screen_line(v, line, 1);
     else
-        fprintf(v->out, "%s\n", line);
+        dm_text_printf(&v->out, "%s\n", line);
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
         titles(line, sizeof line, v->by);
         if (screen)
             screen_line(v, line, 0);
         else
-            fprintf(v->out, "%s\n", line);
+            dm_text_printf(&v->out, "%s\n", line);
     }
     for (int i = 0; i < iv->n_rows && i < max_rows; i++) {
         row_text(line, sizeof line, iv, iv->rows[i]);
         if (screen)
             screen_line(v, line, 0);
         else
-            fprintf(v->out, "%s\n", line);
+            dm_text_printf(&v->out, "%s\n", line);
     }
     if (screen)
-        fputs(VT_CLEAR_EOS, v->out);
+        dm_text_puts(&v->out, VT_CLEAR_EOS);
     else
-        fputc('\n', v->out);
+        dm_text_putc(&v->out, '\n');
 }
 
 /* ---- entry points ------------------------------------------------------------- */
@@ -362,9 +363,9 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
 void dm_top_render_begin(struct dm_top_view *v)
 {
     if (v->mode == DM_TOP_SCREEN)
-        fputs(VT_HIDE_CURSOR, v->out);
+        dm_text_puts(&v->out, VT_HIDE_CURSOR);
     else if (v->mode == DM_TOP_CSV && !v->no_header)
-        csv_header(v->out, v->by);
+        csv_header(&v->out, v->by);
 }
 
 void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
@@ -373,11 +374,11 @@ void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
     switch (v->mode) {
     case DM_TOP_JSON:
         for (int i = 0; i < iv->n_rows; i++)
-            json_row(v->out, iv, iv->rows[i]);
+            json_row(&v->out, iv, iv->rows[i]);
         break;
     case DM_TOP_CSV:
         for (int i = 0; i < iv->n_rows; i++)
-            csv_row(v->out, iv, iv->rows[i]);
+            csv_row(&v->out, iv, iv->rows[i]);
         break;
     default:
         draw_text(v, iv, lost);
@@ -388,5 +389,5 @@ void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
 void dm_top_render_end(struct dm_top_view *v)
 {
     if (v->mode == DM_TOP_SCREEN)
-        fputs("\n" VT_SHOW_CURSOR, v->out);
+        dm_text_puts(&v->out, "\n" VT_SHOW_CURSOR);
 }

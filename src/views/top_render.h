@@ -10,7 +10,9 @@
  * titles and the rows, then an empty line; no escape codes. csv/json: one
  * row per group per interval, none for an interval without events.
  *
- * Printer thread only; output goes to the FILE given.
+ * Printer thread only. The renderer draws into the view's text, which the
+ * caller writes out (dm_text_write: the one writer, never stdio) and
+ * frees with dm_text_free.
  */
 #ifndef DM_TOP_RENDER_H
 #define DM_TOP_RENDER_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "output/text.h"
 #include "views/top.h"
 
 enum dm_top_mode { DM_TOP_SCREEN = 0, DM_TOP_BLOCKS, DM_TOP_CSV, DM_TOP_JSON };
@@ -25,7 +28,7 @@ enum dm_top_mode { DM_TOP_SCREEN = 0, DM_TOP_BLOCKS, DM_TOP_CSV, DM_TOP_JSON };
 struct dm_top_view {
     enum dm_top_mode mode;
     enum dm_top_by by;
-    FILE *out;
+    struct dm_text out;  /* what was drawn, not written yet */
     int no_header;       /* csv: no header row; text: no column titles */
     int rows, cols;      /* screen: the window, set before each interval */
 };

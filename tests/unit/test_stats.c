@@ -19,13 +19,14 @@ static struct dm_event ev_of(uint32_t disk, int request, uint32_t bytes, uint64_
     return ev;
 }
 
-static void read_all(FILE *f, char *buf, size_t cap)
+/* What the view drew into f, as a string; f is emptied. */
+static void read_all(struct dm_text *f, char *buf, size_t cap)
 {
-    size_t n;
+    size_t n = f->len < cap - 1 ? f->len : cap - 1;
 
-    rewind(f);
-    n = fread(buf, 1, cap - 1, f);
+    memcpy(buf, f->data != NULL ? f->data : "", n);
     buf[n] = '\0';
+    dm_text_free(f);
 }
 
 DM_TEST(percentiles_exact_nearest_rank)
@@ -70,9 +71,9 @@ DM_TEST(summary_table)
     struct dm_stats *st = dm_stats_create(1);
     struct dm_loss loss = {2, 3, 1};
     char text[4096];
-    FILE *f = tmpfile();
+    struct dm_text f = {0};
 
-    DM_ASSERT(st != NULL && f != NULL);
+    DM_ASSERT(st != NULL);
     /* Disk 1 first, so the table's sorting shows (disk 0 comes first). */
     for (int i = 1; i <= 4; i++) {
         struct dm_event ev = ev_of(1, DM_REQ_WRITE, 8192, (uint64_t)i * 1000000u);
@@ -83,9 +84,9 @@ DM_TEST(summary_table)
     /* Over 2 s: disk 1 writes 4 x 8192 = 32768 B -> 2.0 IOPS, 0.016 MB/s;
      * p50 = rank 2 = 2 ms; p95 and p99 = rank 4 = 4 ms; max 4 ms.
      * Disk 0: one 4096 B read -> 0.5 IOPS, 0.002 MB/s, all 0.25 ms. */
-    dm_stats_summary(st, f, 2000000000u, &loss);
-    read_all(f, text, sizeof text);
-    fclose(f);
+    dm_stats_summary(st, &f, 2000000000u, &loss);
+    read_all(&f, text, sizeof text);
+    dm_text_free(&f);
     /* Each column as wide as its widest cell, title included: names
      * left-aligned, numbers right-aligned, one space between. */
     DM_ASSERT_STR_EQ(text,
@@ -100,7 +101,7 @@ DM_TEST(histogram_bars)
 {
     struct dm_stats *st = dm_stats_create(1);
     char text[4096];
-    FILE *f = tmpfile();
+    struct dm_text f = {0};
     /* Slots hold the microseconds the text line shows, which rounds to the
      * nearest microsecond: 1499 ns prints 0.000001 s, 1500 ns 0.000002 s. */
     struct dm_event a = ev_of(0, DM_REQ_READ, 512, 1499);   /* 1 us  -> slot 0 (0-1) */
@@ -108,14 +109,14 @@ DM_TEST(histogram_bars)
     struct dm_event c = ev_of(0, DM_REQ_READ, 512, 7499);   /* 7 us  -> slot 2 */
     struct dm_event d = ev_of(0, DM_REQ_READ, 512, 7500);   /* 8 us  -> slot 3 (8-15) */
 
-    DM_ASSERT(st != NULL && f != NULL);
+    DM_ASSERT(st != NULL);
     dm_stats_add(st, &a);
     dm_stats_add(st, &b);
     dm_stats_add(st, &c);
     dm_stats_add(st, &d);
-    dm_stats_hist(st, f);
-    read_all(f, text, sizeof text);
-    fclose(f);
+    dm_stats_hist(st, &f);
+    read_all(&f, text, sizeof text);
+    dm_text_free(&f);
     /* Max count 2 = 40 stars; count 1 = 20 stars; empty slot 1 = none. */
     DM_ASSERT_STR_EQ(text,
         "disk = 0\n"
@@ -148,18 +149,18 @@ DM_TEST(summary_rounds_like_text)
         struct dm_event ev = ev_of(0, DM_REQ_FLUSH, 0, cases[i].ns);
         struct dm_format_opts fo;
         char text[4096], line[DM_LINE_MAX], want[64];
-        FILE *f = tmpfile();
+        struct dm_text f = {0};
 
-        DM_ASSERT(st != NULL && f != NULL);
+        DM_ASSERT(st != NULL);
         memset(&fo, 0, sizeof fo);
         dm_format_event(line, sizeof line, &fo, 1, &ev);
         /* "      1     0.000000   0.078684 0 ..." : the Duration column */
         snprintf(want, sizeof want, " %s ", cases[i].text_secs);
         DM_ASSERT(strstr(line, want) != NULL);
         dm_stats_add(st, &ev);
-        dm_stats_summary(st, f, 1000000000u, &loss);
-        read_all(f, text, sizeof text);
-        fclose(f);
+        dm_stats_summary(st, &f, 1000000000u, &loss);
+        read_all(&f, text, sizeof text);
+        dm_text_free(&f);
         /* p50, p95, p99 and max are the one duration. */
         /* The ms columns are 6 wide ("p50 ms"), or the value's width. */
         snprintf(want, sizeof want, " %6s %6s %6s %6s\n", cases[i].summary_ms,
@@ -195,9 +196,9 @@ DM_TEST(disks_by_number_and_name)
     struct dm_stats *st = dm_stats_create(1);
     struct dm_loss loss = {0, 0, 0};
     char out[4096];
-    FILE *f = tmpfile();
+    struct dm_text f = {0};
 
-    DM_ASSERT(st != NULL && f != NULL);
+    DM_ASSERT(st != NULL);
     for (int i = 0; i < 1000; i++) {
         struct dm_event ev = ev_of(numbers[i % 5], DM_REQ_READ, 512, 1000);
 
@@ -212,9 +213,9 @@ DM_TEST(disks_by_number_and_name)
         dm_stats_add(st, &ev);
     }
     DM_ASSERT_EQ_U64(dm_stats_count(st), 1001);
-    dm_stats_summary(st, f, 1000000000u, &loss);
-    read_all(f, out, sizeof out);
-    fclose(f);
+    dm_stats_summary(st, &f, 1000000000u, &loss);
+    read_all(&f, out, sizeof out);
+    dm_text_free(&f);
     dm_stats_destroy(st);
     /* Numbers first by value, then names; 200 reads each, "sdb" 400. */
     /* Disk 4 wide (the title), Request 7, Count 5 (the title). */

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <io.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,137 @@ DM_TEST(replay_into_closed_pipe_109_exits_0)
     replay_into_closed_pipe(109);
 }
 
+/* ---- --top and stderr through the one writer (issue 25) ------------------- */
+
+/* A run of diskmon on the sample trace with args, stdout a fake pipe or
+ * file (WriteFile; failing with fail_error unless 0), stderr a fake
+ * console when err_console (else a real file). Returns the exit code;
+ * *err is stderr's text: from the fake console, or read back. */
+static int run_faked(const char *const *args, int nargs, DWORD fail_error,
+                     int err_console, char *err, size_t errlen)
+{
+    char etl[1024], path[MAX_PATH + 64], err_path[MAX_PATH + 64], dir[MAX_PATH];
+    char a0[] = "diskmon", msg[256];
+    char *argv[16];
+    struct dm_options opt;
+    FILE *out, *errf;
+    int argc = 0, rc;
+
+    err[0] = '\0';
+    snprintf(etl, sizeof etl, "%s/%s", dmt_shared_etl_dir(), "perfview-net452-x64-win8.etl");
+    argv[argc++] = a0;
+    for (int i = 0; i < nargs && argc < 15; i++)
+        argv[argc++] = strcmp(args[i], "TRACE") == 0 ? etl : (char *)(uintptr_t)args[i];
+    argv[argc] = NULL;
+    if (dm_options_parse(&opt, argc, argv, msg, sizeof msg) != 0) {
+        snprintf(err, errlen, "options: %s", msg);
+        return -1;
+    }
+    GetTempPathA((DWORD)sizeof dir, dir);
+    snprintf(err_path, sizeof err_path, "%sdm_test_win32_io_err_%lu.txt", dir,
+             (unsigned long)GetCurrentProcessId());
+    errf = fopen(err_path, "w+b");
+    out = open_target(0, path, sizeof path);
+    if (out == NULL || errf == NULL) {
+        close_target(out, path);
+        if (errf != NULL)
+            fclose(errf);
+        snprintf(err, errlen, "cannot open the temporary files");
+        return -1;
+    }
+    if (err_console)
+        fw.console = (HANDLE)_get_osfhandle(_fileno(errf));
+    fw.fail_error = fail_error;
+    rc = dm_run(&opt, &dm_replay_source, out, errf);
+    if (err_console) {
+        console_text(err, errlen);
+    } else {
+        size_t n;
+
+        fflush(errf);
+        rewind(errf);
+        n = fread(err, 1, errlen - 1, errf);
+        err[n] = '\0';
+    }
+    close_target(out, path);
+    fclose(errf);
+    remove(err_path);
+    return rc;
+}
+
+/* --top's intervals reach the writer (WriteFile), not stdio, which turned
+ * the 232 of `diskmon --top | more`, then q, into "Invalid argument". */
+DM_TEST(top_goes_through_the_writer)
+{
+    static const char *const args[] = {"-r", "TRACE", "--top", "1"};
+    char err[1024];
+    int rc;
+
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
+    rc = run_faked(args, 4, 0, 0, err, sizeof err);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_OK);
+    DM_ASSERT_STR_EQ(err, "");
+    /* The first interval's time line, as WriteFile received it. */
+    fw.bytes[fw.n_bytes < sizeof fw.bytes ? fw.n_bytes : sizeof fw.bytes - 1] = '\0';
+    DM_ASSERT(fw.n_bytes > 0);
+    DM_ASSERT(strstr((const char *)fw.bytes, "1.000-2.000 s: ") != NULL);
+}
+
+static void top_into_closed_pipe(DWORD code, const char *format)
+{
+    const char *args[] = {"-r", "TRACE", "--top", "1", "-f", format};
+    char err[1024];
+    int rc;
+
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
+    rc = run_faked(args, format != NULL ? 6 : 4, code, 0, err, sizeof err);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_OK);
+    DM_ASSERT_STR_EQ(err, "");
+}
+
+DM_TEST(top_into_closed_pipe_232_exits_0)
+{
+    top_into_closed_pipe(232, NULL);
+}
+
+DM_TEST(top_json_into_closed_pipe_109_exits_0)
+{
+    top_into_closed_pipe(109, "json");
+}
+
+/* An error message on a console arrives as UTF-16 (WriteConsoleW), the
+ * path's non-ASCII letters intact whatever the console's code page. */
+DM_TEST(error_message_reaches_console_as_utf16)
+{
+    static const char *const args[] = {"-r", "C:\\B\xc3\xbc" "cher\\\xe6\x97\xa5.etl"};
+    char err[2048];
+    int rc;
+
+    rc = run_faked(args, 2, 0, 1, err, sizeof err);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_ERROR);
+    DM_ASSERT(fw.calls > 0);
+    DM_ASSERT(strstr(err, "diskmon: C:\\B\xc3\xbc" "cher\\\xe6\x97\xa5.etl") == err);
+}
+
+/* -s and --hist, written at the end, reach the console the same way, as
+ * does a note (none is printed by a replay of this trace: the summary
+ * stands for all of stderr's writers, which share dm_write_all). */
+DM_TEST(summary_reaches_console_as_utf16)
+{
+    static const char *const args[] = {"-r", "TRACE", "-s", "--hist", "-n", "20"};
+    char err[16384];
+    int rc;
+
+    DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
+    rc = run_faked(args, 6, 0, 1, err, sizeof err);
+    DM_ASSERT_EQ_INT(rc, DM_EXIT_OK);
+    DM_ASSERT(fw.calls > 0);
+    DM_ASSERT(strstr(err, "20 events in ") != NULL);
+    DM_ASSERT(strstr(err, "usecs") != NULL);
+    /* the lines went to the file (WriteFile), the summary to the console */
+    DM_ASSERT(fw.n_bytes > 0);
+}
+
 const struct dmt_case dm_suite_win32_io[] = {
     {"write_no_data_232_is_epipe", write_no_data_232_is_epipe},
     {"write_broken_pipe_109_is_epipe", write_broken_pipe_109_is_epipe},
@@ -342,5 +474,10 @@ const struct dmt_case dm_suite_win32_io[] = {
     {"console_count_above_request", console_count_above_request},
     {"replay_into_closed_pipe_232_exits_0", replay_into_closed_pipe_232_exits_0},
     {"replay_into_closed_pipe_109_exits_0", replay_into_closed_pipe_109_exits_0},
+    {"top_goes_through_the_writer", top_goes_through_the_writer},
+    {"top_into_closed_pipe_232_exits_0", top_into_closed_pipe_232_exits_0},
+    {"top_json_into_closed_pipe_109_exits_0", top_json_into_closed_pipe_109_exits_0},
+    {"error_message_reaches_console_as_utf16", error_message_reaches_console_as_utf16},
+    {"summary_reaches_console_as_utf16", summary_reaches_console_as_utf16},
     {NULL, NULL},
 };

@@ -25,6 +25,8 @@
  *             exits 0 with every line PASS; the first FAIL line is shown.
  *  no-leftover  After each run no "NT Kernel Logger" or "diskmon" session
  *             diskmon started is left (QueryAllTraces).
+ *  closed-pipe  diskmon's stdout is a pipe whose reader is gone: it exits
+ *             0 with nothing on stderr (checklist step 7.1).
  *  force      With an NT Kernel Logger of this program's own running,
  *             diskmon --force stops it, captures, and leaves nothing.
  *  cleanup    A "diskmon" session left behind is stopped by --cleanup.
@@ -258,10 +260,12 @@ static HANDLE inheritable_file(const wchar_t *path)
                        CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
 }
 
-/* Start diskmon with args; stdout and stderr go to files in work_dir.
- * flags: CREATE_NEW_PROCESS_GROUP (for CTRL_BREAK) or CREATE_NEW_CONSOLE. */
-static int child_start(struct child *c, const wchar_t *tag, const wchar_t *args,
-                       DWORD flags)
+/* Start diskmon with args; stdout (unless stdout_to is given: an
+ * inheritable handle, which the caller closes after) and stderr go to files
+ * in work_dir. flags: CREATE_NEW_PROCESS_GROUP (for CTRL_BREAK) or
+ * CREATE_NEW_CONSOLE. */
+static int child_start_to(struct child *c, const wchar_t *tag, const wchar_t *args,
+                          DWORD flags, HANDLE stdout_to)
 {
     STARTUPINFOW si;
     wchar_t cmd[2 * MAX_PATH];
@@ -272,7 +276,12 @@ static int child_start(struct child *c, const wchar_t *tag, const wchar_t *args,
     swprintf(c->out_path, MAX_PATH, L"%ls\\%ls.out", work_dir, tag);
     swprintf(c->err_path, MAX_PATH, L"%ls\\%ls.err", work_dir, tag);
     swprintf(cmd, sizeof cmd / sizeof cmd[0], L"\"%ls\" %ls", diskmon_path, args);
-    out = inheritable_file(c->out_path);
+    /* An inheritable handle of our own either way, closed below. */
+    if (stdout_to == NULL)
+        out = inheritable_file(c->out_path);
+    else if (!DuplicateHandle(GetCurrentProcess(), stdout_to, GetCurrentProcess(), &out, 0,
+                              TRUE, DUPLICATE_SAME_ACCESS))
+        out = INVALID_HANDLE_VALUE;
     err = inheritable_file(c->err_path);
     if (out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
         if (out != INVALID_HANDLE_VALUE)
@@ -291,6 +300,12 @@ static int child_start(struct child *c, const wchar_t *tag, const wchar_t *args,
     CloseHandle(out);
     CloseHandle(err);
     return ok ? 0 : -1;
+}
+
+static int child_start(struct child *c, const wchar_t *tag, const wchar_t *args,
+                       DWORD flags)
+{
+    return child_start_to(c, tag, args, flags, NULL);
 }
 
 static char *slurp(const wchar_t *path)
@@ -691,6 +706,58 @@ static void check_exact(int kernel_before)
     check_no_leftover("exact/no-leftover", !kernel_before);
 }
 
+/*
+ * closed-pipe: the end of a pipe is the end of output, as `| head -1` on
+ * Linux. diskmon's stdout is an anonymous pipe whose read end this program
+ * closed before diskmon started, so its first write (the header) fails
+ * with ERROR_NO_DATA (232, "The pipe is being closed": what a pipe whose
+ * reader exited answers, MicrosoftDocs/cpp-docs#3029); it must then stop
+ * its session and exit 0 with nothing on stderr, not "Invalid argument"
+ * (the CRT's EINVAL for 232). This replaces a check by hand in cmd, which
+ * cannot be made there: after `diskmon | findstr x` and Ctrl+C,
+ * %errorlevel% is findstr's exit code, not diskmon's. With an NT Kernel
+ * Logger of another tool running, diskmon's note about its private session
+ * is the one line stderr may hold.
+ */
+static void check_closed_pipe(int kernel_before)
+{
+    SECURITY_ATTRIBUTES sa = {sizeof sa, NULL, FALSE};
+    HANDLE rd, wr;
+    struct child c;
+    const char *err, *line;
+    int quiet = 1;
+
+    if (!CreatePipe(&rd, &wr, &sa, 0)) {
+        result("FAIL", "closed-pipe", "CreatePipe failed (error %lu)", GetLastError());
+        return;
+    }
+    CloseHandle(rd); /* the reader is gone before diskmon writes */
+    if (child_start_to(&c, L"closed-pipe", L"", CREATE_NEW_PROCESS_GROUP, wr) != 0) {
+        CloseHandle(wr);
+        result("FAIL", "closed-pipe", "cannot start diskmon");
+        return;
+    }
+    CloseHandle(wr);
+    if (child_finish(&c, EXIT_WAIT_MS) != 0) {
+        result("FAIL", "closed-pipe", "diskmon was still running %u s after its stdout's "
+               "reader went away (killed)", EXIT_WAIT_MS / 1000u);
+        child_free(&c);
+        check_no_leftover("closed-pipe/no-leftover", !kernel_before);
+        return;
+    }
+    err = c.err != NULL ? c.err : "";
+    for (line = err; *line != '\0'; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+        if (!kernel_before || strncmp(line, "diskmon: note: ", 15) != 0)
+            quiet = 0;
+    if (c.exit_code == 0 && quiet)
+        result("PASS", "closed-pipe", "exit 0, %s", err[0] ? "only a note on stderr"
+                                                         : "nothing on stderr");
+    else
+        result("FAIL", "closed-pipe", "exit %lu (want 0), stderr: %.300s", c.exit_code, err);
+    child_free(&c);
+    check_no_leftover("closed-pipe/no-leftover", !kernel_before);
+}
+
 static void check_force(int kernel_before)
 {
     struct child c;
@@ -956,6 +1023,7 @@ int main(void)
                "Logger are skipped\n");
     check_self_test(kernel_before);
     check_exact(kernel_before);
+    check_closed_pipe(kernel_before);
     check_force(kernel_before);
     check_cleanup();
     check_outside_stop(kernel_before);
