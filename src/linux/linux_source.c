@@ -204,6 +204,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     if (s == NULL)
         return DM_ENOMEM;
     s->setup.notes = &src->notes;
+    s->setup.info = &src->info;
     /* -d first: a disk that does not exist is a usage error, whoever runs
      * diskmon. */
     rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,
@@ -233,6 +234,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     if (rc != 0)
         return rc;
     src->backend = s->tops->name;
+    dm_note(&src->info, "backend: %s\n", s->tops->name);
     t0 = dm_monotonic_ns();
     if (dm_requests_init(&s->req, s->legacy, opt->queue, t0) != 0)
         return DM_ENOMEM;
