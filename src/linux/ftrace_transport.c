@@ -11,21 +11,25 @@
  *   trace_clock mono           CLOCK_MONOTONIC, like the perf transport
  *   options/record-tgid 1      the kernel keeps each traced thread's
  *                              process id (saved_tgids), for threads that
- *                              have exited before the reader sees them
+ *                              have exited before the reader sees them;
+ *                              left on until the instance is removed
+ *                              (ftrace_close says why)
  *   buffer_size_kb             the per-CPU ring, sized like the perf rings
  *   buffer_percent 25          poll() wakes the reader at a quarter full
  *                              under load; 0 (any data) while it is idle,
  *                              so a quiet disk's first event wakes it
  *   events/block/NAME/filter   -d as "dev == N || ..."
  *   events/block/NAME/enable   1 for each tracepoint
- * Each CPU's per_cpu/cpuN/trace_pipe_raw is read without blocking, one
- * whole sub-buffer per read(2) (a partly filled one is returned when the
- * reader catches up), after poll(2) with a timeout of at most 100 ms. The
- * sub-buffers are parsed by ftrace_page.c. Sub-buffers the merge has not
- * taken yet (cpu_merge.h holds back what another CPU could still precede)
- * stay in the CPU's buffer for the next pass. (The ring's mmap interface,
- * 6.10+, would save the copy; the read path works on every kernel with
- * instances and costs one system call per 4 KiB.)
+ * Each CPU's per_cpu/cpuN/trace_pipe_raw is read by ftrace_ring.h: mapped
+ * (Linux 6.10+, the records parsed in the kernel's own sub-buffers) or,
+ * where the kernel cannot map it, with read(2), one sub-buffer at a time.
+ * A CPU's next sub-buffer is fetched only when the merge has taken every
+ * record of the current one, so nothing is copied ahead and what the merge
+ * holds back stays in the kernel's ring. The reader sleeps in poll(2) on
+ * all the files (the kernel wakes it at buffer_percent, see ftrace_wait)
+ * and never asks a ring that has said it is empty again in the same pass.
+ * DM_TRACEFS_RING=read forces the read path (a test knob: both paths are
+ * tested on kernels that can map).
  *
  * The instance is removed in close(), which every exit path reaches:
  * normal end, -n/-t, every signal that would end the process and can be
@@ -51,24 +55,15 @@
 #include "diskmon.h"
 #include "linux/cpu_merge.h"
 #include "linux/ftrace_page.h"
+#include "linux/ftrace_ring.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
 
 #define INSTANCE_PREFIX "diskmon-"
-#define PASS_PAGES 64              /* sub-buffers read per CPU per pass */
 #define TGID_CACHE 256             /* thread -> process ids remembered */
 #define BUFFER_PERCENT "25"
 #define RMDIR_TRIES 50             /* x 10 ms: fds of a reader still closing */
-
-struct cpu_reader {
-    int fd;                        /* per_cpu/cpuN/trace_pipe_raw */
-    uint8_t *buf;                  /* PASS_PAGES sub-buffers */
-    int n_pages, page;             /* held in buf; the one being parsed */
-    int full;                      /* buf was filled: the kernel may have more */
-    int page_open;
-    struct dm_ftrace_page pg;
-};
 
 struct tgid_slot {
     uint32_t tid, tgid;
@@ -84,7 +79,9 @@ struct ftrace_transport {
     int percent_set;               /* buffer_percent exists (5.x+) */
     int idle_mode;                 /* buffer_percent is 0 (ftrace_wait) */
     struct dm_ftrace_layout layout;
-    struct cpu_reader *cpus;
+    struct dm_ftrace_cpu *cpus;
+    int n_open;                    /* cpus[0..n_open) are open */
+    int read_failed;               /* a ring read failed: said once */
     struct pollfd *pfds;           /* n_cpus + the wake eventfd */
     int wakefd;
     struct dm_ftrace_counts counts;
@@ -197,15 +194,19 @@ static void ftrace_close(void *t)
         put(f->dir, "tracing_on", "0");
     /* The kernel counts the users of its tgid recording; an instance
      * removed with the option on would keep it counted. */
-    if (f->tgid_on)
-        put(f->dir, "options/record-tgid", "0");
-    if (f->cpus != NULL) {
-        for (int i = 0; i < f->s.n_cpus; i++) {
-            if (f->cpus[i].fd >= 0)
-                close(f->cpus[i].fd);
-            free(f->cpus[i].buf);
-        }
-    }
+    /* options/record-tgid stays on: writing 0 would not only end this
+     * instance's share of the kernel's tgid recording. The kernel applies
+     * a change of the option to the enabled events of every instance
+     * (trace_event_enable_tgid_record walks them all), so turning it off
+     * here would also take one count for each event another tool enabled,
+     * and the recording stops kernel-wide when the count reaches 0: with a
+     * second instance that enabled block events without the option, a
+     * diskmon beside this one showed 49 of 50 short-lived threads with
+     * their thread id once this one ended. Removing the instance disables
+     * its events, which gives back exactly the counts they took
+     * (__ftrace_event_enable_disable), and nothing of anyone else's. */
+    for (int i = 0; i < f->n_open; i++)
+        dm_ftrace_cpu_close(&f->cpus[i]);
     if (f->wakefd >= 0)
         close(f->wakefd);
     if (f->made) {
@@ -250,11 +251,46 @@ static int read_layout(struct ftrace_transport *f, char *err, size_t errlen)
                                   &f->layout, err, errlen);
 }
 
+/* The info lines (diskmon.h, struct dm_source): what was set up, and what
+ * the kernel answered. */
+static void note_setup(struct ftrace_transport *f, enum dm_ftrace_path want,
+                       const char *why)
+{
+    struct dm_notes *info = f->s.info;
+    char kb[32];
+    int mapped = 0;
+
+    if (info == NULL)
+        return;
+    dm_note(info, "tracefs instance: %s\n", f->dir);
+    dm_note(info, "record-tgid: %s\n", f->tgid_on ? "on" : "off (not in this kernel)");
+    for (int i = 0; i < f->n_open; i++)
+        mapped += f->cpus[i].path == DM_FTRACE_MMAP;
+    if (mapped == f->n_open)
+        dm_note(info, "ring: mmap\n");
+    else if (mapped > 0)
+        dm_note(info, "ring: mmap on %d of %d CPUs, read on the others (%s)\n", mapped,
+                f->n_open, why);
+    else if (want == DM_FTRACE_READ)
+        dm_note(info, "ring: read (DM_TRACEFS_RING=read)\n");
+    else
+        dm_note(info, "ring: read (%s)\n", why[0] != '\0' ? why : "mapping refused");
+    if (get(f->dir, "buffer_size_kb", kb, sizeof kb) <= 0)
+        snprintf(kb, sizeof kb, "?");
+    kb[strcspn(kb, "\n")] = '\0';
+    dm_note(info, "per-CPU buffer: %" PRIu64 " KiB asked, %s KiB read back, %u-byte "
+            "sub-buffers\n", f->s.ring_bytes / 1024, kb, (unsigned)f->layout.subbuf_size);
+    dm_note(info, "buffer_percent: %s\n", f->percent_set ? BUFFER_PERCENT " under load, 0 idle"
+                                                         : "absent (poll wakes on any data)");
+}
+
 static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
                        size_t errlen)
 {
     struct ftrace_transport *f = calloc(1, sizeof *f);
-    char value[64];
+    enum dm_ftrace_path want;
+    char value[64], why[160] = "";
+    const char *ring;
     int rc;
 
     *out = NULL;
@@ -317,24 +353,23 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         ftrace_close(f);
         return DM_ENOMEM;
     }
-    for (int i = 0; i < s->n_cpus; i++)
-        f->cpus[i].fd = -1;
+    ring = getenv("DM_TRACEFS_RING");
+    want = ring != NULL && strcmp(ring, "read") == 0 ? DM_FTRACE_READ : DM_FTRACE_MMAP;
     for (int i = 0; i < s->n_cpus; i++) {
         char file[256];
-        struct cpu_reader *c = &f->cpus[i];
+        struct dm_ftrace_cpu *c = &f->cpus[i];
 
         snprintf(file, sizeof file, "%s/per_cpu/cpu%d/trace_pipe_raw", f->dir, s->cpus[i]);
-        c->fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        c->buf = malloc((size_t)PASS_PAGES * f->layout.subbuf_size);
-        if (c->fd < 0)
-            return fail(f, err, errlen, "cannot open trace_pipe_raw", errno);
-        if (c->buf == NULL) {
+        rc = dm_ftrace_cpu_open(c, file, &f->layout, want, why, sizeof why, err, errlen);
+        if (rc != 0) {
             ftrace_close(f);
-            return DM_ENOMEM;
+            return rc;
         }
+        f->n_open++;
         f->pfds[i].fd = c->fd;
         f->pfds[i].events = POLLIN;
     }
+    note_setup(f, want, why);
     f->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (f->wakefd < 0)
         return fail(f, err, errlen, "eventfd", errno);
@@ -374,53 +409,8 @@ static int ftrace_wait(void *t, int timeout_ms, int idle, char *err, size_t errl
 
 static int ftrace_fill(void *t)
 {
-    struct ftrace_transport *f = t;
-    uint32_t size = f->layout.subbuf_size;
-    int more = 0;
-
-    for (int i = 0; i < f->s.n_cpus; i++) {
-        struct cpu_reader *c = &f->cpus[i];
-        int keep = c->n_pages - c->page;
-
-        /* Keep the sub-buffers not handed out yet, the one being parsed
-         * first (its cursor moves with it), then read after them. */
-        if (keep > 0 && c->page > 0) {
-            size_t shift = (size_t)c->page * size;
-
-            memmove(c->buf, c->buf + shift, (size_t)keep * size);
-            if (c->page_open)
-                c->pg.entries -= shift;
-        }
-        if (keep <= 0) {
-            keep = 0;
-            c->page_open = 0;
-        }
-        c->n_pages = keep;
-        c->page = 0;
-        while (c->n_pages < PASS_PAGES) {
-            uint8_t *dst = c->buf + (size_t)c->n_pages * size;
-            ssize_t n = read(c->fd, dst, size);
-
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break; /* EAGAIN: nothing more for now */
-            if ((size_t)n < size) {
-                /* Not a whole sub-buffer: the page parser counts it as bad
-                 * (a truncated page) and skips it. Its own cursor: c->pg
-                 * may be a kept page's, half read. */
-                struct dm_ftrace_page short_pg;
-
-                memset(dst + n, 0, size - (size_t)n);
-                dm_ftrace_page_open(&f->layout, dst, (size_t)n, &short_pg, &f->counts);
-                continue;
-            }
-            c->n_pages++;
-        }
-        c->full = c->n_pages == PASS_PAGES;
-        more |= c->full;
-    }
-    return more;
+    (void)t; /* next() fetches each CPU's sub-buffers as the merge asks */
+    return 0;
 }
 
 /*
@@ -487,28 +477,11 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
 static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
 {
     struct ftrace_transport *f = t;
-    struct cpu_reader *c = &f->cpus[cpu];
+    struct dm_ftrace_cpu *c = &f->cpus[cpu];
+    struct dm_ftrace_record rec;
+    int rc;
 
-    while (c->page < c->n_pages) {
-        struct dm_ftrace_record rec;
-        int rc;
-
-        if (!c->page_open) {
-            c->page_open = 1;
-            if (dm_ftrace_page_open(&f->layout,
-                                    c->buf + (size_t)c->page * f->layout.subbuf_size,
-                                    f->layout.subbuf_size, &c->pg, &f->counts) != 0) {
-                c->page++;
-                c->page_open = 0;
-                continue;
-            }
-        }
-        rc = dm_ftrace_page_next(&c->pg, &rec, &f->counts);
-        if (rc <= 0) {
-            c->page++;
-            c->page_open = 0;
-            continue;
-        }
+    while ((rc = dm_ftrace_cpu_next(c, &rec, &f->counts)) == 1) {
         if (dm_blk_decode_raw(f->dec, rec.data, rec.len, out) != 0) {
             f->undecodable++;
             continue;
@@ -523,12 +496,17 @@ static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
                        : out->tid;
         return 1;
     }
-    return c->full ? DM_MERGE_CUT : 0;
+    if (rc < 0 && !f->read_failed) {
+        f->read_failed = 1;
+        dm_note(f->s.notes, "diskmon: reading CPU %d's tracefs ring failed: %s\n",
+                f->s.cpus[cpu], strerror(errno));
+    }
+    return 0;
 }
 
 static void ftrace_release(void *t)
 {
-    (void)t; /* read(2) already consumed the sub-buffers */
+    (void)t; /* a sub-buffer is given back when the next is fetched */
 }
 
 static void ftrace_wake(void *t)

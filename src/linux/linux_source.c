@@ -35,10 +35,18 @@
 #define HOLD_WAIT_MS 12
 #define IDLE_WAIT_MS 1000
 #define EXPIRE_EVERY_NS (250 * NS_PER_MS)
-/* Per-CPU buffer: 2 MiB holds about 20,000 events (~100 bytes each), 40 ms
- * of a 240k IOPS load on one CPU; the total stays under 64 MiB on big
- * machines. A power of two (perf_event_open(2) needs it). */
-#define RING_BYTES_MAX (2u << 20)
+/* Per-CPU buffer, sized from what was measured on a 2-CPU machine: fio at
+ * full speed on a loop device (470k 4 KiB reads/s) writes up to 30 MB/s of
+ * block_io_start + block_rq_complete records into one CPU's ring (about
+ * 64 bytes a record, two per request), so 2 MiB held only 65 ms. A reader
+ * on a busy machine is not scheduled for that long at times (requests 60 ms
+ * old when read were seen beside two CPU-bound loops, and a 2 MiB ring
+ * overflowed at 62k requests/s once, a stall of 450 ms), and the mapped
+ * ring cannot be resized while it is mapped. 8 MiB holds 260 ms at the
+ * full rate and about 2 s at 60k/s; the total stays under 64 MiB on big
+ * machines, whose load spreads over more CPUs. A power of two
+ * (perf_event_open(2) needs it). */
+#define RING_BYTES_MAX (8u << 20)
 #define RING_BYTES_MIN (64u << 10)
 #define RING_BYTES_TOTAL (64u << 20)
 #define MAX_CPUS 4096
@@ -194,7 +202,8 @@ static int open_transport(struct dm_source *src, struct linux_source *s,
     return s->tops->open(&s->t, &s->setup, src->errmsg, sizeof src->errmsg);
 }
 
-/* What was set up, for --self-test (diskmon.h, struct dm_source info). */
+/* What was set up, for --self-test (diskmon.h, struct dm_source info),
+ * after the transport's own lines (its instance, ring and buffers). */
 static void describe(struct dm_source *src, const struct linux_source *s)
 {
     struct utsname u;
@@ -205,8 +214,8 @@ static void describe(struct dm_source *src, const struct linux_source *s)
     dm_note(&src->info, "tracepoints:");
     for (int i = 0; i < s->setup.n_kinds; i++)
         dm_note(&src->info, " block:%s", dm_blk_event_names[s->setup.kinds[i]]);
-    dm_note(&src->info, "\nbuffer size: %llu KiB per CPU, %d CPUs\n",
-            (unsigned long long)(s->setup.ring_bytes >> 10), s->setup.n_cpus);
+    dm_note(&src->info, "\nCPUs: %d, each with a ring of %llu KiB asked\n", s->setup.n_cpus,
+            (unsigned long long)(s->setup.ring_bytes >> 10));
 }
 
 static int linux_open(struct dm_source *src, const struct dm_options *opt)
@@ -220,6 +229,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     if (s == NULL)
         return DM_ENOMEM;
     s->setup.notes = &src->notes;
+    s->setup.info = &src->info;
     /* -d first: a disk that does not exist is a usage error, whoever runs
      * diskmon. */
     rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,

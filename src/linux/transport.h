@@ -34,6 +34,7 @@ struct dm_blk_setup {
     int n_cpus;
     uint64_t ring_bytes;          /* per-CPU buffer size */
     struct dm_notes *notes;       /* the source's notes for the user */
+    struct dm_notes *info;        /* its info lines (diskmon.h), or NULL */
 };
 
 struct dm_blk_transport_ops {

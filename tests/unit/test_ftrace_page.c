@@ -21,6 +21,7 @@
 #include "dmtest.h"
 #include "linux/block_decode.h"
 #include "linux/ftrace_page.h"
+#include "linux/ftrace_ring.h"
 #include "linux/tracefs.h"
 
 #define DATA_DIR DM_SOURCE_DIR "/tests/data/"
@@ -693,6 +694,82 @@ DM_TEST(random_pages_never_read_past)
     DM_ASSERT(c.bad_pages > 0);
 }
 
+
+/* ---- the mapped ring's bookkeeping (ftrace_ring.h) --------------------------- */
+
+/*
+ * Real captured sub-buffers (ftrace_gap_cpu1.raw: two, with time extends)
+ * laid out as a mapping's sub-buffers are,
+ * handed to dm_ftrace_map_take the way the kernel's GET_READER hands them
+ * out: a sub-buffer the writer is still on comes back with the same id and
+ * a larger reader.read, a few records at a time, then the next id. The
+ * records must be exactly those a plain walk of each whole sub-buffer
+ * gives (the walk the trace-text test above checks against the kernel),
+ * same bytes and same times, none twice, none missed. Ids and lengths the
+ * mapping cannot hold are refused and counted.
+ */
+DM_TEST(mapped_ring_growing_reader_matches_whole_pages)
+{
+    struct dm_ftrace_layout l;
+    struct dm_ftrace_counts c;
+    struct dm_ftrace_cpu cpu;
+    size_t plen = 0;
+    uint8_t *map = (uint8_t *)slurp("ftrace_gap_cpu1.raw", &plen);
+    uint32_t nr;
+    long compared = 0;
+
+    DM_ASSERT(map != NULL);
+    DM_ASSERT_EQ_INT(real_layout(&l, 4096), 0);
+    DM_ASSERT(plen >= 2 * 4096 && plen % 4096 == 0);
+    nr = (uint32_t)(plen / 4096);
+    memset(&c, 0, sizeof c);
+    memset(&cpu, 0, sizeof cpu);
+    cpu.layout = &l;
+    cpu.id = UINT32_MAX;
+    /* The kernel hands sub-buffers out in ring order, not id order:
+     * walk them last first. */
+    for (uint32_t k = 0; k < nr; k++) {
+        uint32_t id = nr - 1 - k, ends[512], n_ends = 0, next_end = 0;
+        uint64_t times[512];
+        const uint8_t *datas[512];
+        struct dm_ftrace_page whole;
+        struct dm_ftrace_record r;
+
+        /* The reference: the whole sub-buffer, and where each record ends. */
+        DM_ASSERT_EQ_INT(dm_ftrace_page_open(&l, map + (size_t)id * 4096, 4096, &whole, &c),
+                         0);
+        while (n_ends < 512 && dm_ftrace_page_next(&whole, &r, &c) == 1) {
+            times[n_ends] = r.ts;
+            datas[n_ends] = r.data;
+            ends[n_ends++] = whole.pos;
+        }
+        /* Handed out three records at a time, then the rest. */
+        while (next_end < n_ends) {
+            uint32_t read = next_end + 3 < n_ends ? ends[next_end + 2] : whole.size;
+
+            DM_ASSERT_EQ_INT(dm_ftrace_map_take(&cpu, map, nr, id, read, &c), 1);
+            while (dm_ftrace_page_next(&cpu.pg, &r, &c) == 1) {
+                DM_ASSERT(next_end < n_ends);
+                DM_ASSERT_EQ_U64(r.ts, times[next_end]);
+                DM_ASSERT(r.data == datas[next_end]);
+                next_end++;
+                compared++;
+            }
+        }
+        DM_ASSERT_EQ_INT(next_end, n_ends);
+        /* The same id again, nothing new: nothing to give. */
+        DM_ASSERT_EQ_INT(dm_ftrace_map_take(&cpu, map, nr, id, whole.size, &c), 0);
+    }
+    DM_ASSERT(compared >= 20);
+    DM_ASSERT_EQ_U64(c.bad_pages, 0);
+    DM_ASSERT_EQ_U64(c.bad_records, 0);
+    /* An id past the mapping, a length past the sub-buffer. */
+    DM_ASSERT_EQ_INT(dm_ftrace_map_take(&cpu, map, nr, nr, 16, &c), DM_ECORRUPT);
+    DM_ASSERT_EQ_INT(dm_ftrace_map_take(&cpu, map, nr, 0, 4096, &c), DM_ECORRUPT);
+    DM_ASSERT_EQ_U64(c.bad_pages, 2);
+    free(map);
+}
+
 const struct dmt_case dm_suite_ftrace_page[] = {
     {"layout_from_kernel_headers", layout_from_kernel_headers},
     {"layout_refuses_other_entry_headers", layout_refuses_other_entry_headers},
@@ -707,5 +784,7 @@ const struct dmt_case dm_suite_ftrace_page[] = {
     {"hand_missed_events", hand_missed_events},
     {"hand_truncated_and_nonsense", hand_truncated_and_nonsense},
     {"random_pages_never_read_past", random_pages_never_read_past},
+    {"mapped_ring_growing_reader_matches_whole_pages",
+     mapped_ring_growing_reader_matches_whole_pages},
     {NULL, NULL},
 };
