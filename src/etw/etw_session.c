@@ -1,21 +1,24 @@
 /*
  * etw_session.c - the kernel trace session: properties, start with the
- * already-running / --force / Windows 7 / private-logger rules, loss
- * counters, stop, --cleanup, and the Win32 error translator.
+ * already-running / --force / Windows 7 / private-logger rules, the check
+ * of what Windows set up (and the flush fallback), the start rundown, the
+ * instance check before every STOP and FLUSH, loss counters, stop, and the
+ * Win32 error translator. --cleanup is in etw_cleanup.c.
  *
  * Every ETW call goes through the dm_etw table (etw_api.h) so the tests can
- * replace Windows with a fake. Facts: ../shared/docs/etw-facts.md s.1.
+ * replace Windows with a fake (tests/unit/etw_fake.c).
  */
 #include <stdio.h>
 #include <string.h>
 #include <windows.h>
-#include <tlhelp32.h>
 
 #include "diskmon.h"
+#include "etw/etw_internal.h"
 #include "etw/etw_session.h"
 #include "platform/platform.h"
 
-/* {9e814aad-3204-11d2-9a82-006008a86939}, etw-facts.md s.1 [MS-wnode]. */
+/* SystemTraceControlGuid {9e814aad-3204-11d2-9a82-006008a86939}
+ * (evntrace.h; the WNODE_HEADER page). */
 const GUID dm_etw_system_trace_guid = {
     0x9e814aad, 0x3204, 0x11d2, {0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39}};
 
@@ -28,71 +31,53 @@ const GUID dm_etw_rundown_session_guid = {
     0x5a0e4c1d, 0x7b2f, 0x4e8a, {0x9d, 0x31, 0x6c, 0x2b, 0x84, 0xf0, 0x1e, 0x57}};
 
 /* KernelRundownGuid {3b9c9951-3480-4220-9377-9c8e5184f5cd} and its
- * keyword KERNEL_FILE_KEYWORD_FILENAME 0x10 (etw-facts.md s.8; System
- * Informer plugins/ExtendedTools/etwmon.c). */
+ * keyword KERNEL_FILE_KEYWORD_FILENAME 0x10 (System Informer
+ * plugins/ExtendedTools/etwmon.c). */
 static const GUID kernel_rundown_guid = {
     0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
 #define DM_KERNEL_FILE_KEYWORD_FILENAME 0x10u
 
 int dm_etw_elevated_override = -1;
 
-/* Win32 codes the session logic tells apart (winerror.h, etw-facts.md s.1). */
-#define DM_WIN_ACCESS_DENIED 5u
-#define DM_WIN_ALREADY_EXISTS 183u
-#define DM_WIN_MORE_DATA 234u         /* STOP: stopped, name buffer short */
-#define DM_WIN_NO_SYSTEM_RESOURCES 1450u /* no free logger slot */
-#define DM_WIN_ACTIVE_CONNECTIONS 2402u  /* STOP: the session is already stopping */
-#define DM_WIN_INSTANCE_NOT_FOUND 4201u  /* ERROR_WMI_INSTANCE_NOT_FOUND */
-
 /* TraceSetInformation's TraceSystemTraceEnableFlagsInfo takes a
  * PERFINFO_GROUPMASK: 8 ULONGs, the first being the classic EnableFlags
- * ([MS-tsi], etw-facts.md s.1; phnt ntwmi.h). mingw-w64 does not define the
- * type, so diskmon spells out its size. */
+ * (the TraceSetInformation page; phnt ntwmi.h). mingw-w64 does not define
+ * the type, so diskmon spells out its size. */
 #define DM_PERFINFO_GROUPMASK_ULONGS 8
 
 /*
- * EVENT_TRACE_PROPERTIES followed by room for the two names ControlTrace may
- * write back (1024 characters each, the documented maximum, [MS-props]).
- * The struct is 0x78 bytes on x86 and x64 (etw-facts.md s.0), a multiple of
- * 8, so logger_name starts right after it; offsetof says so exactly.
- */
-struct props_buf {
-    EVENT_TRACE_PROPERTIES p;
-    WCHAR logger_name[1024];
-    WCHAR log_file_name[1024];
-};
-
-/*
  * Buffer settings. A disk completion record is 72 bytes in the buffer
- * (16-byte PERFINFO header + 52-byte DiskIo v3 payload, 8-aligned,
- * etw-facts.md s.3/s.4); an Init record 48. A fast NVMe disk doing 200,000
- * I/O per second therefore writes about 15 MB/s of DiskIo records.
+ * (16-byte PERFINFO header + 52-byte DiskIo v3 payload, 8-aligned); an Init
+ * record 48. A fast NVMe disk doing 200,000 I/O per second therefore writes
+ * about 15 MB/s of DiskIo records.
  *  - 64 KB buffers: a buffer fills in a few milliseconds under load, so
  *    events reach us promptly, and per-buffer overhead stays small.
- *  - MinimumBuffers 2 per CPU (ETW's documented floor, [MS-props]) plus 16
- *    spare, allocated up front so a burst at start finds buffers ready.
+ *  - MinimumBuffers 2 per CPU (ETW's documented floor, EVENT_TRACE_PROPERTIES)
+ *    plus 16 spare, allocated up front so a burst at start finds buffers
+ *    ready.
  *  - MaximumBuffers = minimum + 240: about 16 MB that ETW may grow to (from
  *    non-paged pool, only when needed), which holds roughly one second of
  *    that load while our consumer thread is descheduled. Our callback never
  *    blocks (a full ring drops and counts), so ETW only has to ride out
  *    scheduling delays, not a slow printer.
  *  - FlushTimer DM_ETW_FLUSH_MS in milliseconds (EVENT_TRACE_USE_MS_FLUSH_
- *    TIMER): at low rates a partly filled buffer is still delivered within
- *    that period. etw_session.h explains the figure and the latency bound.
+ *    TIMER), kept only when the QUERY after the start confirms it
+ *    (check_started); etw_session.h explains the figure, the fallback and
+ *    the latency bound.
  *  - Per-processor buffers (no EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING):
  *    Microsoft's Logging Mode Constants page advises against that mode above
  *    about 1,000 events per second, and disk completions alone come far
- *    faster (etw-facts.md s.7; PerfView made it opt-in, PR #1412). So each
- *    CPU fills its own buffers, and buffers of different CPUs reach us in
- *    any order: a completion can arrive before its thread's DCStart or its
- *    Init. etw_source.c puts records back in time order before decoding.
+ *    faster (PerfView made it opt-in, PR #1412). So each CPU fills its own
+ *    buffers, and buffers of different CPUs reach us in any order: a
+ *    completion can arrive before its thread's DCStart or its Init.
+ *    etw_source.c puts records back in time order before decoding.
  */
 #define DM_ETW_SPARE_BUFFERS 16u
 #define DM_ETW_GROWTH_BUFFERS 240u
-/* Wnode.ClientContext 1: QueryPerformanceCounter timestamps [MS-wnode]. */
+/* Wnode.ClientContext 1: QueryPerformanceCounter timestamps (WNODE_HEADER). */
 #define DM_ETW_CLOCK_QPC 1u
 
-static const WCHAR *logger_name(enum dm_etw_logger logger)
+const WCHAR *dm_etw_logger_name(enum dm_etw_logger logger)
 {
     if (logger == DM_ETW_RUNDOWN_HELPER)
         return DM_ETW_RUNDOWN_NAME;
@@ -114,15 +99,14 @@ static const GUID *logger_guid(enum dm_etw_logger logger)
                                            : &dm_etw_system_trace_guid;
 }
 
-/* Properties for ControlTrace (QUERY, STOP): size, GUID and name room. */
-static void init_control_props(struct props_buf *b, enum dm_etw_logger logger)
+void dm_etw_control_props(struct dm_etw_props *b, enum dm_etw_logger logger)
 {
     memset(b, 0, sizeof *b);
     b->p.Wnode.BufferSize = (ULONG)sizeof *b;
     b->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
     b->p.Wnode.Guid = *logger_guid(logger);
-    b->p.LoggerNameOffset = (ULONG)offsetof(struct props_buf, logger_name);
-    b->p.LogFileNameOffset = (ULONG)offsetof(struct props_buf, log_file_name);
+    b->p.LoggerNameOffset = (ULONG)offsetof(struct dm_etw_props, logger_name);
+    b->p.LogFileNameOffset = (ULONG)offsetof(struct dm_etw_props, log_file_name);
 }
 
 static ULONG cpu_count(void)
@@ -133,11 +117,10 @@ static ULONG cpu_count(void)
     return si.dwNumberOfProcessors > 0 ? si.dwNumberOfProcessors : 1;
 }
 
-/* Properties for StartTrace: real time, no log file (LogFileNameOffset 0). */
-static void init_start_props(struct props_buf *b, enum dm_etw_logger logger,
-                             ULONG enable_flags)
+void dm_etw_start_props(struct dm_etw_props *b, enum dm_etw_logger logger,
+                        ULONG enable_flags)
 {
-    init_control_props(b, logger);
+    dm_etw_control_props(b, logger);
     b->p.LogFileNameOffset = 0;
     b->p.Wnode.ClientContext = DM_ETW_CLOCK_QPC;
     b->p.BufferSize = DM_ETW_BUFFER_KB;
@@ -215,18 +198,84 @@ int dm_etw_is_elevated(void)
     return ok && elevation.TokenIsElevated != 0;
 }
 
+
+/* A QUERY by handle (InstanceName NULL: the handle decides, the
+ * ControlTraceW page) into q. */
+static void query_by_handle(struct dm_etw_session *s, struct dm_etw_props *b,
+                            struct dm_etw_queried *q)
+{
+    dm_etw_control_props(b, s->logger);
+    memset(q, 0, sizeof *q);
+    q->rc = dm_etw->control_trace(s->handle, NULL, &b->p, EVENT_TRACE_CONTROL_QUERY);
+    if (q->rc != ERROR_SUCCESS)
+        return;
+    q->log_file_mode = b->p.LogFileMode;
+    q->flush_timer = b->p.FlushTimer;
+    q->buffer_size = b->p.BufferSize;
+    q->minimum_buffers = b->p.MinimumBuffers;
+    q->maximum_buffers = b->p.MaximumBuffers;
+    q->client_context = b->p.Wnode.ClientContext;
+    q->logger_thread_id = (ULONG_PTR)b->p.LoggerThreadId;
+}
+
+/*
+ * Right after StartTrace: what did Windows set up? The QUERY (by handle,
+ * our own session a moment old) gives the settings and the LoggerThreadId
+ * that identifies this instance (EVENT_TRACE_PROPERTIES: "on output, the
+ * thread identifier for the event tracing session"). The millisecond flush
+ * timer is kept only when the flag and FlushTimer 100 both read back. Else
+ * the flush fallback: FLUSH by handle every DM_ETW_FLUSH_MS (the source's
+ * releaser), and FlushTimer set to the documented DM_ETW_FALLBACK_FLUSH_S
+ * by an UPDATE, but only where the unit is known to be seconds: the flag is
+ * gone from LogFileMode. With the flag still there 1 could mean 1 ms; after
+ * a failed QUERY nothing is known; FLUSH does the work in both.
+ * The UPDATE names what stays, as the ControlTraceW page asks: EnableFlags
+ * (0 would disable every kernel provider), LogFileMode real time (0 would
+ * turn real-time delivery off).
+ */
+static void check_started(struct dm_etw_session *s)
+{
+    struct dm_etw_props b;
+    const struct dm_etw_queried *q = &s->queried;
+    int flag_kept, timer_kept;
+
+    query_by_handle(s, &b, &s->queried);
+    if (q->rc == ERROR_SUCCESS) {
+        s->identity_known = 1;
+        s->logger_thread_id = q->logger_thread_id;
+    }
+    flag_kept = q->rc == ERROR_SUCCESS && (q->log_file_mode & EVENT_TRACE_USE_MS_FLUSH_TIMER);
+    timer_kept = q->rc == ERROR_SUCCESS && q->flush_timer == DM_ETW_FLUSH_MS;
+    s->flush_by_handle = !(flag_kept && timer_kept);
+    if (!s->flush_by_handle || q->rc != ERROR_SUCCESS || flag_kept ||
+        q->flush_timer == DM_ETW_FALLBACK_FLUSH_S)
+        return;
+    dm_etw_control_props(&b, s->logger);
+    b.p.FlushTimer = DM_ETW_FALLBACK_FLUSH_S;
+    b.p.EnableFlags = s->enable_flags;
+    b.p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+    s->flush_timer_update_rc =
+        dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_UPDATE);
+}
+
 static ULONG start_logger(struct dm_etw_session *s, enum dm_etw_logger logger)
 {
-    struct props_buf b;
+    struct dm_etw_props b;
     TRACEHANDLE h = 0;
     ULONG rc;
 
-    init_start_props(&b, logger, s->enable_flags);
-    rc = dm_etw->start_trace(&h, logger_name(logger), &b.p);
+    dm_etw_start_props(&b, logger, s->enable_flags);
+    rc = dm_etw->start_trace(&h, dm_etw_logger_name(logger), &b.p);
     if (rc == ERROR_SUCCESS) {
         s->logger = logger;
         s->handle = h;
         s->active = 1;
+        s->asked_log_file_mode = b.p.LogFileMode;
+        s->asked_flush_timer = b.p.FlushTimer;
+        s->asked_buffer_kb = b.p.BufferSize;
+        s->asked_minimum_buffers = b.p.MinimumBuffers;
+        s->asked_maximum_buffers = b.p.MaximumBuffers;
+        check_started(s);
     }
     return rc;
 }
@@ -234,14 +283,14 @@ static ULONG start_logger(struct dm_etw_session *s, enum dm_etw_logger logger)
 /* --force: stop whoever runs the NT Kernel Logger. Not running is fine. */
 static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
 {
-    struct props_buf b;
+    struct dm_etw_props b;
     ULONG rc;
 
-    init_control_props(&b, DM_ETW_KERNEL_LOGGER);
+    dm_etw_control_props(&b, DM_ETW_KERNEL_LOGGER);
     rc = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
                                EVENT_TRACE_CONTROL_STOP);
     /* 2402 ERROR_ACTIVE_CONNECTIONS: it is stopping already, which is what
-     * --force wants ([MS-ctl], etw-facts.md s.7). */
+     * --force wants ([MS-ctl], docs/etw.md §7). */
     if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA ||
         rc == DM_WIN_ACTIVE_CONNECTIONS) {
         snprintf(s->notice, sizeof s->notice,
@@ -254,7 +303,7 @@ static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
     if (rc == DM_WIN_ACCESS_DENIED && dm_etw_is_elevated()) {
         /* An administrator may stop any ordinary session, so a refusal means
          * the session's owner is protected (a protected-process-light
-         * anti-malware or EDR service, etw-facts.md s.7). Elevating again
+         * anti-malware or EDR service, docs/etw.md §7). Elevating again
          * would change nothing. */
         snprintf(msg, len,
                  "--force: the running NT Kernel Logger belongs to a protected "
@@ -270,20 +319,19 @@ static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
 }
 
 /*
- * Windows 8+: make the kernel log a file rundown now, so files opened before
- * diskmon started are named from the first I/O on. During a session the
- * kernel names files only as they are opened (FileCreate) and closed
- * (FileDelete); FileRundown, the names of files already open, comes only
- * when a session stops (etw-facts.md s.7; both sample traces show it).
- * Setting the session's group mask to all zeros and then back to the real
- * flags with TraceSetInformation(TraceSystemTraceEnableFlagsInfo) makes the
- * kernel emit its rundown again: fibratus does exactly this right after
- * StartTrace (internal/etw/trace.go, "the first call ... with empty group
- * masks activates rundown events"), for the same file-object snapshot.
- * diskmon prefers it to System Informer's alternative (etwmon.c: a second,
- * short session of the kernel rundown provider) because it needs no second
- * logger slot, of which Windows has only 8 (etw-facts.md s.1), and its
- * rundown lands in the very stream diskmon reads, in time order.
+ * NT Kernel Logger, Windows 8+: make the kernel log a file rundown now, so
+ * files opened before diskmon started are named from the first I/O on.
+ * During a session the kernel names files only as they are opened
+ * (FileCreate) and closed (FileDelete); FileRundown, the names of files
+ * already open, comes only when a session stops (both sample traces show
+ * it). Setting the session's group mask to all zeros and then back to the
+ * real flags with TraceSetInformation(TraceSystemTraceEnableFlagsInfo)
+ * makes the kernel emit its rundown again: fibratus does exactly this
+ * (internal/etw/trace.go, "the first call ... with empty group masks
+ * activates rundown events"). diskmon prefers it to System Informer's
+ * kernel rundown provider here because its rundown lands in the very
+ * stream diskmon reads, in time order. Called after OpenTrace, like the
+ * provider (file comment of etw_session.h).
  * Returns 0 (done, or not possible: a note), or a negative dm_err when the
  * session was left without its flags (the second call failed).
  */
@@ -298,11 +346,8 @@ static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
     if (rc != ERROR_SUCCESS) {
         /* The session still has the flags StartTrace gave it: diskmon works,
          * only files opened before it started stay unnamed until reopened. */
-        snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
-                 "diskmon: note: could not ask Windows for the names of files "
-                 "already open (TraceSetInformation error %lu); their I/O "
-                 "shows no file name until they are opened again\n",
-                 (unsigned long)rc);
+        s->rundown = DM_ETW_RUNDOWN_REFUSED; /* the source notes it */
+        s->rundown_error = rc;
         return 0;
     }
     mask[0] = s->enable_flags;
@@ -313,149 +358,114 @@ static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
                             "re-enabling the kernel events after the file "
                             "rundown (TraceSetInformation)",
                             msg, len);
+    s->rundown = DM_ETW_RUNDOWN_BY_TOGGLE;
     s->rundown_forced = 1;
     return 0;
 }
 
-/*
- * The private session's naming helper. No peer relies on the zero-mask
- * toggle on a private system logger, and private system loggers were seen
- * to give no rundown where the NT Kernel Logger gave thousands (ferrisetw
- * PR #162). System Informer names files there from a second, ordinary
- * real-time session with the kernel rundown provider, KernelRundownGuid,
- * keyword KERNEL_FILE_KEYWORD_FILENAME (plugins/ExtendedTools/etwmon.c,
- * etw-facts.md s.8): enabling it makes the kernel log FileRundown for every
- * open file into that session. diskmon does the same; etw_source.c reads
- * it on a second consumer and feeds the names to the decoder. An ordinary
- * session takes no system logger slot. It runs until diskmon's session
- * stops. Returns 0 when it runs; otherwise the caller notes what may be
- * missing.
- */
-static int start_helper(struct dm_etw_session *s)
+/* KernelRundownGuid with KERNEL_FILE_KEYWORD_FILENAME on a session: the
+ * kernel logs a FileRundown for every open file into it. Level 0
+ * (TRACE_LEVEL_NONE) and an infinite timeout (the call returns once the
+ * provider was enabled), as System Informer calls it (etwmon.c). */
+static ULONG enable_rundown_provider(TRACEHANDLE h)
 {
-    struct props_buf b;
+    return dm_etw->enable_trace(h, &kernel_rundown_guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
+                                0, DM_KERNEL_FILE_KEYWORD_FILENAME, 0, INFINITE, NULL);
+}
+
+/*
+ * The private session. No peer relies on the zero-mask toggle on a private
+ * system logger, and private system loggers were seen to give no rundown
+ * where the NT Kernel Logger gave thousands (ferrisetw PR #162). System
+ * Informer (EtStartEtwRundown) enables the kernel rundown provider on its
+ * private logger's own handle first, and only when that is refused on a
+ * second, ordinary session; krabsetw (kt.hpp) enables it on the private
+ * logger too. diskmon does the same: the names then come in the stream it
+ * reads; the helper "diskmon rundown" (etw_source.c reads it on a second
+ * consumer) is the fallback. An ordinary session takes no system logger
+ * slot.
+ */
+int dm_etw_start_rundown(struct dm_etw_session *s, char *msg, size_t len)
+{
+    ULONG rc;
+    int err;
+
+    if (!s->win8 || !s->active)
+        return 0; /* Windows 7 has neither way (TraceSetInformation page) */
+    if (s->logger == DM_ETW_KERNEL_LOGGER) {
+        err = force_file_rundown(s, msg, len);
+        if (err < 0)
+            dm_etw_session_stop(s, NULL, 0);
+        return err;
+    }
+    rc = enable_rundown_provider(s->handle);
+    if (rc == ERROR_SUCCESS) {
+        s->rundown = DM_ETW_RUNDOWN_BY_PROVIDER;
+        s->rundown_forced = 1;
+    } else {
+        s->rundown = DM_ETW_RUNDOWN_BY_HELPER;
+        s->rundown_error = rc;
+    }
+    return 0;
+}
+
+int dm_etw_helper_start(struct dm_etw_session *s)
+{
+    struct dm_etw_props b;
     TRACEHANDLE h = 0;
     ULONG rc;
 
-    init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+    dm_etw_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
     rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
     if (rc == DM_WIN_ALREADY_EXISTS) {
         /* Its name and GUID are diskmon's: a killed diskmon left it. */
-        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw_control_props(&b, DM_ETW_RUNDOWN_HELPER);
         dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
-        init_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
+        dm_etw_start_props(&b, DM_ETW_RUNDOWN_HELPER, 0);
         rc = dm_etw->start_trace(&h, DM_ETW_RUNDOWN_NAME, &b.p);
     }
-    if (rc != ERROR_SUCCESS)
+    if (rc != ERROR_SUCCESS) {
+        s->rundown = DM_ETW_RUNDOWN_REFUSED;
+        s->rundown_error = rc;
         return -1;
+    }
+    EnterCriticalSection(&s->lock);
     s->helper_handle = h;
     s->helper_active = 1;
-    /* Level 0 and MatchAnyKeyword 0x10, as System Informer enables it. */
-    rc = dm_etw->enable_trace(h, &kernel_rundown_guid, EVENT_CONTROL_CODE_ENABLE_PROVIDER,
-                              0, DM_KERNEL_FILE_KEYWORD_FILENAME, 0, 0, NULL);
+    LeaveCriticalSection(&s->lock);
+    return 0;
+}
+
+int dm_etw_helper_enable(struct dm_etw_session *s)
+{
+    ULONG rc = enable_rundown_provider(s->helper_handle);
+
     if (rc != ERROR_SUCCESS) {
+        s->rundown = DM_ETW_RUNDOWN_REFUSED;
+        s->rundown_error = rc;
         dm_etw_helper_stop(s);
         return -1;
     }
+    s->rundown = DM_ETW_RUNDOWN_BY_HELPER;
+    s->rundown_forced = 1;
     return 0;
 }
 
 void dm_etw_helper_stop(struct dm_etw_session *s)
 {
-    struct props_buf b;
+    struct dm_etw_props b;
 
     if (!s->lock_ready)
         return;
     EnterCriticalSection(&s->lock);
     if (s->helper_active) {
-        /* By handle, as our own session (dm_etw_session_stop). */
-        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        /* By handle, as our own session (dm_etw_session_stop); an ordinary
+         * session's handle is not reused by another instance. */
+        dm_etw_control_props(&b, DM_ETW_RUNDOWN_HELPER);
         dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
         s->helper_active = 0;
     }
     LeaveCriticalSection(&s->lock);
-}
-
-/* A Windows 8+ session has just started: force the file rundown. If that
- * left the session without its flags, stop it again. */
-static int started(struct dm_etw_session *s, char *msg, size_t len)
-{
-    int err = force_file_rundown(s, msg, len);
-
-    /* On the private session, the naming helper (above); without it the
-     * user is told what may be missing, and how to avoid it. */
-    if (err == 0 && s->logger == DM_ETW_PRIVATE_LOGGER && start_helper(s) != 0)
-        snprintf(s->notice + strlen(s->notice), sizeof s->notice - strlen(s->notice),
-                 "diskmon: note: on the private session, files opened before "
-                 "diskmon started may show no name until they are opened "
-                 "again (Windows may not name them there; --force uses the "
-                 "NT Kernel Logger, where it does)\n");
-
-    if (err < 0)
-        dm_etw_session_stop(s, NULL, 0);
-    return err;
-}
-
-int dm_etw_other_diskmon_override = -1;
-
-/* Whether another process named diskmon.exe runs (a Toolhelp snapshot of
- * the processes), or what dm_etw_other_diskmon_override pretends. When the
- * snapshot fails the answer is "yes": never take a live diskmon's session
- * for a leftover. */
-static int other_diskmon_running(void)
-{
-    PROCESSENTRY32W pe;
-    HANDLE snap;
-    DWORD self = GetCurrentProcessId();
-    int found = 0;
-
-    if (dm_etw_other_diskmon_override >= 0)
-        return dm_etw_other_diskmon_override;
-    snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
-    if (snap == INVALID_HANDLE_VALUE)
-        return 1;
-    pe.dwSize = sizeof pe;
-    for (BOOL ok = Process32FirstW(snap, &pe); ok && !found; ok = Process32NextW(snap, &pe))
-        found = pe.th32ProcessID != self && _wcsicmp(pe.szExeFile, L"diskmon.exe") == 0;
-    CloseHandle(snap);
-    return found;
-}
-
-/* EVENT_TRACE_FILE_MODE_SEQUENTIAL, _CIRCULAR, _APPEND, _NEWFILE
- * (evntrace.h): a session with any of them writes a file. */
-#define DM_ETW_FILE_MODES 0x0000000Fu
-
-/*
- * Whether the running session of this name is one a diskmon left behind
- * when it was killed or crashed (a console close after the handler's 5 s,
- * Task Manager; etw-facts.md s.8): its settings are exactly those diskmon
- * starts with (flags, buffer sizes, flush period, real time only, no log
- * file), for Windows 7's or Windows 8's flags, and no other diskmon
- * process runs. A QUERY by name is the only way to ask about a session
- * that is not ours; it changes nothing.
- */
-static int diskmon_leftover(enum dm_etw_logger logger)
-{
-    struct props_buf got, want;
-    const ULONG flags8 = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
-                         EVENT_TRACE_FLAG_DISK_IO | EVENT_TRACE_FLAG_DISK_FILE_IO;
-    const ULONG modes = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_USE_MS_FLUSH_TIMER;
-
-    init_control_props(&got, logger);
-    if (dm_etw->control_trace(0, logger_name(logger), &got.p,
-                              EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS)
-        return 0;
-    init_start_props(&want, logger, flags8);
-    if ((got.p.EnableFlags != flags8 &&
-         got.p.EnableFlags != (flags8 | EVENT_TRACE_FLAG_DISK_IO_INIT)) ||
-        got.p.BufferSize != want.p.BufferSize ||
-        got.p.MinimumBuffers != want.p.MinimumBuffers ||
-        got.p.MaximumBuffers != want.p.MaximumBuffers ||
-        got.p.FlushTimer != want.p.FlushTimer ||
-        (got.p.LogFileMode & modes) != modes ||
-        (got.p.LogFileMode & DM_ETW_FILE_MODES) != 0 || got.log_file_name[0] != 0)
-        return 0;
-    return !other_diskmon_running();
 }
 
 int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
@@ -467,11 +477,12 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
     memset(s, 0, sizeof *s);
     InitializeCriticalSection(&s->lock);
     s->lock_ready = 1;
+    s->win8 = win8;
     /* Process and thread events name the process behind each I/O; file
      * names need DISK_FILE_IO. Windows 7's DiskIo v2 completions lack
      * IssuingThreadId, so there the Init events (full header with the
      * thread) are needed to attribute I/O; v3 (Windows 8+) completions carry
-     * it, and Init would only double the event rate (etw-facts.md s.1, s.3). */
+     * it, and Init would only double the event rate (docs/etw.md §1, §3). */
     s->enable_flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
                       EVENT_TRACE_FLAG_DISK_IO | EVENT_TRACE_FLAG_DISK_FILE_IO;
     if (!win8)
@@ -493,7 +504,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
         rc = start_logger(s, DM_ETW_KERNEL_LOGGER);
     }
     if (rc == ERROR_SUCCESS)
-        return win8 ? started(s, msg, len) : 0;
+        return 0;
     if (rc != DM_WIN_ALREADY_EXISTS)
         return dm_etw_error(rc, "starting the NT Kernel Logger (StartTraceW)",
                             msg, len);
@@ -505,7 +516,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                  DM_ETW_RESTART_WAIT_MS * DM_ETW_RESTART_TRIES);
         return DM_EEXISTS;
     }
-    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
+    if (dm_etw_leftover(DM_ETW_KERNEL_LOGGER)) {
         if (!win8) {
             snprintf(msg, len,
                      "the NT Kernel Logger was left running by a diskmon that "
@@ -537,7 +548,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                      "program; using a private kernel session \"diskmon\" "
                      "instead (run with --force to take over the NT Kernel "
                      "Logger)\n");
-        return started(s, msg, len);
+        return 0;
     }
     if (rc == DM_WIN_ALREADY_EXISTS) {
         snprintf(msg, len,
@@ -551,7 +562,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
     if (rc == DM_WIN_NO_SYSTEM_RESOURCES) {
         /* Windows 8+ runs at most 8 system loggers, 2 of them reserved for
          * the NT Kernel Logger and the Circular Kernel Context Logger
-         * ([MS-stp], etw-facts.md s.1 and s.7): 1450 here means those are
+         * ([MS-stp], docs/etw.md §1 and §7): 1450 here means those are
          * all taken, not the general limit of 64 sessions. */
         snprintf(msg, len,
                  "the NT Kernel Logger is in use by another program, and "
@@ -572,14 +583,71 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                         msg, len);
 }
 
+
 const WCHAR *dm_etw_session_name(const struct dm_etw_session *s)
 {
-    return logger_name(s->logger);
+    return dm_etw_logger_name(s->logger);
+}
+
+/*
+ * Whether the session behind s->handle is still the instance diskmon
+ * started: a QUERY by handle, then its LoggerThreadId against the start's.
+ * 1: ours (b holds its properties and counters); 0: gone (4201) or another
+ * instance under the same handle (the NT Kernel Logger's fixed id after an
+ * outside stop and restart), and s->active is cleared so it is never
+ * touched again; -1: the QUERY failed otherwise, so nothing is known. The
+ * STOP or FLUSH that follows comes microseconds later under s->lock; a
+ * replacement in between is not excluded, only made very unlikely. Lock
+ * held.
+ */
+static int still_ours(struct dm_etw_session *s, struct dm_etw_props *b)
+{
+    ULONG rc;
+
+    dm_etw_control_props(b, s->logger);
+    rc = dm_etw->control_trace(s->handle, NULL, &b->p, EVENT_TRACE_CONTROL_QUERY);
+    if (rc != ERROR_SUCCESS && rc != DM_WIN_INSTANCE_NOT_FOUND)
+        return -1;
+    if (rc == ERROR_SUCCESS &&
+        (!s->identity_known || (ULONG_PTR)b->p.LoggerThreadId == s->logger_thread_id))
+        return 1;
+    s->replaced = rc == ERROR_SUCCESS;
+    s->active = 0;
+    s->lost_outside = !s->stop_requested;
+    return 0;
+}
+
+int dm_etw_session_flush(struct dm_etw_session *s)
+{
+    struct dm_etw_props b;
+    int flushed = 0;
+
+    if (!s->lock_ready)
+        return 0;
+    EnterCriticalSection(&s->lock);
+    if (s->active && !s->stop_requested && s->flush_by_handle) {
+        int ours = still_ours(s, &b);
+
+        /* Without the start's identity (its QUERY failed) the handle is
+         * all there is; with it, an unanswered QUERY is no proof. */
+        if (ours == 1 || (ours < 0 && !s->identity_known)) {
+            dm_etw_control_props(&b, s->logger);
+            if (dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_FLUSH) ==
+                ERROR_SUCCESS) {
+                s->flushes++;
+                flushed = 1;
+            } else {
+                s->flush_failures++;
+            }
+        }
+    }
+    LeaveCriticalSection(&s->lock);
+    return flushed;
 }
 
 int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
 {
-    struct props_buf b;
+    struct dm_etw_props b;
     ULONG rc;
     int err = 0;
 
@@ -588,37 +656,49 @@ int dm_etw_session_stop(struct dm_etw_session *s, char *msg, size_t len)
     EnterCriticalSection(&s->lock);
     s->stop_requested = 1;
     if (s->active) {
-        /* By handle, InstanceName NULL: ControlTrace then acts on the
-         * session this handle started and fails once that one is gone,
-         * where a name would reach whatever session holds the name now,
-         * another program's after an outside stop and restart ([MS-ctl],
-         * etw-facts.md s.8). QUERY first: its counters are what the
-         * session saw while running. STOP fills the same fields with the
-         * final values [MS-ctl]; keep the larger of each. */
-        init_control_props(&b, s->logger);
-        if (dm_etw->control_trace(s->handle, NULL, &b.p,
-                                  EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS) {
+        /* By handle, InstanceName NULL, and only on the instance diskmon
+         * started (still_ours): a name would reach whatever session holds
+         * the name now, and the NT Kernel Logger's handle reaches whatever
+         * NT Kernel Logger runs now (etw_session.h). The QUERY's counters
+         * are what the session saw while running; STOP fills the same
+         * fields with the final values (ControlTraceW); keep the larger. */
+        int ours = still_ours(s, &b);
+
+        if (ours == 1) {
             s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
             s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
         }
-        init_control_props(&b, s->logger);
-        rc = dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
-        if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
-            s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
-            s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
-            s->active = 0;
-        } else if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
-            s->active = 0; /* someone else stopped it already */
-        } else {
-            char what[96];
+        if (ours == 1 || (ours < 0 && !s->identity_known)) {
+            dm_etw_control_props(&b, s->logger);
+            rc = dm_etw->control_trace(s->handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
+            if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA) {
+                s->events_lost = dm_etw_max_u64(s->events_lost, b.p.EventsLost);
+                s->rt_buffers_lost = dm_etw_max_u64(s->rt_buffers_lost, b.p.RealTimeBuffersLost);
+                s->active = 0;
+            } else if (rc == DM_WIN_INSTANCE_NOT_FOUND) {
+                s->active = 0; /* someone else stopped it already */
+            } else {
+                char what[96];
 
-            snprintf(what, sizeof what, "stopping %s (ControlTraceW)",
-                     logger_label(s->logger));
-            err = dm_etw_error(rc, what, msg, len);
+                snprintf(what, sizeof what, "stopping %s (ControlTraceW)",
+                         logger_label(s->logger));
+                err = dm_etw_error(rc, what, msg, len);
+            }
+        } else if (ours < 0) {
+            /* Ours a moment ago, and now it cannot be told: leave it rather
+             * than stop a session that may be another program's. */
+            s->active = 0;
+            if (msg != NULL && len > 0)
+                snprintf(msg, len,
+                         "could not check that %s is still diskmon's session "
+                         "(ControlTraceW QUERY failed), so it was left running: "
+                         "stop it with 'diskmon --cleanup' or 'logman stop'",
+                         logger_label(s->logger));
+            err = DM_EOS;
         }
     }
     if (s->helper_active) {
-        init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
+        dm_etw_control_props(&b, DM_ETW_RUNDOWN_HELPER);
         dm_etw->control_trace(s->helper_handle, NULL, &b.p, EVENT_TRACE_CONTROL_STOP);
         s->helper_active = 0;
     }
@@ -633,7 +713,7 @@ int dm_etw_session_ended_outside(struct dm_etw_session *s)
     if (!s->lock_ready)
         return 0;
     EnterCriticalSection(&s->lock);
-    if (!s->stop_requested && s->active) {
+    if (!s->stop_requested && (s->active || s->lost_outside)) {
         s->active = 0; /* not ours any more: never QUERY or STOP it */
         outside = 1;
     }
@@ -650,58 +730,58 @@ void dm_etw_session_free(struct dm_etw_session *s)
     s->lock_ready = 0;
 }
 
-int dm_etw_cleanup(char *msg, size_t len)
+/* A queried value, or the asked one marked so when the QUERY failed. */
+static void note_value(struct dm_notes *info, const char *key, ULONG queried,
+                       ULONG asked, ULONG query_rc)
 {
-    struct props_buf b;
-    ULONG rc;
-    int stopped_private = 0, stopped_kernel = 0, kernel_other = 0;
+    if (query_rc == ERROR_SUCCESS)
+        dm_note(info, "%s: %lu\n", key, (unsigned long)queried);
+    else
+        dm_note(info, "%s: %lu (asked; not read back)\n", key, (unsigned long)asked);
+}
 
-    /* "diskmon" with diskmon's GUID is ours whoever started it. */
-    init_control_props(&b, DM_ETW_PRIVATE_LOGGER);
-    rc = dm_etw->control_trace(0, DM_ETW_PRIVATE_NAME, &b.p,
-                               EVENT_TRACE_CONTROL_STOP);
-    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
-        stopped_private = 1;
-    else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
-        return dm_etw_error(rc, "stopping the trace session \"diskmon\" (--cleanup)",
-                            msg, len);
-    /* The naming helper: diskmon's name and GUID too. */
-    init_control_props(&b, DM_ETW_RUNDOWN_HELPER);
-    rc = dm_etw->control_trace(0, DM_ETW_RUNDOWN_NAME, &b.p, EVENT_TRACE_CONTROL_STOP);
-    if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
-        stopped_private = 1;
-    /* The NT Kernel Logger only when a killed diskmon left it: by name,
-     * the only handle there is, right after the QUERY that recognised it. */
-    if (diskmon_leftover(DM_ETW_KERNEL_LOGGER)) {
-        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
-        rc = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
-                                   EVENT_TRACE_CONTROL_STOP);
-        if (rc == ERROR_SUCCESS || rc == DM_WIN_MORE_DATA)
-            stopped_kernel = 1;
-        else if (rc != DM_WIN_INSTANCE_NOT_FOUND)
-            return dm_etw_error(rc,
-                                "stopping the NT Kernel Logger a diskmon left "
-                                "running (--cleanup)",
-                                msg, len);
-    } else {
-        init_control_props(&b, DM_ETW_KERNEL_LOGGER);
-        kernel_other = dm_etw->control_trace(0, KERNEL_LOGGER_NAMEW, &b.p,
-                                             EVENT_TRACE_CONTROL_QUERY) == ERROR_SUCCESS;
-    }
-    if (stopped_private || stopped_kernel) {
-        snprintf(msg, len, "stopped %s left running by a diskmon that did not "
-                           "exit cleanly",
-                 stopped_private && stopped_kernel
-                     ? "the trace sessions \"diskmon\" and \"NT Kernel Logger\""
-                 : stopped_private ? "the trace session \"diskmon\""
-                                   : "the NT Kernel Logger");
-        return 0;
-    }
-    snprintf(msg, len,
-             "no trace session left by diskmon was running; nothing to clean "
-             "up%s",
-             kernel_other ? " (the NT Kernel Logger that runs belongs to "
-                            "another program: diskmon --force takes it over)"
-                          : "");
-    return DM_ENOTFOUND;
+void dm_etw_session_info(const struct dm_etw_session *s, struct dm_notes *info)
+{
+    const struct dm_etw_queried *q = &s->queried;
+    int ok = q->rc == ERROR_SUCCESS;
+
+    dm_note(info, "logger: %s\n",
+            s->logger == DM_ETW_PRIVATE_LOGGER ? "diskmon" : "NT Kernel Logger");
+    dm_note(info, "session kind: %s\n",
+            s->logger == DM_ETW_PRIVATE_LOGGER
+                ? "private system logger (EVENT_TRACE_SYSTEM_LOGGER_MODE)"
+                : "NT Kernel Logger (SystemTraceControlGuid)");
+    dm_note(info, "log file mode asked: 0x%08lx\n", (unsigned long)s->asked_log_file_mode);
+    if (ok)
+        dm_note(info, "log file mode queried: 0x%08lx\n", (unsigned long)q->log_file_mode);
+    else
+        dm_note(info, "log file mode queried: unknown (ControlTraceW QUERY error %lu)\n",
+                (unsigned long)q->rc);
+    dm_note(info, "flush timer asked: %lu (ms, with EVENT_TRACE_USE_MS_FLUSH_TIMER)\n",
+            (unsigned long)s->asked_flush_timer);
+    if (!ok)
+        dm_note(info, "flush timer queried: unknown (ControlTraceW QUERY error %lu)\n",
+                (unsigned long)q->rc);
+    else if (s->flush_by_handle && !(q->log_file_mode & EVENT_TRACE_USE_MS_FLUSH_TIMER) &&
+             q->flush_timer != DM_ETW_FALLBACK_FLUSH_S)
+        dm_note(info, "flush timer queried: %lu (seconds: the flag was dropped; set to %u s: %s)\n",
+                (unsigned long)q->flush_timer, DM_ETW_FALLBACK_FLUSH_S,
+                s->flush_timer_update_rc == ERROR_SUCCESS ? "UPDATE done" : "UPDATE refused");
+    else
+        dm_note(info, "flush timer queried: %lu\n", (unsigned long)q->flush_timer);
+    dm_note(info, "flush mode: %s\n",
+            s->flush_by_handle ? "FLUSH by handle every 100 ms (fallback)"
+                               : "ms-timer (checked)");
+    note_value(info, "buffer size kb", q->buffer_size, s->asked_buffer_kb, q->rc);
+    note_value(info, "minimum buffers", q->minimum_buffers, s->asked_minimum_buffers, q->rc);
+    note_value(info, "maximum buffers", q->maximum_buffers, s->asked_maximum_buffers, q->rc);
+    if (ok)
+        dm_note(info, "clock: QPC (ClientContext asked %u, queried %lu)\n", DM_ETW_CLOCK_QPC,
+                (unsigned long)q->client_context);
+    else
+        dm_note(info, "clock: QPC (ClientContext asked %u)\n", DM_ETW_CLOCK_QPC);
+    if (s->identity_known)
+        dm_note(info, "logger thread id: %llu\n", (unsigned long long)s->logger_thread_id);
+    else
+        dm_note(info, "logger thread id: unknown (STOP and FLUSH go by handle unchecked)\n");
 }

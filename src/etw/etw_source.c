@@ -28,40 +28,50 @@
  * producer side belong to whoever holds ro_lock: the ETW thread takes it at
  * the first event of a buffer and gives it back in the BufferCallback (one
  * lock round per buffer, not per event), the releaser for each of its
- * rounds.
+ * rounds, the naming helper's thread for each name, and run() for the
+ * final flush. dm_etw_ro_enter()/dm_etw_ro_leave() take and give it back and note the
+ * owner, so the places that must hold it can check (ro_check): a use
+ * without it is counted (dm_etw_source_unguarded), which tests assert is
+ * 0.
+ *
+ * The start rundown is asked for in run(), after OpenTrace and just before
+ * ProcessTrace (etw_session.h): on the private session, when its own
+ * handle refuses the kernel rundown provider, the helper session is
+ * started, opened and enabled here too, and its consumer runs on a thread
+ * of its own. The releaser also sends the flush fallback's FLUSH every
+ * DM_ETW_FLUSH_MS when the session needs it (dm_etw_session_flush).
+ *
+ * What the session set up goes to src->info in open() (etw_session.h
+ * dm_etw_session_info); "start rundown" follows in run() before
+ * ProcessTrace, and "rundown names" (the FileRundown names seen so far)
+ * just before the first I/O is handed to the sink, or when run() ends if
+ * none was. Both are written under ro_lock; a reader on another thread
+ * reads info after open(), after it took the first line from the ring, or
+ * after run() returned.
  *
  * The end of a run. Ctrl+C and -t stop the session: ProcessTrace then
  * delivers the buffers already queued, and the kernel's end rundown, before
- * it returns ([MS-close], etw-facts.md s.7), and those events are printed.
+ * it returns ([MS-close], docs/etw.md §7), and those events are printed.
  * Only when nothing more can be printed (-n reached, output closed:
  * dm_sink_enough) does on_buffer() return FALSE, which makes ProcessTrace
  * drop the rest at once.
- * Facts: ../shared/docs/etw-facts.md sections 1, 2 and 7.
+ * Facts: the ProcessTrace, CloseTrace, EVENT_TRACE_LOGFILE and
+ * EVENT_HEADER pages of Microsoft Learn.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "diskmon.h"
 #include "cli/options.h"
-#include "core/sink.h"
-#include "decode/nt_kernel.h"
-#include "decode/reorder.h"
-#include "etw/etw_session.h"
-#include "platform/platform.h"
+#include "etw/etw_source_internal.h"
 
 /* RT_LostEvent {6a399ae0-4bc6-4de9-870b-3657f8947e7e}, opcodes 32 events
- * lost, 33 buffer lost, 34 backing file lost (etw-facts.md s.1 [MS-lost]). */
+ * lost, 33 buffer lost, 34 backing file lost (docs/etw.md §1 [MS-lost]). */
 static const GUID rt_lost_event_guid = {
     0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
 #define DM_RT_LOST_EVENT 32u
 #define DM_RT_LOST_BUFFER 33u
 #define DM_RT_LOST_FILE 34u
-
-/* OpenTrace's failure value: INVALID_PROCESSTRACE_HANDLE, which 32-bit
- * Vista and 7 return zero-extended as 0x00000000FFFFFFFF (etw-facts.md s.1
- * [MS-open]); a 32-bit build checks both spellings. */
-#define DM_INVALID_TRACE ((TRACEHANDLE) ~(ULONG64)0)
-#define DM_INVALID_TRACE32 ((TRACEHANDLE)0xFFFFFFFFu)
 
 /* Returned by ProcessTrace when our BufferCallback said stop [MS-logfile]. */
 #define DM_WIN_CANCELLED 1223u
@@ -75,41 +85,19 @@ static const GUID rt_lost_event_guid = {
  * never dropped. */
 #define DM_REORDER_MAX_HELD (1u << 16)
 
-struct etw_source {
-    struct dm_etw_session session;
-    struct dm_kdecoder *kd;
-    struct dm_reorder *ro;             /* source thread only */
-    struct dm_sink *sink;              /* set by run() before ProcessTrace */
-    EVENT_TRACE_LOGFILEW logfile;
-    WCHAR logger_name[64];             /* OpenTrace wants a writable name */
-    TRACEHANDLE consumer;
-    volatile LONG consumer_open;       /* 1 until CloseTrace was called */
-    unsigned default_pointer_size;     /* when a header has neither flag */
-    int said_enough;                   /* on_buffer() returned FALSE */
-    /* ro_lock guards ro, kd and the sink's producer side (file comment). */
-    CRITICAL_SECTION ro_lock;
-    int ro_lock_ready;
-    int in_buffer;                     /* the ETW thread holds ro_lock */
-    HANDLE releaser_stop;              /* manual reset: the releaser ends */
-    dm_thread *releaser;
-    uint64_t hold_ticks;               /* DM_ETW_HOLD_MS in QPC ticks */
-    size_t peak_held;                  /* most records held after a buffer */
-    /* In-stream RT_LostEvent counts, per opcode 32/33/34. Source thread. */
-    uint64_t rt_lost[3];
-    uint64_t copy_failed;              /* records the reorder stage could not take */
-    /* The private session's naming helper (etw_session.c): its own
-     * consumer, on its own thread, feeding FileRundown names to kd. */
-    EVENT_TRACE_LOGFILEW helper_logfile;
-    WCHAR helper_name[64];
-    TRACEHANDLE helper_consumer;
-    volatile LONG helper_open;         /* 1 until its CloseTrace */
-    dm_thread *helper_thread;
-    volatile LONG helper_buffers;      /* buffers the helper delivered */
-};
-
 static int guid_eq(const GUID *a, const GUID *b)
 {
     return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* The "rundown names" info line, once (ro_lock held). */
+static void note_rundown_names(struct etw_source *s, const char *when)
+{
+    if (s->names_noted || s->src == NULL)
+        return;
+    s->names_noted = 1;
+    dm_note(&s->src->info, "rundown names: %llu (%s)\n",
+            (unsigned long long)s->rundown_names, when);
 }
 
 /*
@@ -124,8 +112,11 @@ static int release(void *ctx, const struct dm_krecord *rec)
 
     /* DM_ESTOPPED from the sink only says the run is ending; main calls
      * stop(), and events until then are still queued and printed. */
-    if (dm_kdecode(s->kd, rec, &ev) == 1)
+    if (dm_kdecode(s->kd, rec, &ev) == 1) {
+        if (!s->names_noted)
+            note_rundown_names(s, "before the first I/O line");
         dm_sink_emit(s->sink, &ev);
+    }
     return 0;
 }
 
@@ -135,6 +126,7 @@ static void release_aged(struct etw_source *s)
 {
     LARGE_INTEGER now;
 
+    dm_etw_ro_check(s);
     QueryPerformanceCounter(&now);
     dm_reorder_release(s->ro, (uint64_t)now.QuadPart, release, s);
 }
@@ -149,38 +141,11 @@ static unsigned record_cpu(const EVENT_RECORD *er)
     return er->BufferContext.ProcessorNumber;
 }
 
-/* The record's header fields as the decoder takes them (its class is the
- * caller's). The pointer size comes from the event header flags, not from
- * this build (etw-facts.md s.2). */
-static void fill_record(const struct etw_source *s, const EVENT_RECORD *er,
-                        struct dm_krecord *rec)
-{
-    const EVENT_HEADER *h = &er->EventHeader;
-
-    rec->opcode = h->EventDescriptor.Opcode;
-    rec->version = h->EventDescriptor.Version;
-    if (h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
-        rec->pointer_size = 8;
-    else if (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER)
-        rec->pointer_size = 4;
-    else
-        rec->pointer_size = s->default_pointer_size;
-    /* With PROCESS_TRACE_MODE_RAW_TIMESTAMP and ClientContext 1 this is the
-     * QueryPerformanceCounter value (etw-facts.md s.2 [MS-evh]). */
-    rec->timestamp = (uint64_t)h->TimeStamp.QuadPart;
-    /* DiskIo completions carry no thread or process: the header says -1
-     * (etw-facts.md s.2). */
-    rec->tid = h->ThreadId == 0xFFFFFFFFu ? DM_KNO_ID : h->ThreadId;
-    rec->pid = h->ProcessId == 0xFFFFFFFFu ? DM_KNO_ID : h->ProcessId;
-    rec->payload = er->UserData;
-    rec->payload_len = er->UserData != NULL ? er->UserDataLength : 0;
-}
-
 /*
  * The EventRecordCallback. Only the payload's pointer and length are handed
  * on; the reorder stage copies them. The pointer size comes from the event
  * header flags, not from this build, so a 32-bit diskmon on 64-bit Windows
- * decodes the 64-bit kernel's payloads correctly (etw-facts.md s.2).
+ * decodes the 64-bit kernel's payloads correctly (docs/etw.md §2).
  */
 static VOID WINAPI on_event(PEVENT_RECORD er)
 {
@@ -203,143 +168,23 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
         }
         return;
     }
-    fill_record(s, er, &rec);
+    dm_etw_fill_record(s, er, &rec);
     if (!s->in_buffer) {
-        EnterCriticalSection(&s->ro_lock);
+        dm_etw_ro_enter(s);
         s->in_buffer = 1;
     }
+    if (rec.kclass == DM_K_FILEIO && rec.opcode == DM_FILEIO_RUNDOWN)
+        s->rundown_names++;
     /* DM_ENOMEM (a long payload that could not be copied) loses that one
      * record; it is counted with the lost events. */
     if (dm_reorder_push(s->ro, record_cpu(er), &rec, release, s) == DM_ENOMEM)
         s->copy_failed++;
 }
 
-/* The naming helper's EventRecordCallback: FileIo name records (the
- * kernel rundown provider's FileRundown) go straight to the decoder's file
- * table, not through the reorder stage: they name files that were open
- * before the session, so their names hold for every I/O from now on. */
-static VOID WINAPI on_helper_event(PEVENT_RECORD er)
-{
-    struct etw_source *s = er->UserContext;
-    const EVENT_HEADER *h = &er->EventHeader;
-    struct dm_krecord rec;
-    struct dm_event ev;
-    uint8_t guid[16];
-
-    if (s == NULL)
-        return;
-    memcpy(guid, &h->ProviderId, sizeof guid);
-    rec.kclass = dm_kclass_from_guid(guid);
-    if (rec.kclass != DM_K_FILEIO)
-        return;
-    fill_record(s, er, &rec);
-    rec.tid = DM_KNO_ID; /* names only: no thread or process is meant */
-    rec.pid = DM_KNO_ID;
-    EnterCriticalSection(&s->ro_lock);
-    dm_kdecode(s->kd, &rec, &ev);
-    LeaveCriticalSection(&s->ro_lock);
-}
-
-static ULONG WINAPI on_helper_buffer(PEVENT_TRACE_LOGFILEW lf)
-{
-    struct etw_source *s = lf->Context;
-
-    if (s != NULL)
-        InterlockedIncrement(&s->helper_buffers);
-    return TRUE;
-}
-
-/* Before the main consumer starts: let the helper's rundown in first, so
- * that the first I/O lines already have their names. Windows buffers the
- * main session's events meanwhile (etw_session.c: about a second of a busy
- * disk). Done when the helper delivered a buffer and then none for
- * HELPER_QUIET_MS, or after HELPER_WAIT_MS at most (the rundown's size is
- * not known in advance; names that come later still name later I/O). */
-#define HELPER_WAIT_MS 2000u
-#define HELPER_QUIET_MS (2u * DM_ETW_FLUSH_MS)
-#define HELPER_POLL_MS 20u
-
-static void wait_for_helper(struct etw_source *s)
-{
-    LONG seen = 0;
-    unsigned quiet = 0;
-
-    for (unsigned waited = 0; waited < HELPER_WAIT_MS; waited += HELPER_POLL_MS) {
-        LONG now = InterlockedCompareExchange(&s->helper_buffers, 0, 0);
-
-        if (now != seen) {
-            seen = now;
-            quiet = 0;
-        } else if (seen > 0 && (quiet += HELPER_POLL_MS) >= HELPER_QUIET_MS) {
-            return;
-        }
-        Sleep(HELPER_POLL_MS);
-    }
-}
-
-static void helper_main(void *arg)
-{
-    struct etw_source *s = arg;
-
-    dm_etw->process_trace(&s->helper_consumer, 1, NULL, NULL);
-}
-
-static int opened(TRACEHANDLE h)
-{
-    if (h == DM_INVALID_TRACE)
-        return 0;
-    return sizeof(void *) == 4 ? h != DM_INVALID_TRACE32 : 1;
-}
-
-/* Open a real-time consumer of logger name with diskmon's trace mode
- * (raw QPC timestamps, EVENT_RECORD callbacks) and s as the context. */
-static TRACEHANDLE open_consumer(struct etw_source *s, EVENT_TRACE_LOGFILEW *lf,
-                                 WCHAR *name, size_t name_len, const WCHAR *logger,
-                                 PEVENT_RECORD_CALLBACK on_record,
-                                 PEVENT_TRACE_BUFFER_CALLBACKW on_buf)
-{
-    wcsncpy(name, logger, name_len - 1);
-    lf->LoggerName = name;
-    lf->ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME |
-                           PROCESS_TRACE_MODE_EVENT_RECORD |
-                           PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-    lf->EventRecordCallback = on_record;
-    lf->BufferCallback = on_buf;
-    lf->Context = s;
-    return dm_etw->open_trace(lf);
-}
-
-/* Open the helper's consumer; on failure stop the helper and say what the
- * private session may lack. */
-static void open_helper(struct dm_source *src, struct etw_source *s)
-{
-    s->helper_consumer = open_consumer(s, &s->helper_logfile, s->helper_name,
-                                       sizeof s->helper_name / sizeof s->helper_name[0],
-                                       DM_ETW_RUNDOWN_NAME, on_helper_event,
-                                       on_helper_buffer);
-    if (opened(s->helper_consumer)) {
-        s->helper_open = 1;
-        return;
-    }
-    dm_etw_helper_stop(&s->session);
-    dm_note(&src->notes,
-            "diskmon: note: on the private session, files opened before "
-            "diskmon started may show no name until they are opened again "
-            "(the kernel rundown session could not be read: OpenTrace error "
-            "%lu; --force uses the NT Kernel Logger instead)\n",
-            (unsigned long)GetLastError());
-}
-
-static void close_helper(struct etw_source *s)
-{
-    if (InterlockedExchange(&s->helper_open, 0) != 0)
-        dm_etw->close_trace(s->helper_consumer);
-}
-
 /* Called by ProcessTrace after each buffer: release what can no longer be
  * overtaken, by the QPC clock the records are stamped with. FALSE makes
  * ProcessTrace return at once with ERROR_CANCELLED, dropping what is still
- * queued (etw-facts.md s.1 [MS-logfile]): only when nothing more can be
+ * queued (docs/etw.md §1 [MS-logfile]): only when nothing more can be
  * printed (-n reached, output closed). */
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEW lf)
 {
@@ -349,7 +194,7 @@ static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEW lf)
     if (s == NULL || s->sink == NULL)
         return TRUE;
     if (!s->in_buffer)
-        EnterCriticalSection(&s->ro_lock);
+        dm_etw_ro_enter(s);
     s->in_buffer = 0;
     if (dm_sink_enough(s->sink)) {
         s->said_enough = 1;
@@ -361,21 +206,48 @@ static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEW lf)
             s->peak_held = held;
         release_aged(s);
     }
-    LeaveCriticalSection(&s->ro_lock);
+    dm_etw_ro_leave(s);
     return go_on;
 }
 
 /* The releaser thread: every DM_ETW_RELEASE_EVERY_MS, what is old enough
- * goes on even when no buffer arrives (file comment). */
+ * goes on even when no buffer arrives (file comment); in the flush
+ * fallback, a FLUSH every DM_ETW_FLUSH_MS too, outside ro_lock (a
+ * ControlTrace call must not hold up the ETW thread), woken in time for
+ * it. */
 static void releaser_main(void *arg)
 {
     struct etw_source *s = arg;
+    const uint64_t period_ns = (uint64_t)DM_ETW_FLUSH_MS * 1000000u;
+    uint64_t next_flush = dm_monotonic_ns() + period_ns;
+    int flush = s->session.flush_by_handle;
 
-    while (WaitForSingleObject(s->releaser_stop, DM_ETW_RELEASE_EVERY_MS) == WAIT_TIMEOUT) {
-        EnterCriticalSection(&s->ro_lock);
+    for (;;) {
+        DWORD wait = DM_ETW_RELEASE_EVERY_MS;
+
+        if (flush) {
+            uint64_t now = dm_monotonic_ns();
+            uint64_t left_ms = next_flush > now ? (next_flush - now + 999999u) / 1000000u : 0;
+
+            if (left_ms < wait)
+                wait = (DWORD)left_ms;
+        }
+        if (WaitForSingleObject(s->releaser_stop, wait) != WAIT_TIMEOUT)
+            break;
+        if (flush) {
+            uint64_t now = dm_monotonic_ns();
+
+            if (now >= next_flush) {
+                dm_etw_session_flush(&s->session);
+                next_flush += period_ns;
+                if (next_flush <= now)
+                    next_flush = now + period_ns;
+            }
+        }
+        dm_etw_ro_enter(s);
         if (!s->said_enough && !dm_sink_enough(s->sink))
             release_aged(s);
-        LeaveCriticalSection(&s->ro_lock);
+        dm_etw_ro_leave(s);
     }
 }
 
@@ -386,11 +258,13 @@ static void close_consumer(struct etw_source *s)
 }
 
 /* Stop everything that keeps ProcessTrace going. Any thread, idempotent. */
-static void stop_all(struct etw_source *s, char *msg, size_t len)
+static int stop_all(struct etw_source *s, char *msg, size_t len)
 {
-    dm_etw_session_stop(&s->session, msg, len);
+    int err = dm_etw_session_stop(&s->session, msg, len);
+
     close_consumer(s);
-    close_helper(s);
+    dm_etw_close_helper(s);
+    return err;
 }
 
 /*
@@ -427,7 +301,7 @@ static void add_volumes(struct dm_kdecoder *kd)
  * The pointer size of payloads whose header has neither the 32- nor the
  * 64-bit flag: the kernel's, which is the OS's bitness. Not
  * LogfileHeader.PointerSize: PerfView notes that a real-time session
- * reports 4 there even on x64 (ETWTraceEventSource.cs; etw-facts.md s.7).
+ * reports 4 there even on x64 (ETWTraceEventSource.cs; docs/etw.md §7).
  * A 32-bit diskmon on 64-bit Windows runs under WOW64.
  */
 static unsigned os_pointer_size(void)
@@ -485,6 +359,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
     if (s == NULL)
         return DM_ENOMEM;
     src->impl = s;
+    s->src = src;
     s->consumer = DM_INVALID_TRACE;
     InitializeCriticalSection(&s->ro_lock);
     s->ro_lock_ready = 1;
@@ -506,12 +381,13 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     if (s->session.notice[0] != '\0')
         dm_note(&src->notes, "%s", s->session.notice);
+    dm_etw_session_info(&s->session, &src->info);
     add_volumes(s->kd);
 
-    s->consumer = open_consumer(s, &s->logfile, s->logger_name,
+    s->consumer = dm_etw_open_consumer(s, &s->logfile, s->logger_name,
                                 sizeof s->logger_name / sizeof s->logger_name[0],
                                 dm_etw_session_name(&s->session), on_event, on_buffer);
-    if (!opened(s->consumer)) {
+    if (!dm_etw_opened(s->consumer)) {
         DWORD code = GetLastError();
         char what[128];
 
@@ -530,8 +406,6 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         return rc < 0 ? rc : DM_EOS;
     }
     s->consumer_open = 1;
-    if (s->session.helper_active)
-        open_helper(src, s);
     /* DM_ETW_HOLD_MS in ticks, without overflow for any QPC rate. */
     s->hold_ticks = (uint64_t)qpf.QuadPart / 1000u * DM_ETW_HOLD_MS +
                     (uint64_t)qpf.QuadPart % 1000u * DM_ETW_HOLD_MS / 1000u;
@@ -562,21 +436,19 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
     s->sink = sink;
     /* A stop asked for before run() (the sink's flag, set before stop()
      * closed the consumer) leaves nothing to read. */
-    if (!dm_sink_stopping(sink)) {
+    if (!dm_sink_stopping(sink))
+        err = dm_etw_source_start_rundown(src, s);
+    if (!dm_sink_stopping(sink) && err == 0) {
         /* Without the releaser, lines would still come, only later: not a
          * reason to give up the run. */
         ResetEvent(s->releaser_stop);
         if (dm_thread_start(&s->releaser, releaser_main, s) != 0)
             s->releaser = NULL;
-        if (s->helper_open && dm_thread_start(&s->helper_thread, helper_main, s) != 0)
-            s->helper_thread = NULL;
-        if (s->helper_thread != NULL)
-            wait_for_helper(s);
         rc = dm_etw->process_trace(&s->consumer, 1, NULL, NULL);
         /* A FALSE from on_buffer ended ProcessTrace: it had the lock back. */
         if (s->in_buffer) {
             s->in_buffer = 0;
-            LeaveCriticalSection(&s->ro_lock);
+            dm_etw_ro_leave(s);
         }
         if (s->releaser != NULL) {
             SetEvent(s->releaser_stop);
@@ -585,11 +457,18 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
         }
     }
     /* Whatever ended ProcessTrace, every record it delivered is printed, in
-     * time order (nothing more can arrive to overtake them). */
+     * time order (nothing more can arrive to overtake them). The helper's
+     * thread may still be feeding names to kd: under ro_lock, as always. */
+    dm_etw_ro_enter(s);
+    dm_etw_ro_check(s);
     if (!s->said_enough)
         dm_reorder_flush(s->ro, release, s);
+    note_rundown_names(s, "no I/O line was printed before the end");
+    dm_etw_ro_leave(s);
 
-    if (rc == DM_WIN_CANCELLED && s->said_enough) {
+    if (err < 0) {
+        /* the start rundown failed: errmsg says why */
+    } else if (rc == DM_WIN_CANCELLED && s->said_enough) {
         /* -n reached or output closed: our own end. */
     } else if ((rc == ERROR_SUCCESS || rc == ERROR_WMI_INSTANCE_NOT_FOUND) &&
                dm_etw_session_ended_outside(&s->session)) {
@@ -613,8 +492,26 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
             err = DM_EOS;
     }
     /* Whatever ended ProcessTrace, the session has no reader any more. A
-     * session stopped from outside is skipped by dm_etw_session_stop. */
-    stop_all(s, NULL, 0);
+     * session stopped from outside is skipped by dm_etw_session_stop, and
+     * one it cannot tell is still diskmon's is left running: said so. */
+    {
+        char msg[sizeof src->errmsg];
+        int serr;
+
+        msg[0] = '\0';
+        serr = stop_all(s, msg, sizeof msg);
+        if (serr < 0 && err == 0) {
+            snprintf(src->errmsg, sizeof src->errmsg, "%s", msg);
+            err = serr;
+        }
+    }
+    if (s->session.replaced)
+        dm_note(&src->notes,
+                "diskmon: note: %s diskmon started was stopped from outside, "
+                "and the one running now under its handle is another "
+                "program's: diskmon left it alone\n",
+                s->session.logger == DM_ETW_PRIVATE_LOGGER ? "the session \"diskmon\""
+                                                           : "the NT Kernel Logger");
     if (s->helper_thread != NULL) {
         dm_thread_join(s->helper_thread); /* its session stopped, its
                                            * consumer closed: it returns */
@@ -625,7 +522,7 @@ static int etw_run(struct dm_source *src, struct dm_sink *sink)
      * describe the same losses seen from two sides, so each kind counts the
      * larger of the two rather than their sum. RealTimeBuffersLost and
      * RTLostBuffer count whole buffers of up to BufferSize KB, not events
-     * ([MS-props], etw-facts.md s.8): they are reported as buffers, their
+     * ([MS-props], docs/etw.md §8): they are reported as buffers, their
      * events uncounted. */
     src->lost_events += dm_etw_max_u64(s->session.events_lost, s->rt_lost[0]) +
                         s->rt_lost[2] + s->copy_failed;
@@ -693,6 +590,20 @@ uint64_t dm_etw_source_late(const struct dm_source *src)
     const struct etw_source *s = src->impl;
 
     return s != NULL && s->ro != NULL ? dm_reorder_late(s->ro) : 0;
+}
+
+long dm_etw_source_unguarded(const struct dm_source *src)
+{
+    struct etw_source *s = src->impl;
+
+    return s != NULL ? InterlockedCompareExchange(&s->unguarded, 0, 0) : 0;
+}
+
+const struct dm_etw_session *dm_etw_source_session(const struct dm_source *src)
+{
+    const struct etw_source *s = src->impl;
+
+    return s != NULL ? &s->session : NULL;
 }
 
 /* ETW's DiskIo events carry no dispatch time, and the kernel session is

@@ -4,7 +4,7 @@
  * A tracefs instance hands out its per-CPU ring through trace_pipe_raw one
  * sub-buffer at a time. The layout is the kernel's own, described by the
  * kernel in events/header_page and events/header_event
- * (linux-block-facts.md, "The ftrace ring buffer"):
+ * (docs/linux.md §4):
  *
  *   sub-buffer:  u64 timestamp @0, local_t commit @8, entries @16
  *   commit:      bytes of entries in the low bits; bit 31 = events were

@@ -13,7 +13,7 @@
  * with the samples that arrived, which also catches samples the kernel
  * dropped without any record (it happens under heavy load on 6.18, with
  * perf record too, and for nearly all completions of a virtio disk on a
- * Firecracker guest: linux-block-facts.md).
+ * Firecracker guest: docs/linux.md §1).
  */
 #include <errno.h>
 #include <linux/perf_event.h>

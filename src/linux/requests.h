@@ -4,7 +4,7 @@
  * The transport-independent middle of the Linux source: each decoded
  * sample (in roughly time order, from either transport) goes in; a struct
  * dm_event comes out when a request completed. Which tracepoints mean what
- * (linux-block-facts.md, "Tracepoints"; checked on 6.18):
+ * (docs/linux.md §2; checked on 6.18):
  *
  *   modern (block_io_start exists, Linux 6.5+):
  *     block_io_start     start time, and the submitter's pid and comm

@@ -2,7 +2,7 @@
  * tracefs.c - locate (or mount) tracefs and read block tracepoint ids and
  * formats.
  *
- * A format file looks like this (linux-block-facts.md, "Tracepoints"):
+ * A format file looks like this (docs/linux.md §2):
  *
  *     name: block_io_start
  *     ID: 2102

@@ -266,7 +266,7 @@ void dm_interrupt_clear(void)
 #define WIN_BROKEN_PIPE 109u  /* the documented "pipe has been ended" */
 #define WIN_DISK_FULL 112u
 #define WIN_NO_DATA 232u      /* "the pipe is being closed": a write after the
-                               * reader exited (etw-facts.md s.8) */
+                               * reader exited (docs/etw.md §8) */
 #define WIN_PIPE_NOT_CONNECTED 233u /* "no process is on the other end":
                                * what Wine 8 answers for a Unix pipe whose
                                * reader exited (tests/scripts/windows.sh);

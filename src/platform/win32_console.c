@@ -79,7 +79,7 @@ int dm_is_terminal(FILE *f)
  * A console gets UTF-16 through WriteConsoleW, which needs no code page:
  * with UTF-8 bytes and code page 65001, consoles before Windows 10 report
  * characters written, not bytes, and garble a character split across two
- * writes (etw-facts.md s.8; microsoft/terminal#386). Python does the same
+ * writes (docs/etw.md §8; microsoft/terminal#386). Python does the same
  * since 3.6 (PEP 528). A batch is cut only between UTF-8 characters, and
  * CONSOLE_CHUNK bytes give at most CONSOLE_CHUNK UTF-16 units (a UTF-8
  * character of n bytes is at most n units), 16 KiB: inside the 64 KiB shared

@@ -218,10 +218,12 @@ static int same_name(const char *a, const char *b)
     return *a == *b;
 }
 
-/* The source's info lines ("key: value\n"), indented under its check. */
-static void print_info(FILE *out, const struct dm_notes *info)
+/* The source's info lines ("key: value\n") from byte from on, indented
+ * under a check; returns where they end, for the lines a source learns
+ * later (on Windows the start rundown's, written during run()). */
+static size_t print_info(FILE *out, const struct dm_notes *info, size_t from)
 {
-    const char *p = info->text, *end = info->text + info->len;
+    const char *p = info->text + from, *end = info->text + info->len;
 
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -230,6 +232,7 @@ static void print_info(FILE *out, const struct dm_notes *info)
         dm_writef(out, "  %.*s\n", (int)n, p);
         p += n + 1;
     }
+    return info->len;
 }
 
 /* The disk byte range of the file range [off, off + len) that lies in
@@ -631,6 +634,7 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
     struct dm_source src;
     struct dm_st_file *f = NULL;
     char msg[512];
+    size_t info_shown = 0;
     int rc, exit_code;
 
     if (t == NULL) {
@@ -657,7 +661,7 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
     }
     check(t, 1, "live source", "%s%s%s", ops->name, src.backend != NULL ? " via " : "",
           src.backend != NULL ? src.backend : "");
-    print_info(out, &src.info);
+    info_shown = print_info(out, &src.info, 0);
     dm_notes_flush(&src.notes, out);
     if (t->place.mapped)
         check(t, 1, "temp file", "%s, %u bytes, %d extent%s, starting at sector %" PRIu64
@@ -669,6 +673,10 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
               DM_ST_FILE_BLOCKS * DM_ST_BLOCK, t->place.unmapped_why);
     capture(t, &src, opt, f);
     ops->close(&src);
+    if (src.info.len > info_shown) {
+        dm_writef(out, "info learned during the run:\n");
+        print_info(out, &src.info, info_shown);
+    }
     dm_notes_flush(&src.notes, out);
 done:
     dm_st_remove(f);

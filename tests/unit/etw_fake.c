@@ -40,6 +40,31 @@
  *    ([MS-close], [MS-logfile], docs/etw.md §7).
  *  - OpenTrace of a real-time session reports LogfileHeader.PointerSize 4
  *    even on x64 (PerfView ETWTraceEventSource.cs, docs/etw.md §7).
+ *  - A rundown needs a consumer: System Informer (etwmon.c) enables the
+ *    kernel rundown provider only after OpenTrace, "otherwise the provider
+ *    will ... drop events", and krabsetw (etw.hpp) "very shortly before
+ *    ProcessTrace()". So a rundown asked for (the toggle, or the provider
+ *    by EnableTraceEx2) while no consumer of that session is open is lost:
+ *    counted, never delivered. The fake applies the rule to the toggle too,
+ *    whose timing no peer documents: diskmon does both after OpenTrace, so
+ *    it holds under either reading.
+ *  - The kernel rundown provider on a private system logger's own handle
+ *    (System Informer EtStartEtwRundown tries that first; krabsetw kt.hpp)
+ *    puts the FileRundown copies into that session's own stream;
+ *    private_enable_error plays a refusal.
+ *  - The NT Kernel Logger's handle is its logger id, KERNEL_LOGGER_ID
+ *    0xFFFF (evntrace.h's Loggerhandle macros): every instance, diskmon's
+ *    or another tool's, has it, so ControlTrace by that handle acts on
+ *    whichever runs. Instances differ in LoggerThreadId, which QUERY and
+ *    STOP report (EVENT_TRACE_PROPERTIES). A private session's handle is
+ *    its own.
+ *  - EVENT_TRACE_USE_MS_FLUSH_TIMER is not documented, so the fake plays
+ *    several answers to it (enum dm_fake_flush_answer): the QUERY shows
+ *    what Windows kept, and the flush period follows (seconds wherever the
+ *    flag was not honoured). ControlTrace UPDATE sets FlushTimer (and
+ *    EnableFlags, LogFileMode's real-time bit) as the ControlTraceW page
+ *    describes; EVENT_TRACE_CONTROL_FLUSH delivers every buffer holding
+ *    events (the FlushTrace page).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -51,15 +76,20 @@
 #include "etw_fake.h"
 #include "platform/platform.h"
 
-#define FAKE_MAX_CALLS 256
+#define FAKE_MAX_CALLS 4096
 #define FAKE_HANDLE_BASE 0x1000u
 #define FAKE_CONSUMER 0x5000u
 #define FAKE_HELPER_CONSUMER 0x5001u
 #define FAKE_WAIT_CAP_MS 30000u /* a blocked ProcessTrace gives up after this */
 /* EVENT_TRACE_USE_MS_FLUSH_TIMER (ntwmi.h; docs/etw.md §8). */
 #define FAKE_USE_MS_FLUSH_TIMER 0x00000010u
-/* EVENT_TRACE_CONTROL_FLUSH [MS-ctl]. */
+/* EVENT_TRACE_CONTROL_UPDATE 2, _FLUSH 3 (evntrace.h, ControlTraceW). */
+#define FAKE_CONTROL_UPDATE 2u
 #define FAKE_CONTROL_FLUSH 3u
+/* KERNEL_LOGGER_ID (evntrace.h): the NT Kernel Logger's handle. */
+#define FAKE_KERNEL_LOGGER_ID 0xFFFFu
+/* LoggerThreadId of the sessions the fake starts: any distinct values. */
+#define FAKE_THREAD_BASE 0x2000u
 
 /* Win32 codes the model returns (winerror.h). */
 #define W_INVALID_HANDLE 6u
@@ -154,6 +184,13 @@ static struct {
     /* the rundown toggle */
     int zero_mask_seen, rundown_triggered;
     uint64_t toggle_qpc;
+    int rundown_lost;       /* asked for with no consumer open: lost */
+    /* instances another tool started (configured, or after an outside
+     * restart), and by-handle STOP/FLUSH/UPDATE calls that reached one */
+    int kernel_other, private_other;
+    int touched_other;
+    unsigned next_thread;   /* LoggerThreadId of the next instance */
+    int flush_honoured;     /* the running session flushes in ms */
     int per_cpu;            /* the running session has per-CPU buffers */
     unsigned flush_ms;      /* the running session's FlushTimer, in ms */
     unsigned buffer_kb;     /* its BufferSize */
@@ -263,11 +300,23 @@ static EVENT_TRACE_PROPERTIES *props_of(const char *name)
 static void other_tool_props(EVENT_TRACE_PROPERTIES *p)
 {
     memset(p, 0, sizeof *p);
+    p->LoggerThreadId = (HANDLE)(ULONG_PTR)(FAKE_THREAD_BASE + 4u * fk.next_thread++);
     p->BufferSize = 64;
     p->MinimumBuffers = 64;
     p->MaximumBuffers = 320;
     p->LogFileMode = 0x00000001u; /* EVENT_TRACE_FILE_MODE_SEQUENTIAL */
     p->EnableFlags = 0x00000307u; /* PROC_THREAD+LOADER+DISK_IO+FILE */
+}
+
+/* FlushTimer: seconds, 0 meaning 1 s for a real-time session
+ * (EVENT_TRACE_PROPERTIES); milliseconds where EVENT_TRACE_USE_MS_FLUSH_TIMER
+ * was honoured. */
+static void set_flush_period(ULONG timer)
+{
+    if (fk.flush_honoured)
+        fk.flush_ms = timer != 0 ? timer : 1000u;
+    else
+        fk.flush_ms = (timer != 0 ? timer : 1u) * 1000u;
 }
 
 static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPERTIES p)
@@ -283,6 +332,7 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
     c->enable_flags = p->EnableFlags;
     c->client_context = p->Wnode.ClientContext;
     c->guid = p->Wnode.Guid;
+    c->flush_timer = p->FlushTimer;
     running = running_flag(c->name);
     busy = busy_counter(c->name);
     if (fk.cfg.start_error != 0)
@@ -308,27 +358,49 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
         (*busy)--; /* the old session is still winding down */
         rc = W_ALREADY_EXISTS;
     } else {
+        EVENT_TRACE_PROPERTIES *kept = props_of(c->name);
+
         if (running != NULL)
             *running = 1;
-        *h = FAKE_HANDLE_BASE + fk.next_handle++;
+        *h = is_kernel(c->name) ? FAKE_KERNEL_LOGGER_ID : FAKE_HANDLE_BASE + fk.next_handle++;
         if (handle_of(c->name) != NULL) {
             *handle_of(c->name) = *h;
-            *props_of(c->name) = *p;
+            *kept = *p;
+            kept->LoggerThreadId = (HANDLE)(ULONG_PTR)(FAKE_THREAD_BASE + 4u * fk.next_thread++);
         }
+        if (is_kernel(c->name))
+            fk.kernel_other = 0;
+        else if (!is_helper(c->name))
+            fk.private_other = 0;
         if (is_helper(c->name)) {
             fk.helper_enabled = 0;
             ResetEvent(fk.helper_wake);
+        } else if (kept != NULL) {
+            /* What Windows kept of the undocumented flag (etw_fake.h). */
+            switch (fk.cfg.flush_answer) {
+            case DM_FAKE_FLUSH_FLAG_DROPPED:
+                kept->LogFileMode &= ~FAKE_USE_MS_FLUSH_TIMER;
+                break;
+            case DM_FAKE_FLUSH_TIMER_ZERO:
+                kept->FlushTimer = 0;
+                break;
+            case DM_FAKE_FLUSH_CLAMPED_TO_1:
+                kept->LogFileMode &= ~FAKE_USE_MS_FLUSH_TIMER;
+                kept->FlushTimer = 1;
+                break;
+            default:
+                break;
+            }
         }
-        fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
-        /* FlushTimer: seconds, 0 meaning 1 s for a real-time session
-         * [MS-props]; milliseconds with EVENT_TRACE_USE_MS_FLUSH_TIMER
-         * (Windows 7+, docs/etw.md §8). */
-        if (p->LogFileMode & FAKE_USE_MS_FLUSH_TIMER)
-            fk.flush_ms = p->FlushTimer != 0 ? p->FlushTimer : 1000u;
-        else
-            fk.flush_ms = (p->FlushTimer != 0 ? p->FlushTimer : 1u) * 1000u;
-        fk.buffer_kb = p->BufferSize != 0 ? p->BufferSize : 64u;
-        fk.zero_mask_seen = fk.rundown_triggered = 0;
+        if (!is_helper(c->name)) {
+            /* The delivery model follows the session diskmon reads. */
+            fk.per_cpu = !(p->LogFileMode & EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING);
+            fk.flush_honoured = (p->LogFileMode & FAKE_USE_MS_FLUSH_TIMER) &&
+                                fk.cfg.flush_answer == DM_FAKE_FLUSH_HONOURED;
+            set_flush_period(kept != NULL ? kept->FlushTimer : p->FlushTimer);
+            fk.buffer_kb = p->BufferSize != 0 ? p->BufferSize : 64u;
+            fk.zero_mask_seen = fk.rundown_triggered = 0;
+        }
     }
     if (rc != 0)
         *h = 0;
@@ -357,14 +429,20 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
     c->code = code;
     c->guid = p->Wnode.Guid;
     c->by_name = name != NULL;
+    c->flush_timer = p->FlushTimer;
+    c->enable_flags = p->EnableFlags;
+    c->log_file_mode = p->LogFileMode;
     if (name == NULL) {
-        /* The session this handle started, if it still runs. */
+        /* The session this handle names, if it runs: for the NT Kernel
+         * Logger whichever instance runs now (its handle is its id). */
         if (h != 0 && h == fk.kernel_handle && fk.kernel_running) {
             snprintf(c->name, sizeof c->name, "NT Kernel Logger");
             running = &fk.kernel_running;
+            c->other_instance = fk.kernel_other;
         } else if (h != 0 && h == fk.private_handle && fk.private_running) {
             snprintf(c->name, sizeof c->name, "diskmon");
             running = &fk.private_running;
+            c->other_instance = fk.private_other;
         } else if (h != 0 && h == fk.helper_handle && fk.helper_running) {
             snprintf(c->name, sizeof c->name, "diskmon rundown");
             running = &fk.helper_running;
@@ -374,11 +452,27 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
     }
     if (code == EVENT_TRACE_CONTROL_STOP && fk.cfg.stop_error != 0) {
         rc = fk.cfg.stop_error;
+    } else if (code == EVENT_TRACE_CONTROL_QUERY && fk.cfg.query_error != 0) {
+        rc = fk.cfg.query_error;
     } else if (running == NULL || !*running) {
         rc = W_NOT_FOUND;
     } else {
-        const EVENT_TRACE_PROPERTIES *now = props_of(c->name);
+        EVENT_TRACE_PROPERTIES *now = props_of(c->name);
 
+        if (code == FAKE_CONTROL_UPDATE) {
+            /* The members the ControlTraceW page lets an UPDATE change:
+             * FlushTimer (0: unchanged), EnableFlags (0 disables every
+             * kernel provider of a system logger), LogFileMode's real-time
+             * bit (OR-ed in; 0 turns real-time delivery off). */
+            if (p->FlushTimer != 0)
+                now->FlushTimer = p->FlushTimer;
+            if (!is_helper(c->name))
+                now->EnableFlags = p->EnableFlags;
+            if (!(p->LogFileMode & EVENT_TRACE_REAL_TIME_MODE))
+                now->LogFileMode &= ~(ULONG)EVENT_TRACE_REAL_TIME_MODE;
+            if (!is_helper(c->name))
+                set_flush_period(now->FlushTimer);
+        }
         /* QUERY and STOP report the session's settings [MS-ctl]. */
         p->BufferSize = now->BufferSize;
         p->MinimumBuffers = now->MinimumBuffers;
@@ -386,9 +480,13 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
         p->FlushTimer = now->FlushTimer;
         p->LogFileMode = now->LogFileMode;
         p->EnableFlags = now->EnableFlags;
+        p->LoggerThreadId = now->LoggerThreadId;
+        p->Wnode.ClientContext = now->Wnode.ClientContext;
         p->EventsLost = fk.cfg.events_lost;
         p->RealTimeBuffersLost = fk.cfg.rt_buffers_lost;
         rc = 0;
+        if (!c->by_name && c->other_instance && code != EVENT_TRACE_CONTROL_QUERY)
+            fk.touched_other++;
         if (code == FAKE_CONTROL_FLUSH)
             InterlockedExchange(&fk.flush_asked, 1);
         if (code == EVENT_TRACE_CONTROL_STOP) {
@@ -412,12 +510,35 @@ static ULONG WINAPI fake_control(TRACEHANDLE h, LPCWSTR name,
     return rc;
 }
 
+/* A consumer of this session is open (OpenTrace done, CloseTrace not). */
+static int consumer_of(const char *name)
+{
+    if (is_helper(name))
+        return fk.helper_open;
+    return fk.consumer_open && fk.consumer_is_private == !is_kernel(name);
+}
+
+/* The start rundown of the session diskmon reads: its FileRundown copies,
+ * stamped now, delivered first by ProcessTrace. Lock held. */
+static void trigger_rundown(void)
+{
+    LARGE_INTEGER now;
+
+    QueryPerformanceCounter(&now);
+    fk.toggle_qpc = (uint64_t)now.QuadPart;
+    fk.rundown_triggered = 1;
+    for (size_t i = 0; i < fk.n_recs; i++)
+        if (fk.recs[i].part == PART_COPY)
+            fk.recs[i].er.EventHeader.TimeStamp.QuadPart = (LONGLONG)fk.toggle_qpc;
+}
+
 /*
- * EnableTraceEx2. Only the kernel rundown provider on "diskmon rundown" is
- * modelled: with KERNEL_FILE_KEYWORD_FILENAME it makes the kernel log a
- * FileRundown for every open file into that session (System Informer
- * etwmon.c, docs/etw.md §8): the sample's FileRundown records, stamped
- * at this call, delivered to the helper's consumer.
+ * EnableTraceEx2. Only the kernel rundown provider is modelled, on the
+ * private session "diskmon" or on "diskmon rundown": with
+ * KERNEL_FILE_KEYWORD_FILENAME it makes the kernel log a FileRundown for
+ * every open file into that session (System Informer etwmon.c): the
+ * sample's FileRundown records, stamped at this call, delivered to that
+ * session's consumer, if one is open (file comment), else lost.
  */
 static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG control_code,
                                       UCHAR level, ULONGLONG match_any,
@@ -437,7 +558,21 @@ static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG con
     c->match_any = match_any;
     if (provider != NULL)
         c->guid = *provider;
-    if (fk.cfg.enable_error != 0) {
+    if (h != 0 && h == fk.private_handle && fk.private_running) {
+        /* The kernel rundown provider on the private logger itself. */
+        snprintf(c->name, sizeof c->name, "diskmon");
+        if (fk.cfg.private_enable_error != 0 || fk.cfg.enable_error != 0)
+            rc = fk.cfg.private_enable_error != 0 ? fk.cfg.private_enable_error
+                                                  : fk.cfg.enable_error;
+        else if (provider != NULL && control_code == EVENT_CONTROL_CODE_ENABLE_PROVIDER &&
+                 memcmp(provider, &kernel_rundown_guid, sizeof(GUID)) == 0 &&
+                 (match_any & FAKE_FILE_KEYWORD_FILENAME)) {
+            if (consumer_of("diskmon"))
+                trigger_rundown();
+            else
+                fk.rundown_lost++;
+        }
+    } else if (fk.cfg.enable_error != 0) {
         rc = fk.cfg.enable_error;
     } else if (h == 0 || h != fk.helper_handle || !fk.helper_running) {
         rc = W_INVALID_HANDLE;
@@ -450,7 +585,10 @@ static ULONG WINAPI fake_enable_trace(TRACEHANDLE h, LPCGUID provider, ULONG con
 
             QueryPerformanceCounter(&now);
             fk.helper_qpc = (uint64_t)now.QuadPart;
-            fk.helper_enabled = 1;
+            if (consumer_of("diskmon rundown"))
+                fk.helper_enabled = 1;
+            else
+                fk.rundown_lost++;
         }
     }
     c->rc = rc;
@@ -472,6 +610,18 @@ static ULONG helper_process(PEVENT_TRACE_LOGFILEW lf)
     }
     if (lf->BufferCallback != NULL)
         lf->BufferCallback(lf);
+    /* helper_trickle: one more name a millisecond (the first copy again)
+     * until the helper is stopped or closed, so names still arrive while
+     * the main consumer ends. */
+    for (size_t i = 0; fk.cfg.helper_trickle && fk.helper_enabled && i < fk.n_recs; i++) {
+        if (fk.recs[i].part != PART_COPY)
+            continue;
+        while (WaitForSingleObject(fk.helper_wake, 1) == WAIT_TIMEOUT) {
+            lf->EventRecordCallback(&fk.recs[i].er);
+            fk.helper_delivered++;
+        }
+        break;
+    }
     WaitForSingleObject(fk.helper_wake, FAKE_WAIT_CAP_MS);
     return 0;
 }
@@ -501,7 +651,8 @@ static ULONG WINAPI fake_set_information(TRACEHANDLE h, TRACE_INFO_CLASS info_cl
     }
     if (fk.cfg.set_info_error != 0)
         rc = fk.cfg.set_info_error;
-    else if (h < FAKE_HANDLE_BASE || h >= FAKE_HANDLE_BASE + fk.next_handle)
+    else if (!(h == fk.kernel_handle && fk.kernel_running) &&
+             !(h == fk.private_handle && fk.private_running))
         rc = W_INVALID_HANDLE;
     else if (info_class != TraceSystemTraceEnableFlagsInfo || info == NULL ||
              length < sizeof mask)
@@ -509,11 +660,10 @@ static ULONG WINAPI fake_set_information(TRACEHANDLE h, TRACE_INFO_CLASS info_cl
     else if (zero)
         fk.zero_mask_seen = 1;
     else if (fk.zero_mask_seen) {
-        LARGE_INTEGER now;
-
-        QueryPerformanceCounter(&now);
-        fk.toggle_qpc = (uint64_t)now.QuadPart;
-        fk.rundown_triggered = 1;
+        if (consumer_of(h == fk.kernel_handle ? "NT Kernel Logger" : "diskmon"))
+            trigger_rundown();
+        else
+            fk.rundown_lost++;
     }
     c->rc = rc;
     unlock();
@@ -534,8 +684,8 @@ static void rebase_records(uint64_t base)
         if (fk.trace_freq != 0 && (uint64_t)qpf.QuadPart != fk.trace_freq)
             d = d / fk.trace_freq * (uint64_t)qpf.QuadPart +
                 d % fk.trace_freq * (uint64_t)qpf.QuadPart / fk.trace_freq;
-        fk.recs[i].er.EventHeader.TimeStamp.QuadPart =
-            fk.recs[i].part == PART_COPY ? (LONGLONG)fk.toggle_qpc : (LONGLONG)(base + d);
+        if (fk.recs[i].part != PART_COPY)
+            fk.recs[i].er.EventHeader.TimeStamp.QuadPart = (LONGLONG)(base + d);
     }
 }
 
@@ -1063,7 +1213,13 @@ static ULONG WINAPI fake_process(PTRACEHANDLE handles, ULONG count,
                                                                    : &fk.private_handle;
 
                 *running = 1; /* their new session, under the same name */
-                *their = FAKE_HANDLE_BASE + fk.next_handle++;
+                if (running == &fk.kernel_running) {
+                    *their = FAKE_KERNEL_LOGGER_ID; /* the same id: the handle names it */
+                    fk.kernel_other = 1;
+                } else {
+                    *their = FAKE_HANDLE_BASE + fk.next_handle++;
+                    fk.private_other = 1;
+                }
                 other_tool_props(running == &fk.kernel_running ? &fk.kernel_props
                                                                : &fk.private_props);
             }
@@ -1290,8 +1446,10 @@ int dm_fake_install(const struct dm_fake_config *cfg, char *err, size_t errlen)
     fk.private_running = cfg->private_running;
     other_tool_props(&fk.kernel_props);
     other_tool_props(&fk.private_props);
-    fk.kernel_handle = cfg->kernel_running ? 0x77u : 0;
+    fk.kernel_handle = cfg->kernel_running ? FAKE_KERNEL_LOGGER_ID : 0;
     fk.private_handle = cfg->private_running ? 0x78u : 0;
+    fk.kernel_other = cfg->kernel_running;
+    fk.private_other = cfg->private_running;
     fk.wake = CreateEventW(NULL, TRUE, FALSE, NULL);
     fk.replayed = CreateEventW(NULL, TRUE, FALSE, NULL);
     fk.helper_wake = CreateEventW(NULL, TRUE, FALSE, NULL);
@@ -1331,6 +1489,10 @@ void dm_fake_uninstall(void)
     fk.busy_kernel = fk.busy_private = 0;
     fk.zero_mask_seen = fk.rundown_triggered = 0;
     fk.toggle_qpc = 0;
+    fk.rundown_lost = 0;
+    fk.kernel_other = fk.private_other = fk.touched_other = 0;
+    fk.next_thread = 0;
+    fk.flush_honoured = 0;
     fk.per_cpu = 0;
     fk.flush_ms = fk.buffer_kb = 0;
     fk.flush_asked = 0;
@@ -1508,4 +1670,43 @@ int dm_fake_helper_running(void)
 uint64_t dm_fake_helper_delivered(void)
 {
     return fk.helper_delivered;
+}
+
+int dm_fake_rundown_lost(void)
+{
+    int n;
+
+    lock();
+    n = fk.rundown_lost;
+    unlock();
+    return n;
+}
+
+size_t dm_fake_copy_records(void)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fk.n_recs; i++)
+        n += fk.recs[i].part == PART_COPY;
+    return n;
+}
+
+int dm_fake_touched_other(void)
+{
+    int n;
+
+    lock();
+    n = fk.touched_other;
+    unlock();
+    return n;
+}
+
+unsigned dm_fake_flush_period_ms(void)
+{
+    unsigned ms;
+
+    lock();
+    ms = fk.flush_ms;
+    unlock();
+    return ms;
 }

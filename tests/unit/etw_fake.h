@@ -16,10 +16,16 @@
  * stopped (and perhaps restarted) by another program; 183 from StartTrace
  * for a moment after a STOP, 2402 from a STOP of a stopping session;
  * buffers still queued at STOP are delivered unless the BufferCallback says
- * FALSE; the kernel rundown provider enabled on an ordinary session
- * ("diskmon rundown") delivering FileRundown to its own consumer. What it
- * proves is that our logic does the right thing with the
- * answers ETW documents; it proves nothing about Windows itself.
+ * FALSE; the kernel rundown provider enabled on the private session or on
+ * an ordinary one ("diskmon rundown") delivering FileRundown to that
+ * session's consumer; a rundown asked for before a consumer of the session
+ * was opened is lost (System Informer etwmon.c, krabsetw etw.hpp); the NT
+ * Kernel Logger's handle is its fixed logger id 0xFFFF, so after an outside
+ * stop and restart it names the other tool's instance, told apart only by
+ * LoggerThreadId; and several answers to EVENT_TRACE_USE_MS_FLUSH_TIMER
+ * (enum dm_fake_flush_answer), each with the flush period it implies.
+ * What it proves is that our logic does the right thing with the answers
+ * ETW documents or may give; it proves nothing about Windows itself.
  */
 #ifndef DM_ETW_FAKE_H
 #define DM_ETW_FAKE_H
@@ -39,6 +45,18 @@ enum dm_fake_call_kind {
     DM_FAKE_ENABLE
 };
 
+/* How the fake answers the undocumented EVENT_TRACE_USE_MS_FLUSH_TIMER,
+ * as the QUERY after StartTrace shows it, and what period it then flushes
+ * with (FlushTimer in seconds wherever the flag was not honoured,
+ * EVENT_TRACE_PROPERTIES; 0 meaning 1 s for real time). */
+enum dm_fake_flush_answer {
+    DM_FAKE_FLUSH_HONOURED = 0,  /* flag and FlushTimer 100 read back: 100 ms */
+    DM_FAKE_FLUSH_FLAG_DROPPED,  /* flag gone, FlushTimer 100: 100 s */
+    DM_FAKE_FLUSH_TIMER_ZERO,    /* flag kept, FlushTimer reads 0: 1 s */
+    DM_FAKE_FLUSH_CLAMPED_TO_1,  /* flag gone, FlushTimer reads 1: 1 s */
+    DM_FAKE_FLUSH_ANSWERS
+};
+
 struct dm_fake_call {
     enum dm_fake_call_kind kind;
     char name[64];          /* session name (ASCII) */
@@ -52,6 +70,9 @@ struct dm_fake_call {
     GUID guid;              /* StartTrace / ControlTrace: Wnode.Guid;
                              * EnableTraceEx2: the provider */
     ULONGLONG match_any;    /* EnableTraceEx2: MatchAnyKeyword */
+    ULONG flush_timer;      /* StartTrace, ControlTrace UPDATE: FlushTimer */
+    int other_instance;     /* ControlTrace by handle: it hit an instance
+                             * diskmon did not start (another tool's) */
     uint64_t when_ns;       /* dm_monotonic_ns() at the call */
 };
 
@@ -115,6 +136,11 @@ struct dm_fake_config {
     struct dm_fake_load load;   /* the live model (see above) */
     ULONG enable_error;         /* EnableTraceEx2 fails with this */
     ULONG helper_open_error;    /* OpenTrace of "diskmon rundown" fails */
+    ULONG private_enable_error; /* EnableTraceEx2 on "diskmon" itself fails */
+    enum dm_fake_flush_answer flush_answer;
+    ULONG query_error;          /* every ControlTrace QUERY fails with this */
+    int helper_trickle;         /* the helper's consumer goes on delivering a
+                                 * name a millisecond until it is stopped */
 };
 
 /*
@@ -173,5 +199,15 @@ uint64_t dm_fake_helper_delivered(void);
 /* Records delivered after the session was stopped (queued buffers, end
  * rundown). */
 uint64_t dm_fake_delivered_after_stop(void);
+
+/* Rundowns asked for while no consumer of the session was open: lost. */
+int dm_fake_rundown_lost(void);
+/* The sample's FileRundown copies (delivered only after a start rundown). */
+size_t dm_fake_copy_records(void);
+/* ControlTrace calls by handle that acted on an instance diskmon did not
+ * start (STOP, FLUSH, UPDATE; a QUERY changes nothing and is not counted). */
+int dm_fake_touched_other(void);
+/* The flush period the running session has now, in ms (after an UPDATE). */
+unsigned dm_fake_flush_period_ms(void);
 
 #endif /* DM_ETW_FAKE_H */
