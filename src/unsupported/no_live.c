@@ -6,6 +6,7 @@
  * source there is nothing for --self-test (selftest/selftest.h) to test.
  */
 #include "diskmon.h"
+#include "output/text.h"
 #include "selftest/selftest.h"
 
 const struct dm_source_ops *const dm_live_source = NULL;
@@ -14,7 +15,7 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
 {
     (void)opt;
     (void)ops;
-    fprintf(out, "FAIL live source: this build has no live capture, and --self-test "
-                 "needs one (replay a trace with -r FILE.etl)\n");
+    dm_writef(out, "FAIL live source: this build has no live capture, and --self-test "
+                   "needs one (replay a trace with -r FILE.etl)\n");
     return 1;
 }

@@ -5,6 +5,9 @@
 #   includes-down  no file includes a header of a higher layer;
 #   no-cross-os    no OS backend includes another's headers;
 #   include-loops  no two files include each other, directly or round a loop;
+#   one-writer     nothing writes stdout or stderr through stdio;
+#   in-repo        no comment cites a path outside the repository or a
+#                  tracker number;
 # and, given a build tree, from its object files (nm):
 #   call-loops     no two source files call each other, directly or round a
 #                  loop (a file's undefined symbols resolved to the file that
@@ -120,5 +123,21 @@ if [ -n "$BUILD" ]; then
         echo "   $(wc -l <"$edges.call") calls between $(echo "$objs" | wc -l) files"
     fi
 fi
+
+# one-writer: every byte for stdout and stderr goes through dm_write_all
+# (output/text.h), which owns the OS's error codes and a console's UTF-16;
+# stdio writes to them would bring back the CRT's EINVAL for a closed
+# pipe. Only the writer itself may call fwrite (a memory stream in tests).
+stdio=$(grep -nE '\b(printf|puts|putchar|vprintf)\(|\b(fprintf|vfprintf|fputs|fputc|fwrite)\((stdout|stderr|errf|out|t->out|m->errf)\b' \
+    $(find src -name '*.c' | sort) | grep -vE '^src/platform/(posix|win32_console)\.c:' || true)
+if [ -n "$stdio" ]; then fail one-writer "$(echo "$stdio" | tr '\n' ' ')"; else pass one-writer; fi
+
+# in-repo: comments cite the project's own docs or primary sources, never
+# a file outside the repository, and carry no tracker numbers.
+outside=$(grep -rnE '(etw|linux-block|metrics)-facts\.md|shared/docs|\b[Ii]ssue [0-9]+' \
+    include src tests CMakeLists.txt docs --include='*.[ch]' --include='*.sh' \
+    --include='*.py' --include='*.txt' --include='*.in' --include='*.md' 2>/dev/null |
+    grep -v '^tests/scripts/layers.sh:' || true)
+if [ -n "$outside" ]; then fail in-repo "$(echo "$outside" | head -5 | tr '\n' ' ')"; else pass in-repo; fi
 
 [ "$fails" -eq 0 ]

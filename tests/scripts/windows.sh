@@ -311,7 +311,7 @@ check_selftest() { # preset, exe
 # suite win32_io play those), and through Wine's cmd as the issue's user
 # would type it (Wine's cmd joins a pipe through a file, so there the
 # reader's early exit is not exercised; the check still sees no message).
-# --top too (issue 25: it drew through stdio, whose CRT turns the closed
+# --top too (it drew through stdio, whose CRT turns the closed
 # pipe into EINVAL, "Invalid argument").
 check_closed_pipe() { # preset, exe
     local etl=$ETL_DIR/perfview-net452-x64-win8.etl err=$LOG/windows-$1-pipe.err rc

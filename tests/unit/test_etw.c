@@ -1085,7 +1085,7 @@ DM_TEST(blocked_printer_still_stops_session)
     dm_fake_uninstall();
 }
 
-/* --- issue 7: file names, ordering, --force, ends, pointer size ------------ */
+/* --- file names, ordering, --force, ends, pointer size ------------------- */
 
 /* The replay decoding of a sample: the oracle for process and file names
  * (replay is checked against PerfView's baseline by test_replay and
@@ -1283,7 +1283,7 @@ static void check_named_files(const char *etl_name, const char *label)
     DM_ASSERT(after.in_order);
     DM_ASSERT(after.ios > 0);
     /* >= 95% named, each as replay names it; the right process for every
-     * I/O (issue 7, "Tests here"). */
+     * I/O. */
     DM_ASSERT(after.named_same * 100 >= after.ios * 95);
     DM_ASSERT_EQ_U64(after.named_same, after.named);
     DM_ASSERT_EQ_U64(after.process_same, after.total);
@@ -2006,7 +2006,7 @@ DM_TEST(rundown_100k_files_then_io_named)
 
     /* The product asks for the start rundown on Windows 8+ only (the
      * TraceSystemTraceEnableFlagsInfo class; etw_session.c), as a Wine
-     * prefix that reports Windows 7 shows (issue 25, finding 9). */
+     * prefix that reports Windows 7 shows. */
     if (!dm_etw_is_win8_or_later())
         DM_SKIP("the OS reports a version before Windows 8, where diskmon "
                 "does not ask for the start rundown (tests/scripts/windows.sh "
@@ -2158,7 +2158,7 @@ static int run_with_ctrl_c(const struct dm_fake_config *cfg, unsigned after_ms,
  * QUERY and STOP go by handle, and the NT Kernel Logger's handle is its
  * fixed id 0xFFFF (evntrace.h), so the handle names the other tool's
  * instance: only the LoggerThreadId check keeps diskmon's STOP off it, and
- * nothing is ever named (issue 25, finding 8). */
+ * nothing is ever named. */
 DM_TEST(outside_stop_then_ctrl_c_no_stop_by_name)
 {
     struct dm_fake_config cfg;
@@ -2305,8 +2305,7 @@ DM_TEST(lost_buffers_reported_as_buffers_exit_3)
 /* The fake's rule (System Informer etwmon.c, krabsetw etw.hpp): a rundown
  * asked for while no consumer of the session is open is lost, as the old
  * order (the toggle inside the start) did. The product asks after
- * OpenTrace and before ProcessTrace, so nothing is lost (issue 25, finding
- * 1). */
+ * OpenTrace and before ProcessTrace, so nothing is lost. */
 DM_TEST(start_rundown_only_after_open_trace)
 {
     struct dm_fake_config cfg;
@@ -2414,8 +2413,7 @@ DM_TEST(info_lines_say_what_windows_answered)
 
 /* --cleanup recognises a killed diskmon's NT Kernel Logger in either flush
  * mode: where Windows kept the ms timer (FlushTimer 100 and the flag) and
- * where the fallback set FlushTimer 1 s, or found it so (issue 25, finding
- * 2). Fails with the old check, which required the flag. */
+ * where the fallback set FlushTimer 1 s, or found it so. Fails with the old check, which required the flag. */
 DM_TEST(leftover_recognised_in_both_flush_modes)
 {
     static const enum dm_fake_flush_answer answers[] = {
@@ -2445,7 +2443,7 @@ DM_TEST(leftover_recognised_in_both_flush_modes)
 /* The flush fallback runs, and another tool stops diskmon's NT Kernel
  * Logger and starts its own, which has the same handle (0xFFFF);
  * ProcessTrace lags [MS-proc], then Ctrl+C. Neither the releaser's FLUSH
- * nor the STOP may reach the other tool's instance (issue 25, finding 8):
+ * nor the STOP may reach the other tool's instance:
  * each is preceded by a QUERY whose LoggerThreadId is not diskmon's. */
 DM_TEST(outside_restart_flush_fallback_leaves_theirs_alone)
 {
@@ -2469,7 +2467,7 @@ DM_TEST(outside_restart_flush_fallback_leaves_theirs_alone)
 /* The end of a run on the private session while its naming helper still
  * delivers names (helper_trickle): the final flush decodes under ro_lock,
  * as the helper's callback does, so the decoder is never used by two
- * threads at once (issue 25, finding 3). Under Wine there is no TSan, so
+ * threads at once. Under Wine there is no TSan, so
  * the source counts every use of the reorder stage or the decoder by a
  * thread that does not hold ro_lock (dm_etw_source_unguarded); the old
  * final flush took no lock and is counted. */

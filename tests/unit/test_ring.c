@@ -337,7 +337,7 @@ DM_TEST(stress_two_threads_wait_mode)
 }
 
 /*
- * The missed wake-up of issue 25: a push publishes head and then looks
+ * The missed wake-up: a push publishes head and then looks
  * whether the consumer sleeps; the consumer says it sleeps and then looks
  * at head once more. Two stores, each followed by a load of the other's
  * location: without a full barrier between them on one side and the other

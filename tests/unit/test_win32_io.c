@@ -332,7 +332,7 @@ DM_TEST(replay_into_closed_pipe_109_exits_0)
     replay_into_closed_pipe(109);
 }
 
-/* ---- --top and stderr through the one writer (issue 25) ------------------- */
+/* ---- --top and stderr through the one writer ------------------------------ */
 
 /* A run of diskmon on the sample trace with args, stdout a fake pipe or
  * file (WriteFile; failing with fail_error unless 0), stderr a fake
