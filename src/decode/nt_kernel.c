@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/diskio.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_kernel_internal.h"
@@ -181,6 +182,39 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
         return dm_kdecoder__on_sysconfig(kd, rec, PASS_FORWARD);
     default:
         return 0;
+    }
+}
+
+/*
+ * The forward pass's opcodes, as the handlers take them: DiskIo Read 10 ..
+ * FlushInit 15 (diskio.h; others are DM_ENOTFOUND before any check),
+ * Thread Start 1, End 2, DCStart 3 and Process Start 1, End 2, DCStart 3
+ * (nt_kernel_process.c: DCEnd and Defunct are rundown-only), FileIo Name 0,
+ * FileCreate 32, FileDelete 35, FileRundown 36 (nt_kernel_file.c), SysConfig
+ * VolumeMapping 35. A record with a bad header is never ignored: dm_kdecode
+ * counts it as malformed whatever its opcode.
+ */
+int dm_kdecode_ignores(const struct dm_krecord *rec)
+{
+    unsigned op = rec->opcode;
+
+    if (rec->kclass == DM_K_OTHER)
+        return 1;
+    if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
+        (rec->payload == NULL && rec->payload_len > 0))
+        return 0;
+    switch (rec->kclass) {
+    case DM_K_DISKIO:
+        return op < DM_DISKIO_READ || op > DM_DISKIO_FLUSH_INIT;
+    case DM_K_THREAD:
+    case DM_K_PROCESS:
+        return op < 1 || op > 3;
+    case DM_K_FILEIO:
+        return op != 0 && op != 32 && op != 35 && op != 36;
+    case DM_K_SYSCONFIG:
+        return op != 35;
+    default:
+        return 1;
     }
 }
 

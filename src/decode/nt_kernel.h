@@ -82,6 +82,18 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev);
 
 /*
+ * Whether dm_kdecode() does nothing at all with rec, whatever records come
+ * before or after it: it returns 0 and changes no table and no count. True
+ * for the classes and opcodes no handler decodes (DM_K_OTHER, Thread
+ * CSwitch, FileIo Read/Write, DiskIo driver records, ...), false for every
+ * record that can name, attribute, complete or be counted as malformed.
+ * The live source drops such records before the reorder stage: their
+ * order cannot matter, and holding them costs the stage a copy and a merge
+ * (decode/reorder.h). Cheap: a few compares.
+ */
+int dm_kdecode_ignores(const struct dm_krecord *rec);
+
+/*
  * Replay only, before the dm_kdecode() pass: learn names that the trace
  * gives only in hindsight, typically in its end-of-session rundown. Takes
  * Thread End/DCEnd (thread -> process), Process End/DCEnd (process -> image

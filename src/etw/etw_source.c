@@ -204,6 +204,10 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
         return;
     }
     fill_record(s, er, &rec);
+    /* Records the decoder does nothing with (CSwitch, FileIo Read/Write,
+     * ...) cannot depend on order: they skip the reorder stage. */
+    if (dm_kdecode_ignores(&rec))
+        return;
     if (!s->in_buffer) {
         EnterCriticalSection(&s->ro_lock);
         s->in_buffer = 1;

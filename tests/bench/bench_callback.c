@@ -330,7 +330,10 @@ static uint64_t reorder_pass(const struct loaded *l, const struct dm_filter *f,
     }
     t0 = dm_monotonic_ns();
     for (size_t i = 0; i < l->n; i++) {
-        dm_reorder_push(ro, l->cpu[i], &l->recs[i], decode_released, &c);
+        /* As the live source (etw_source.c on_event): a record the decoder
+         * ignores is not held (nt_kernel.h, dm_kdecode_ignores). */
+        if (!dm_kdecode_ignores(&l->recs[i]))
+            dm_reorder_push(ro, l->cpu[i], &l->recs[i], decode_released, &c);
         if (i % 64 == 63)
             dm_reorder_release(ro, l->recs[i].timestamp, decode_released, &c);
     }

@@ -1029,6 +1029,60 @@ DM_TEST(forward_file_names)
 }
 
 /*
+ * dm_kdecode_ignores: false for exactly the opcodes Microsoft documents
+ * for the events diskmon decodes (DiskIo_TypeGroup1-3: Read 10, Write 11,
+ * ReadInit 12, WriteInit 13, FlushBuffers 14, FlushInit 15;
+ * Thread_TypeGroup1 and Process_TypeGroup1: Start 1, End 2, DCStart 3,
+ * the DCEnd 4 being rundown-only; FileIo_Name: Name 0, FileCreate 32,
+ * FileDelete 35, FileRundown 36; SysConfig VolumeMapping 35), and every
+ * record it ignores is one dm_kdecode returns 0 for without counting it,
+ * even with a payload too short for any handler.
+ */
+DM_TEST(ignored_records_do_nothing)
+{
+    static const struct {
+        enum dm_kclass c;
+        unsigned ops[6];
+        unsigned n;
+    } handled[] = {
+        {DM_K_DISKIO, {10, 11, 12, 13, 14, 15}, 6},
+        {DM_K_THREAD, {1, 2, 3}, 3},
+        {DM_K_PROCESS, {1, 2, 3}, 3},
+        {DM_K_FILEIO, {0, 32, 35, 36}, 4},
+        {DM_K_SYSCONFIG, {35}, 1},
+    };
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    struct dm_event ev;
+    struct dm_krecord r;
+    uint8_t b[1] = {0};
+    unsigned ignored = 0;
+
+    DM_ASSERT(kd != NULL);
+    for (size_t k = 0; k < sizeof handled / sizeof handled[0]; k++) {
+        for (unsigned op = 0; op < 256; op++) {
+            int want = 0;
+
+            for (unsigned i = 0; i < handled[k].n; i++)
+                want |= handled[k].ops[i] == op;
+            r = krec(handled[k].c, op, 3, 8, 100, 1, 2, b, sizeof b);
+            DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), !want);
+            if (!want) {
+                ignored++;
+                DM_ASSERT_EQ_INT(dm_kdecode(kd, &r, &ev), 0);
+            }
+            /* A bad header is counted as malformed, so never ignored. */
+            r.pointer_size = 2;
+            DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), 0);
+        }
+    }
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 0);
+    DM_ASSERT_EQ_U64(ignored, 5 * 256 - 17);
+    r = krec(DM_K_OTHER, 10, 3, 2, 100, 1, 2, b, sizeof b);
+    DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), 1);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
  * Replay's rundown names: the first FileDelete/FileRundown of an address
  * names its requests up to that record's time, backwards; a request of a
  * later object at the same address (whose create the trace lacks) does not
@@ -1618,6 +1672,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"thread_churn_swept_not_replaced", thread_churn_swept_not_replaced},
     {"forward_file_names", forward_file_names},
     {"rundown_file_names_end", rundown_file_names_end},
+    {"ignored_records_do_nothing", ignored_records_do_nothing},
     {"thread_end_grace", thread_end_grace},
     {"win7_header_tid_fallback", win7_header_tid_fallback},
     {"two_clock_decoder", two_clock_decoder},
