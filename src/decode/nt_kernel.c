@@ -153,6 +153,7 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
 {
     if (kd == NULL)
         return;
+    dm_kdecoder__need_free(kd);
     names_free(&kd->names);
     if (kd->rundown != NULL)
         names_free(kd->rundown);
@@ -165,6 +166,12 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev)
 {
+    /* The naming pass is over: settle the names on probation, free its
+     * bookkeeping (nt_kernel_need.c). */
+    if (kd->need != NULL) {
+        dm_kdecoder__need_at(kd, UINT64_MAX);
+        dm_kdecoder__need_free(kd);
+    }
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
         return rec->kclass == DM_K_OTHER ? 0 : malformed(kd, PASS_FORWARD);
@@ -220,7 +227,7 @@ int dm_kdecode_ignores(const struct dm_krecord *rec)
 
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
 {
-    if (rec->kclass == DM_K_OTHER || rec->kclass == DM_K_DISKIO)
+    if (rec->kclass == DM_K_OTHER)
         return 0;
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
@@ -229,12 +236,24 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
         kd->rundown = calloc(1, sizeof *kd->rundown);
         if (kd->rundown == NULL)
             return DM_ENOMEM;
-        if (names_init(kd->rundown, kd) < 0) {
+        if (names_init(kd->rundown, kd) < 0 || dm_kdecoder__need_init(kd) < 0) {
             names_free(kd->rundown);
             free(kd->rundown);
             kd->rundown = NULL;
             return DM_ENOMEM;
         }
+    }
+    dm_kdecoder__need_at(kd, rec->timestamp);
+    if (rec->kclass == DM_K_DISKIO) {
+        struct dm_diskio d;
+
+        /* Read and Write completions name a file object (diskio.h). */
+        if ((rec->opcode == DM_DISKIO_READ || rec->opcode == DM_DISKIO_WRITE) &&
+            dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
+                                    rec->payload, rec->payload_len, &d) == 0 &&
+            d.file_object != 0)
+            dm_kdecoder__need_request(kd, d.file_object, rec->timestamp);
+        return 0;
     }
     switch (rec->kclass) {
     case DM_K_THREAD:

@@ -103,7 +103,13 @@ int dm_kdecode_ignores(const struct dm_krecord *rec);
  * rundown the same way. A file name from here is used only when its record
  * is the first FileIo_Name record of that file object in the trace, and
  * only for requests completed no later than that record (a later object at
- * the same address is another file). Feed records in timestamp order.
+ * the same address is another file). Of those names, only the ones some
+ * request will use are kept: the pass also takes the DiskIo Read and
+ * Write completions, and follows which file objects the forward pass will
+ * have named when each completes (nt_kernel_need.c), so a trace that
+ * deletes many files does not keep every name. Feed it every record the
+ * dm_kdecode() pass will see, DiskIo included, in the same (timestamp)
+ * order; the first dm_kdecode() call after it ends the pass.
  * Returns 0, DM_ECORRUPT (not counted: the forward pass counts it) or
  * DM_ENOMEM (the first call allocates the tables).
  */

@@ -13,10 +13,12 @@
  * (FileRundown, DCEnd) names files, threads and processes that earlier
  * requests used, and PerfView applies those names backwards too (see
  * dm_kdecode_rundown); FileDelete and Thread End in mid-trace count as well.
- * It asks the reader for the Process, Thread, FileIo and SysConfig records
- * only (dm_etl_select): the reader walks every buffer but skips the other
- * records (DiskIo, the bulk of a trace) at the cost of their headers: they
- * are neither merged nor decoded nor handed out. It returns the picked ones
+ * It asks the reader for the Process, Thread, FileIo, SysConfig and DiskIo
+ * records only (dm_etl_select; DiskIo so that only the rundown file names
+ * some request will use are kept, see dm_kdecode_rundown): the reader
+ * walks every buffer but skips the other records at the cost of their
+ * headers: they are neither merged nor decoded nor handed out. It returns
+ * the picked ones
  * in the order the full merge gives them, which is the order
  * dm_kdecode_rundown must see them in. Then the reader is rewound and the
  * decoding pass takes every record, decodes and emits. A plain file is read
@@ -218,11 +220,11 @@ static void finish(struct dm_source *src, const struct replay *r)
 }
 
 /* The records the naming pass takes: every class dm_kdecode_rundown()
- * may learn from, as the decoder classes them (Process, Thread, FileIo,
- * SysConfig); DiskIo and unknown classes are skipped. */
+ * takes, as the decoder classes them (Process, Thread, FileIo, SysConfig,
+ * DiskIo); unknown classes are skipped. */
 static int naming_class(enum dm_kclass c)
 {
-    return c != DM_K_OTHER && c != DM_K_DISKIO;
+    return c != DM_K_OTHER;
 }
 
 static int naming_guid(const uint8_t guid[16])

@@ -975,6 +975,16 @@ static int read_at(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo,
     return feed(kd, krec(DM_K_DISKIO, 10, 3, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n), ev);
 }
 
+/* The same Read, to replay's naming pass (dm_kdecode_rundown). */
+static int rundown_read(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo, uint64_t irp)
+{
+    uint8_t b[64];
+    size_t n = tg1(b, 8, 3, 0, 0, 4096, 0, fo, irp, 100, 8);
+    struct dm_krecord r = krec(DM_K_DISKIO, 10, 3, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n);
+
+    return dm_kdecode_rundown(kd, &r);
+}
+
 static int name_rec(struct dm_kdecoder *kd, unsigned op, uint64_t ts,
                     uint64_t fo, const uint_least16_t *name, int rundown)
 {
@@ -1096,10 +1106,15 @@ DM_TEST(rundown_file_names_end)
 
     DM_ASSERT(kd != NULL);
     /* The whole trace, in order, to the rundown pass first. */
+    DM_ASSERT_EQ_INT(rundown_read(kd, 20, fo, 1), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 35, 30, fo, u"\\old.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 40, fo, 2), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 32, 50, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 55, fo, 3), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 60, dir, 4), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 32, 61, dir, u"\\dir", 1), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 35, 90, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 95, fo, 5), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 36, 100, dir, u"\\dir", 1), 0);
     /* Then the forward pass. */
     DM_ASSERT_EQ_INT(read_at(kd, 20, fo, 1, 8, &ev), 1);
@@ -1119,6 +1134,86 @@ DM_TEST(rundown_file_names_end)
     DM_ASSERT_EQ_INT(read_at(kd, 95, fo, 5, 8, &ev), 1); /* after both */
     DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
     dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Replay's two passes on random traces of a few file objects (names
+ * created, deleted, run down, addresses reused, requests before a name,
+ * timestamps with ties), against the rule written out here: a request
+ * gets the forward name (the last Name/FileCreate/FileRundown of its
+ * address before it, with no FileDelete since), else the name of the
+ * address's first FileDelete/FileRundown in the whole trace if it
+ * completed no later than that record, else none. The naming pass keeps
+ * only the names some request uses (nt_kernel_need.c); this checks that
+ * it kept every one of them.
+ */
+DM_TEST(random_rundown_names_against_model)
+{
+    enum { N = 400, ADDRS = 6, TRACES = 300 };
+    static const uint_least16_t *const names[] = {u"\\a", u"\\b", u"\\c", u"\\d"};
+    static const char *const utf8[] = {"\\a", "\\b", "\\c", "\\d"};
+    struct step {
+        unsigned op;  /* FileIo opcode, or 10: a Read */
+        uint64_t ts;
+        unsigned addr, name;
+    } t[N];
+    uint32_t seed = 2024;
+
+    for (int trace = 0; trace < TRACES; trace++) {
+        struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+        uint64_t ts = 1;
+        struct dm_event ev;
+
+        DM_ASSERT(kd != NULL);
+        for (int i = 0; i < N; i++) {
+            static const unsigned ops[] = {10, 10, 10, 10, 0, 32, 35, 36};
+
+            seed = seed * 1103515245u + 12345u;
+            t[i].op = ops[(seed >> 16) % 8];
+            t[i].addr = (seed >> 8) % ADDRS;
+            t[i].name = (seed >> 20) % 4;
+            ts += (seed >> 24) % 3; /* ties included */
+            t[i].ts = ts;
+        }
+        for (int i = 0; i < N; i++) {
+            uint64_t fo = 0x1000 + 0x150 * (uint64_t)t[i].addr;
+
+            if (t[i].op == 10)
+                DM_ASSERT_EQ_INT(rundown_read(kd, t[i].ts, fo, (uint64_t)i), 0);
+            else
+                DM_ASSERT_EQ_INT(name_rec(kd, t[i].op, t[i].ts, fo, names[t[i].name], 1), 0);
+        }
+        for (int i = 0; i < N; i++) {
+            uint64_t fo = 0x1000 + 0x150 * (uint64_t)t[i].addr;
+            int want = -1, named = -1;
+
+            if (t[i].op != 10) {
+                DM_ASSERT_EQ_INT(name_rec(kd, t[i].op, t[i].ts, fo, names[t[i].name], 0), 0);
+                continue;
+            }
+            /* The model: forward name, else the first end's name in force. */
+            for (int j = 0; j < i; j++) {
+                if (t[j].op == 10 || t[j].addr != t[i].addr)
+                    continue;
+                named = t[j].op == 35 ? -1 : (int)t[j].name;
+            }
+            want = named;
+            for (int j = 0; j < N && want < 0; j++)
+                if ((t[j].op == 35 || t[j].op == 36) && t[j].addr == t[i].addr) {
+                    if (t[i].ts <= t[j].ts)
+                        want = (int)t[j].name;
+                    break;
+                }
+            DM_ASSERT_EQ_INT(read_at(kd, t[i].ts, fo, (uint64_t)i, 8, &ev), 1);
+            if (want < 0) {
+                DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+            } else {
+                DM_ASSERT(ev.flags & DM_EV_HAS_FILE);
+                DM_ASSERT_STR_EQ(ev.file, utf8[want]);
+            }
+        }
+        dm_kdecoder_destroy(kd);
+    }
 }
 
 /*
@@ -1673,6 +1768,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"forward_file_names", forward_file_names},
     {"rundown_file_names_end", rundown_file_names_end},
     {"ignored_records_do_nothing", ignored_records_do_nothing},
+    {"random_rundown_names_against_model", random_rundown_names_against_model},
     {"thread_end_grace", thread_end_grace},
     {"win7_header_tid_fallback", win7_header_tid_fallback},
     {"two_clock_decoder", two_clock_decoder},
