@@ -58,18 +58,18 @@
  * rundown names about 26,000 files (etw-facts.md s.8), a file server far
  * more: the file table holds 1,048,576 file objects before it may replace
  * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
- * The README's "Limits" gives these caps. The thread, file and IRP tables
- * start small: a completion probes all of them, and tables sized for the
- * busiest machine (1.1 MB together) made those probes miss the cache on
- * replay of a trace with 800 threads, 512 open files and a few IRPs in
- * flight; they grow in a few doublings where more is needed. (The process
+ * The README's "Limits" gives these caps. The thread and IRP tables start
+ * small (2,048 threads and 128 I/Os in flight before they grow): a
+ * completion probes both, and tables sized for a busy machine (700 KB
+ * together) made those probes miss the cache. The file table starts at a
+ * few thousand files, which a start rundown names at once. (The process
  * table keeps its size: when it sweeps out ended processes depends on its
  * size, and lookup_process still names an ended process until then.) */
-#define THREAD_SLOTS 1024u
+#define THREAD_SLOTS 4096u
 #define THREAD_MAX_SLOTS (1u << 20)
 #define PROCESS_SLOTS 4096u
 #define PROCESS_MAX_SLOTS (1u << 18)
-#define FILE_SLOTS 1024u
+#define FILE_SLOTS 8192u
 #define FILE_MAX_SLOTS (2u * DM_KDECODER_FILES_MAX)
 #define IRP_SLOTS 256u
 #define IRP_MAX_SLOTS (1u << 18)
