@@ -249,7 +249,6 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
             return DM_ENOMEM;
         }
     }
-    dm_kdecoder__need_at(kd, rec->timestamp);
     if (rec->kclass == DM_K_DISKIO) {
         struct dm_diskio d;
 

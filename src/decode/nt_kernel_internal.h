@@ -184,8 +184,8 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
 
 /* nt_kernel_need.c: keeping only the rundown file names a request will
- * use. init: DM_ENOMEM or 0; at: the naming pass reached time ts (entries
- * on probation before it are settled); request: a DiskIo completion on
+ * use. init: DM_ENOMEM or 0; at: settle the entries on probation older
+ * than ts; request: a DiskIo completion on
  * file_object; named: the forward table names file_object from here
  * (named 1) or ends its name (0); is_dead: an end-of-life record of
  * file_object was met and its name dropped; first_end: f was just stored

@@ -23,8 +23,9 @@
  *     entry needed when its time is within the entry's (time <= until);
  *   - a first end-of-life record with no orphan before it keeps its entry
  *     on probation while the pass is still at that record's time (a
- *     request of the same timestamp may come next); once the pass moves
- *     past it, an entry no request marked is dropped, and its address
+ *     request of the same timestamp may come next); once the pass is past
+ *     it (settled at the next such record and at the pass's end), an
+ *     entry no request marked is dropped, and its address
  *     goes to dead, so that a later end-of-life record of the address is
  *     still known not to be the first (its name must stay unused, as
  *     before). dead costs 8 bytes an address, the dropped entry ~200.
@@ -245,6 +246,10 @@ void dm_kdecoder__need_first_end(struct dm_kdecoder *kd, uint64_t file_object,
         if (used)
             return;
     }
+    /* Settle the entries whose time the pass has left: when they are
+     * settled does not matter to the names (a request marks an entry on
+     * probation only within its time), only to the list's length. */
+    dm_kdecoder__need_at(kd, ts);
     if (n->n_probation == n->cap_probation) {
         size_t cap = n->cap_probation ? 2 * n->cap_probation : 64;
         uint64_t *p = realloc(n->probation, cap * sizeof *p);

@@ -12,6 +12,7 @@
 
 #include "decode/diskio.h"
 #include "decode/ktable.h"
+#include "decode/nt_paths.h"
 #include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "dmtest.h"
@@ -696,6 +697,82 @@ DM_TEST(init_decode_matches_full)
         DM_ASSERT_EQ_U64(init.irp, full.irp);
         DM_ASSERT_EQ_INT(init.has_issuing_tid, full.has_issuing_tid);
         DM_ASSERT_EQ_U64(init.issuing_tid, full.issuing_tid);
+    }
+}
+
+/* UTF-8 of the n units at u, one unit at a time (RFC 3629 section 3;
+ * unpaired surrogates as U+FFFD): the reference for the word-at-a-time
+ * paths of dm_utf16_units and dm_utf16_to_utf8. */
+static size_t ref_utf8(const uint16_t *u, size_t n, char *out)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = u[i];
+
+        if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && u[i + 1] >= 0xDC00 &&
+            u[i + 1] <= 0xDFFF)
+            c = 0x10000 + ((c - 0xD800) << 10) + (u[++i] - 0xDC00);
+        else if (c >= 0xD800 && c <= 0xDFFF)
+            c = 0xFFFD;
+        if (c < 0x80) {
+            out[o++] = (char)c;
+        } else if (c < 0x800) {
+            out[o++] = (char)(0xC0 | c >> 6);
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out[o++] = (char)(0xE0 | c >> 12);
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            out[o++] = (char)(0xF0 | c >> 18);
+            out[o++] = (char)(0x80 | (c >> 12 & 0x3F));
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    out[o] = '\0';
+    return o;
+}
+
+DM_TEST(utf16_random_against_reference)
+{
+    static const uint16_t pool[] = {'a', 'Z', '\\', '.', 0x7F, 0x80, 0xE9,
+                                    0x7FF, 0x800, 0x65E5, 0xD83D, 0xDE00, 0xDBFF,
+                                    0xDC00, 0xFFFF, 0x0100, 0x8000, 0};
+    uint16_t u[40];
+    uint8_t b[80];
+    char got[200], want[200];
+    uint32_t seed = 77;
+
+    for (int round = 0; round < 20000; round++) {
+        size_t n, len, units, ref_units, k;
+        int term, ref_term = 0;
+
+        seed = seed * 1103515245u + 12345u;
+        n = (seed >> 16) % 40;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            /* Mostly ASCII, as paths are, so the fast paths run. */
+            u[i] = (seed >> 16) % 4 ? (uint16_t)('a' + (seed >> 20) % 26)
+                                   : pool[(seed >> 20) % (sizeof pool / sizeof pool[0])];
+            b[2 * i] = (uint8_t)u[i];
+            b[2 * i + 1] = (uint8_t)(u[i] >> 8);
+        }
+        len = 2 * n - (n > 0 && (seed >> 28) % 2); /* odd lengths too */
+        if (n == 0)
+            len = 0;
+        for (ref_units = 0; 2 * ref_units + 1 < len; ref_units++)
+            if (u[ref_units] == 0) {
+                ref_term = 1;
+                break;
+            }
+        units = dm_utf16_units(b, len, &term);
+        DM_ASSERT_EQ_U64(units, ref_units);
+        DM_ASSERT_EQ_INT(term, ref_term);
+        k = dm_utf16_to_utf8(b, n, got);
+        DM_ASSERT_EQ_U64(k, ref_utf8(u, n, want));
+        DM_ASSERT_STR_EQ(got, want);
     }
 }
 
@@ -1757,6 +1834,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"random_payloads", random_payloads},
     {"init_decode_matches_full", init_decode_matches_full},
     {"utf16_names", utf16_names},
+    {"utf16_random_against_reference", utf16_random_against_reference},
     {"path_cut_and_mapping", path_cut_and_mapping},
     {"time_arithmetic", time_arithmetic},
     {"tables_stay_bounded", tables_stay_bounded},
