@@ -89,6 +89,12 @@ int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
             dm_kdecoder__need_named(kd, file_object, 1);
             return 0;
         }
+        /* Settle the entries on probation the pass has left behind, before
+         * a new entry's slot is taken (settling removes entries, which
+         * moves slots). When they are settled does not matter to the names
+         * (a request marks an entry on probation only within its time),
+         * only to the list's length. */
+        dm_kdecoder__need_at(kd, rec->timestamp);
         first = dm_kt_find(&nm->files, file_object) == DM_KT_NONE &&
                 !dm_kdecoder__need_is_dead(kd, file_object);
         if (first)

@@ -229,6 +229,8 @@ int dm_kdecoder__need_is_dead(const struct dm_kdecoder *kd, uint64_t file_object
     return kd->need != NULL && addr_has(&kd->need->dead, file_object);
 }
 
+/* f is the slot just stored: nothing may touch the rundown file table
+ * between that and this call (a removal moves slots). */
 void dm_kdecoder__need_first_end(struct dm_kdecoder *kd, uint64_t file_object,
                                  uint64_t ts, struct file_slot *f)
 {
@@ -246,10 +248,6 @@ void dm_kdecoder__need_first_end(struct dm_kdecoder *kd, uint64_t file_object,
         if (used)
             return;
     }
-    /* Settle the entries whose time the pass has left: when they are
-     * settled does not matter to the names (a request marks an entry on
-     * probation only within its time), only to the list's length. */
-    dm_kdecoder__need_at(kd, ts);
     if (n->n_probation == n->cap_probation) {
         size_t cap = n->cap_probation ? 2 * n->cap_probation : 64;
         uint64_t *p = realloc(n->probation, cap * sizeof *p);
