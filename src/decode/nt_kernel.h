@@ -109,7 +109,8 @@ int dm_kdecode_ignores(const struct dm_krecord *rec);
  * have named when each completes (nt_kernel_need.c), so a trace that
  * deletes many files does not keep every name. Feed it every record the
  * dm_kdecode() pass will see, DiskIo included, in the same (timestamp)
- * order; the first dm_kdecode() call after it ends the pass.
+ * order; the first dm_kdecode() of a record other than DiskIo after it
+ * ends the pass (frees its bookkeeping).
  * Returns 0, DM_ECORRUPT (not counted: the forward pass counts it) or
  * DM_ENOMEM (the first call allocates the tables).
  */

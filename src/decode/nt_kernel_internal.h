@@ -126,7 +126,7 @@ struct dm_kdecoder {
     struct names *rundown; /* NULL until dm_kdecode_rundown() is used */
     /* The naming pass's account of which rundown file names a request
      * will use (nt_kernel_need.c): from the first dm_kdecode_rundown() to
-     * the first dm_kdecode() after it, else NULL. */
+     * the first dm_kdecode() of a record other than DiskIo, else NULL. */
     struct dm_kneed *need;
     struct dm_ktable irps; /* struct irp_slot */
 

@@ -36,8 +36,8 @@
  * rundown table, and for a trace whose CPUs' clocks go backwards, where
  * the merge and the timestamps disagree, a name may be dropped that a
  * request would have used; the first is noted as "tables were full".)
- * All of it is freed when the decoding pass starts (dm_kdecode's first
- * call after the naming pass).
+ * All of it is freed when the decoding pass meets its first record other
+ * than DiskIo (dm_kdecode), or with the decoder.
  */
 #include <stdlib.h>
 #include <string.h>

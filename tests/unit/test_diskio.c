@@ -1334,7 +1334,7 @@ DM_TEST(rundown_keeps_only_used_names)
         }
         if (pass) {
             /* The pass's end: the last entry on probation is settled by
-             * the first forward call. */
+             * the first forward record other than DiskIo. */
             DM_ASSERT(kd->rundown != NULL);
             DM_ASSERT(kd->rundown->files.count <= 11);
         }
