@@ -22,8 +22,10 @@
  *     by twice the records;
  *   - "reorder+decode+filter+enqueue": the reorder stage (decode/reorder.h)
  *     in front of decode, as the live source does: records pushed in file
- *     order with each record's own CPU, a release every 64 records (as if
- *     a buffer ended), the flush at the end. Once for all records (a new
+ *     order with each record's own CPU, but not those the decoder ignores
+ *     (dm_kdecode_ignores: classes and opcodes it does not decode, which the
+ *     live source keeps out of the stage too), a release every 64 records
+ *     (as if a buffer ended), the flush at the end. Once for all records (a new
  *     stage and decoder), once for the DiskIo records only, warm as above
  *     (the live path's cost per DiskIo record: the copy into the stage,
  *     the merge out of it, and the rest).
