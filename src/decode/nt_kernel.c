@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/diskio.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_kernel_internal.h"
@@ -57,14 +58,20 @@
  * rundown names about 26,000 files (docs/etw.md §8), a file server far
  * more: the file table holds 1,048,576 file objects before it may replace
  * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
- * The README's "Limits" gives these caps. */
-#define THREAD_SLOTS 16384u
+ * The README's "Limits" gives these caps. The thread and IRP tables start
+ * small (2,048 threads and 128 I/Os in flight before they grow): a
+ * completion probes both, and tables sized for a busy machine (700 KB
+ * together) made those probes miss the cache. The file table starts at a
+ * few thousand files, which a start rundown names at once. (The process
+ * table keeps its size: when it sweeps out ended processes depends on its
+ * size, and lookup_process still names an ended process until then.) */
+#define THREAD_SLOTS 4096u
 #define THREAD_MAX_SLOTS (1u << 20)
 #define PROCESS_SLOTS 4096u
 #define PROCESS_MAX_SLOTS (1u << 18)
 #define FILE_SLOTS 8192u
 #define FILE_MAX_SLOTS (2u * DM_KDECODER_FILES_MAX)
-#define IRP_SLOTS 8192u
+#define IRP_SLOTS 256u
 #define IRP_MAX_SLOTS (1u << 18)
 
 /* ---- tables ---------------------------------------------------------------- */
@@ -152,6 +159,7 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
 {
     if (kd == NULL)
         return;
+    dm_kdecoder__need_free(kd);
     names_free(&kd->names);
     if (kd->rundown != NULL)
         names_free(kd->rundown);
@@ -160,6 +168,14 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
     free(kd->scratch);
     free(kd);
 }
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DM_NOINLINE __attribute__((noinline))
+#else
+#define DM_NOINLINE
+#endif
+
+static int decode_naming(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev)
@@ -170,6 +186,20 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     /* The one class a busy disk multiplies goes first. */
     if (rec->kclass == DM_K_DISKIO)
         return dm_kdecoder__on_diskio(kd, rec, ev);
+    return rec->kclass == DM_K_OTHER ? 0 : decode_naming(kd, rec);
+}
+
+/* dm_kdecode's records other than DiskIo: the naming classes. Apart, so
+ * that dm_kdecode's DiskIo path stays a plain jump (no stack frame). */
+static DM_NOINLINE int decode_naming(struct dm_kdecoder *kd, const struct dm_krecord *rec)
+{
+    /* The naming pass is over: settle the names on probation and free its
+     * bookkeeping (nt_kernel_need.c). Only memory depends on when: an
+     * entry on probation names its requests as a kept one does. */
+    if (kd->need != NULL) {
+        dm_kdecoder__need_at(kd, UINT64_MAX);
+        dm_kdecoder__need_free(kd);
+    }
     switch (rec->kclass) {
     case DM_K_THREAD:
         return dm_kdecoder__on_thread(kd, &kd->names, rec, PASS_FORWARD);
@@ -184,9 +214,42 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     }
 }
 
+/*
+ * The forward pass's opcodes, as the handlers take them: DiskIo Read 10 ..
+ * FlushInit 15 (diskio.h; others are DM_ENOTFOUND before any check),
+ * Thread Start 1, End 2, DCStart 3 and Process Start 1, End 2, DCStart 3
+ * (nt_kernel_process.c: DCEnd and Defunct are rundown-only), FileIo Name 0,
+ * FileCreate 32, FileDelete 35, FileRundown 36 (nt_kernel_file.c), SysConfig
+ * VolumeMapping 35. A record with a bad header is never ignored: dm_kdecode
+ * counts it as malformed whatever its opcode.
+ */
+int dm_kdecode_ignores(const struct dm_krecord *rec)
+{
+    unsigned op = rec->opcode;
+
+    if (rec->kclass == DM_K_OTHER)
+        return 1;
+    if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
+        (rec->payload == NULL && rec->payload_len > 0))
+        return 0;
+    switch (rec->kclass) {
+    case DM_K_DISKIO:
+        return op < DM_DISKIO_READ || op > DM_DISKIO_FLUSH_INIT;
+    case DM_K_THREAD:
+    case DM_K_PROCESS:
+        return op < 1 || op > 3;
+    case DM_K_FILEIO:
+        return op != 0 && op != 32 && op != 35 && op != 36;
+    case DM_K_SYSCONFIG:
+        return op != 35;
+    default:
+        return 1;
+    }
+}
+
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
 {
-    if (rec->kclass == DM_K_OTHER || rec->kclass == DM_K_DISKIO)
+    if (rec->kclass == DM_K_OTHER)
         return 0;
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
@@ -195,12 +258,23 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
         kd->rundown = calloc(1, sizeof *kd->rundown);
         if (kd->rundown == NULL)
             return DM_ENOMEM;
-        if (names_init(kd->rundown, kd) < 0) {
+        if (names_init(kd->rundown, kd) < 0 || dm_kdecoder__need_init(kd) < 0) {
             names_free(kd->rundown);
             free(kd->rundown);
             kd->rundown = NULL;
             return DM_ENOMEM;
         }
+    }
+    if (rec->kclass == DM_K_DISKIO) {
+        struct dm_diskio d;
+
+        /* Read and Write completions name a file object (diskio.h). */
+        if ((rec->opcode == DM_DISKIO_READ || rec->opcode == DM_DISKIO_WRITE) &&
+            dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
+                                    rec->payload, rec->payload_len, &d) == 0 &&
+            d.file_object != 0)
+            dm_kdecoder__need_request(kd, d.file_object, rec->timestamp);
+        return 0;
     }
     switch (rec->kclass) {
     case DM_K_THREAD:

@@ -82,6 +82,18 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                struct dm_event *ev);
 
 /*
+ * Whether dm_kdecode() does nothing at all with rec, whatever records come
+ * before or after it: it returns 0 and changes no table and no count. True
+ * for the classes and opcodes no handler decodes (DM_K_OTHER, Thread
+ * CSwitch, FileIo Read/Write, DiskIo driver records, ...), false for every
+ * record that can name, attribute, complete or be counted as malformed.
+ * The live source drops such records before the reorder stage: their
+ * order cannot matter, and holding them costs the stage a copy and a merge
+ * (decode/reorder.h). Cheap: a few compares.
+ */
+int dm_kdecode_ignores(const struct dm_krecord *rec);
+
+/*
  * Replay only, before the dm_kdecode() pass: learn names that the trace
  * gives only in hindsight, typically in its end-of-session rundown. Takes
  * Thread End/DCEnd (thread -> process), Process End/DCEnd (process -> image
@@ -91,7 +103,14 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
  * rundown the same way. A file name from here is used only when its record
  * is the first FileIo_Name record of that file object in the trace, and
  * only for requests completed no later than that record (a later object at
- * the same address is another file). Feed records in timestamp order.
+ * the same address is another file). Of those names, only the ones some
+ * request will use are kept: the pass also takes the DiskIo Read and
+ * Write completions, and follows which file objects the forward pass will
+ * have named when each completes (nt_kernel_need.c), so a trace that
+ * deletes many files does not keep every name. Feed it every record the
+ * dm_kdecode() pass will see, DiskIo included, in the same (timestamp)
+ * order; the first dm_kdecode() of a record other than DiskIo after it
+ * ends the pass (frees its bookkeeping).
  * Returns 0, DM_ECORRUPT (not counted: the forward pass counts it) or
  * DM_ENOMEM (the first call allocates the tables).
  */

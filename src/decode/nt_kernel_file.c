@@ -56,17 +56,16 @@
  * [docs/etw.md §2; MS fileio-name, fileio; PerfView
  * KernelTraceEventParser.cs FileIONameTraceData callback, HistoryDictionary.cs]
  */
+static int store_name(struct dm_kdecoder *kd, struct names *nm,
+                      const struct dm_krecord *rec, uint64_t file_object,
+                      size_t ps, enum pass pass);
+
 int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
                            const struct dm_krecord *rec, enum pass pass)
 {
     const uint8_t *b = rec->payload;
-    size_t len = rec->payload_len, ps = rec->pointer_size, units, n, s;
-    const uint8_t *name;
+    size_t len = rec->payload_len, ps = rec->pointer_size, s;
     uint64_t file_object;
-    struct file_slot *f;
-    int terminated, cut, had_entry;
-    uint8_t mapped = 0;
-    char *copy;
 
     if (rec->opcode != FILEIO_FILEDELETE && rec->opcode != FILEIO_FILERUNDOWN &&
         rec->opcode != FILEIO_NAME && rec->opcode != FILEIO_FILECREATE)
@@ -82,10 +81,44 @@ int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
         }
         return 0;
     }
-    if (pass == PASS_RUNDOWN &&
-        (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE ||
-         dm_kt_find(&nm->files, file_object) != DM_KT_NONE))
-        return 0; /* not the address's first end-of-life record: see above */
+    if (pass == PASS_RUNDOWN) {
+        int first;
+
+        /* What the forward table will hold from here (nt_kernel_need.c). */
+        if (rec->opcode == FILEIO_NAME || rec->opcode == FILEIO_FILECREATE) {
+            dm_kdecoder__need_named(kd, file_object, 1);
+            return 0;
+        }
+        /* Settle the entries on probation the pass has left behind, before
+         * a new entry's slot is taken (settling removes entries, which
+         * moves slots). When they are settled does not matter to the names
+         * (a request marks an entry on probation only within its time),
+         * only to the list's length. */
+        dm_kdecoder__need_at(kd, rec->timestamp);
+        first = dm_kt_find(&nm->files, file_object) == DM_KT_NONE &&
+                !dm_kdecoder__need_is_dead(kd, file_object);
+        if (first)
+            store_name(kd, nm, rec, file_object, ps, PASS_RUNDOWN);
+        dm_kdecoder__need_named(kd, file_object, rec->opcode == FILEIO_FILERUNDOWN);
+        return 0; /* only the first end-of-life record names: see above */
+    }
+    return store_name(kd, nm, rec, file_object, ps, PASS_FORWARD);
+}
+
+/* Store the name of rec (a FileIo_Name record of file_object) in nm's file
+ * table. Returns 0. */
+static int store_name(struct dm_kdecoder *kd, struct names *nm,
+                      const struct dm_krecord *rec, uint64_t file_object,
+                      size_t ps, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, units, n, s;
+    const uint8_t *name;
+    struct file_slot *f;
+    int terminated, cut, had_entry;
+    uint8_t mapped = 0;
+    char *copy;
+
     units = dm_utf16_units(b + ps, len - ps, &terminated);
     if (units == 0)
         return 0;
@@ -118,6 +151,9 @@ int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
     f->cut = (uint8_t)cut;
     f->mapped = mapped;
     f->volumes_generation = kd->volumes.generation;
+    f->needed = 1;
+    if (pass == PASS_RUNDOWN)
+        dm_kdecoder__need_first_end(kd, file_object, rec->timestamp, f);
     return 0;
 }
 

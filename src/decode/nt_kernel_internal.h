@@ -2,7 +2,7 @@
  * nt_kernel_internal.h - what the NT kernel decoder's files share (not part
  * of nt_kernel.h).
  *
- * The decoder (nt_kernel.h) is four files:
+ * The decoder (nt_kernel.h) is five files:
  *   nt_kernel.c          the entry points and the tables' glue: creating,
  *                        sizing and freeing the tables, and which class
  *                        goes to which handler;
@@ -12,7 +12,9 @@
  *                        (file object -> file name, device -> drive);
  *   nt_kernel_diskio.c   DiskIo: Init records, completions into dm_events,
  *                        the lookups that attribute them and the clock
- *                        arithmetic.
+ *                        arithmetic;
+ *   nt_kernel_need.c     replay's naming pass: which rundown file names a
+ *                        request will use (the others are dropped).
  * This header holds the decoder's struct, the table slots, the limits the
  * handlers share and the calls between the files, named dm_kdecoder__
  * (internal, like dm_kmerge__replay).
@@ -68,6 +70,8 @@ struct file_slot {
     uint64_t until;     /* rundown tables: time of the FileDelete/FileRundown */
     uint8_t cut;        /* the start of the path was dropped */
     uint8_t mapped;     /* a volume mapping was applied */
+    uint8_t needed;     /* rundown tables: a request will use the name
+                         * (nt_kernel_need.c); 1 in the forward table */
     uint32_t volumes_generation; /* of kd->volumes when name was stored */
     uint16_t name_len;  /* bytes, without the NUL */
     /* Allocated to the name's length (name_len + 1): a slot holding
@@ -102,6 +106,8 @@ struct tick_scale {
     uint64_t max_ticks;   /* UINT64_MAX / ns_per_tick: beyond, saturate */
 };
 
+struct dm_kneed; /* nt_kernel_need.c */
+
 /* Which records a pass takes its names from. */
 enum pass { PASS_FORWARD, PASS_RUNDOWN };
 
@@ -118,6 +124,10 @@ struct dm_kdecoder {
 
     struct names names;
     struct names *rundown; /* NULL until dm_kdecode_rundown() is used */
+    /* The naming pass's account of which rundown file names a request
+     * will use (nt_kernel_need.c): from the first dm_kdecode_rundown() to
+     * the first dm_kdecode() of a record other than DiskIo, else NULL. */
+    struct dm_kneed *need;
     struct dm_ktable irps; /* struct irp_slot */
 
     struct dm_volumes volumes;
@@ -172,6 +182,23 @@ int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *r
                               enum pass pass);
 int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
+
+/* nt_kernel_need.c: keeping only the rundown file names a request will
+ * use. init: DM_ENOMEM or 0; at: settle the entries on probation older
+ * than ts; request: a DiskIo completion on
+ * file_object; named: the forward table names file_object from here
+ * (named 1) or ends its name (0); is_dead: an end-of-life record of
+ * file_object was met and its name dropped; first_end: f was just stored
+ * for file_object's first end-of-life record, at ts. */
+int dm_kdecoder__need_init(struct dm_kdecoder *kd);
+void dm_kdecoder__need_free(struct dm_kdecoder *kd);
+void dm_kdecoder__need_at(struct dm_kdecoder *kd, uint64_t ts);
+void dm_kdecoder__need_request(struct dm_kdecoder *kd, uint64_t file_object,
+                               uint64_t ts);
+void dm_kdecoder__need_named(struct dm_kdecoder *kd, uint64_t file_object, int named);
+int dm_kdecoder__need_is_dead(const struct dm_kdecoder *kd, uint64_t file_object);
+void dm_kdecoder__need_first_end(struct dm_kdecoder *kd, uint64_t file_object,
+                                 uint64_t ts, struct file_slot *f);
 
 /* nt_kernel_diskio.c: a clock's rate, for ticks_to_ns. */
 void dm_kdecoder__tick_scale_init(struct tick_scale *sc, uint64_t freq);

@@ -169,6 +169,10 @@ static VOID WINAPI on_event(PEVENT_RECORD er)
         return;
     }
     dm_etw_fill_record(s, er, &rec);
+    /* Records the decoder does nothing with (CSwitch, FileIo Read/Write,
+     * ...) cannot depend on order: they skip the reorder stage. */
+    if (dm_kdecode_ignores(&rec))
+        return;
     if (!s->in_buffer) {
         dm_etw_ro_enter(s);
         s->in_buffer = 1;

@@ -22,8 +22,10 @@
  *     by twice the records;
  *   - "reorder+decode+filter+enqueue": the reorder stage (decode/reorder.h)
  *     in front of decode, as the live source does: records pushed in file
- *     order with each record's own CPU, a release every 64 records (as if
- *     a buffer ended), the flush at the end. Once for all records (a new
+ *     order with each record's own CPU, but not those the decoder ignores
+ *     (dm_kdecode_ignores: classes and opcodes it does not decode, which the
+ *     live source keeps out of the stage too), a release every 64 records
+ *     (as if a buffer ended), the flush at the end. Once for all records (a new
  *     stage and decoder), once for the DiskIo records only, warm as above
  *     (the live path's cost per DiskIo record: the copy into the stage,
  *     the merge out of it, and the rest).
@@ -330,7 +332,10 @@ static uint64_t reorder_pass(const struct loaded *l, const struct dm_filter *f,
     }
     t0 = dm_monotonic_ns();
     for (size_t i = 0; i < l->n; i++) {
-        dm_reorder_push(ro, l->cpu[i], &l->recs[i], decode_released, &c);
+        /* As the live source (etw_source.c on_event): a record the decoder
+         * ignores is not held (nt_kernel.h, dm_kdecode_ignores). */
+        if (!dm_kdecode_ignores(&l->recs[i]))
+            dm_reorder_push(ro, l->cpu[i], &l->recs[i], decode_released, &c);
         if (i % 64 == 63)
             dm_reorder_release(ro, l->recs[i].timestamp, decode_released, &c);
     }

@@ -12,6 +12,8 @@
 
 #include "decode/diskio.h"
 #include "decode/ktable.h"
+#include "decode/nt_kernel_internal.h"
+#include "decode/nt_paths.h"
 #include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "dmtest.h"
@@ -699,6 +701,82 @@ DM_TEST(init_decode_matches_full)
     }
 }
 
+/* UTF-8 of the n units at u, one unit at a time (RFC 3629 section 3;
+ * unpaired surrogates as U+FFFD): the reference for the word-at-a-time
+ * paths of dm_utf16_units and dm_utf16_to_utf8. */
+static size_t ref_utf8(const uint16_t *u, size_t n, char *out)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = u[i];
+
+        if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && u[i + 1] >= 0xDC00 &&
+            u[i + 1] <= 0xDFFF)
+            c = 0x10000 + ((c - 0xD800) << 10) + (u[++i] - 0xDC00);
+        else if (c >= 0xD800 && c <= 0xDFFF)
+            c = 0xFFFD;
+        if (c < 0x80) {
+            out[o++] = (char)c;
+        } else if (c < 0x800) {
+            out[o++] = (char)(0xC0 | c >> 6);
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out[o++] = (char)(0xE0 | c >> 12);
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        } else {
+            out[o++] = (char)(0xF0 | c >> 18);
+            out[o++] = (char)(0x80 | (c >> 12 & 0x3F));
+            out[o++] = (char)(0x80 | (c >> 6 & 0x3F));
+            out[o++] = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    out[o] = '\0';
+    return o;
+}
+
+DM_TEST(utf16_random_against_reference)
+{
+    static const uint16_t pool[] = {'a', 'Z', '\\', '.', 0x7F, 0x80, 0xE9,
+                                    0x7FF, 0x800, 0x65E5, 0xD83D, 0xDE00, 0xDBFF,
+                                    0xDC00, 0xFFFF, 0x0100, 0x8000, 0};
+    uint16_t u[40];
+    uint8_t b[80];
+    char got[200], want[200];
+    uint32_t seed = 77;
+
+    for (int round = 0; round < 20000; round++) {
+        size_t n, len, units, ref_units, k;
+        int term, ref_term = 0;
+
+        seed = seed * 1103515245u + 12345u;
+        n = (seed >> 16) % 40;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            /* Mostly ASCII, as paths are, so the fast paths run. */
+            u[i] = (seed >> 16) % 4 ? (uint16_t)('a' + (seed >> 20) % 26)
+                                   : pool[(seed >> 20) % (sizeof pool / sizeof pool[0])];
+            b[2 * i] = (uint8_t)u[i];
+            b[2 * i + 1] = (uint8_t)(u[i] >> 8);
+        }
+        len = 2 * n - (n > 0 && (seed >> 28) % 2); /* odd lengths too */
+        if (n == 0)
+            len = 0;
+        for (ref_units = 0; 2 * ref_units + 1 < len; ref_units++)
+            if (u[ref_units] == 0) {
+                ref_term = 1;
+                break;
+            }
+        units = dm_utf16_units(b, len, &term);
+        DM_ASSERT_EQ_U64(units, ref_units);
+        DM_ASSERT_EQ_INT(term, ref_term);
+        k = dm_utf16_to_utf8(b, n, got);
+        DM_ASSERT_EQ_U64(k, ref_utf8(u, n, want));
+        DM_ASSERT_STR_EQ(got, want);
+    }
+}
+
 DM_TEST(utf16_names)
 {
     /* "\Device\HarddiskVolume3\Donn<e-acute>es\<U+65E5><U+672C>
@@ -975,6 +1053,16 @@ static int read_at(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo,
     return feed(kd, krec(DM_K_DISKIO, 10, 3, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n), ev);
 }
 
+/* The same Read, to replay's naming pass (dm_kdecode_rundown). */
+static int rundown_read(struct dm_kdecoder *kd, uint64_t ts, uint64_t fo, uint64_t irp)
+{
+    uint8_t b[64];
+    size_t n = tg1(b, 8, 3, 0, 0, 4096, 0, fo, irp, 100, 8);
+    struct dm_krecord r = krec(DM_K_DISKIO, 10, 3, 8, ts, DM_KNO_ID, DM_KNO_ID, b, n);
+
+    return dm_kdecode_rundown(kd, &r);
+}
+
 static int name_rec(struct dm_kdecoder *kd, unsigned op, uint64_t ts,
                     uint64_t fo, const uint_least16_t *name, int rundown)
 {
@@ -1029,6 +1117,60 @@ DM_TEST(forward_file_names)
 }
 
 /*
+ * dm_kdecode_ignores: false for exactly the opcodes Microsoft documents
+ * for the events diskmon decodes (DiskIo_TypeGroup1-3: Read 10, Write 11,
+ * ReadInit 12, WriteInit 13, FlushBuffers 14, FlushInit 15;
+ * Thread_TypeGroup1 and Process_TypeGroup1: Start 1, End 2, DCStart 3,
+ * the DCEnd 4 being rundown-only; FileIo_Name: Name 0, FileCreate 32,
+ * FileDelete 35, FileRundown 36; SysConfig VolumeMapping 35), and every
+ * record it ignores is one dm_kdecode returns 0 for without counting it,
+ * even with a payload too short for any handler.
+ */
+DM_TEST(ignored_records_do_nothing)
+{
+    static const struct {
+        enum dm_kclass c;
+        unsigned ops[6];
+        unsigned n;
+    } handled[] = {
+        {DM_K_DISKIO, {10, 11, 12, 13, 14, 15}, 6},
+        {DM_K_THREAD, {1, 2, 3}, 3},
+        {DM_K_PROCESS, {1, 2, 3}, 3},
+        {DM_K_FILEIO, {0, 32, 35, 36}, 4},
+        {DM_K_SYSCONFIG, {35}, 1},
+    };
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    struct dm_event ev;
+    struct dm_krecord r;
+    uint8_t b[1] = {0};
+    unsigned ignored = 0;
+
+    DM_ASSERT(kd != NULL);
+    for (size_t k = 0; k < sizeof handled / sizeof handled[0]; k++) {
+        for (unsigned op = 0; op < 256; op++) {
+            int want = 0;
+
+            for (unsigned i = 0; i < handled[k].n; i++)
+                want |= handled[k].ops[i] == op;
+            r = krec(handled[k].c, op, 3, 8, 100, 1, 2, b, sizeof b);
+            DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), !want);
+            if (!want) {
+                ignored++;
+                DM_ASSERT_EQ_INT(dm_kdecode(kd, &r, &ev), 0);
+            }
+            /* A bad header is counted as malformed, so never ignored. */
+            r.pointer_size = 2;
+            DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), 0);
+        }
+    }
+    DM_ASSERT_EQ_U64(dm_kdecoder_malformed(kd), 0);
+    DM_ASSERT_EQ_U64(ignored, 5 * 256 - 17);
+    r = krec(DM_K_OTHER, 10, 3, 2, 100, 1, 2, b, sizeof b);
+    DM_ASSERT_EQ_INT(dm_kdecode_ignores(&r), 1);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
  * Replay's rundown names: the first FileDelete/FileRundown of an address
  * names its requests up to that record's time, backwards; a request of a
  * later object at the same address (whose create the trace lacks) does not
@@ -1042,10 +1184,15 @@ DM_TEST(rundown_file_names_end)
 
     DM_ASSERT(kd != NULL);
     /* The whole trace, in order, to the rundown pass first. */
+    DM_ASSERT_EQ_INT(rundown_read(kd, 20, fo, 1), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 35, 30, fo, u"\\old.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 40, fo, 2), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 32, 50, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 55, fo, 3), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 60, dir, 4), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 32, 61, dir, u"\\dir", 1), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 35, 90, fo, u"\\new.txt", 1), 0);
+    DM_ASSERT_EQ_INT(rundown_read(kd, 95, fo, 5), 0);
     DM_ASSERT_EQ_INT(name_rec(kd, 36, 100, dir, u"\\dir", 1), 0);
     /* Then the forward pass. */
     DM_ASSERT_EQ_INT(read_at(kd, 20, fo, 1, 8, &ev), 1);
@@ -1064,6 +1211,135 @@ DM_TEST(rundown_file_names_end)
     DM_ASSERT_EQ_INT(name_rec(kd, 35, 90, fo, u"\\new.txt", 0), 0);
     DM_ASSERT_EQ_INT(read_at(kd, 95, fo, 5, 8, &ev), 1); /* after both */
     DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+    dm_kdecoder_destroy(kd);
+}
+
+/*
+ * Replay's two passes on random traces of a few file objects (names
+ * created, deleted, run down, addresses reused, requests before a name,
+ * timestamps with ties), against the rule written out here: a request
+ * gets the forward name (the last Name/FileCreate/FileRundown of its
+ * address before it, with no FileDelete since), else the name of the
+ * address's first FileDelete/FileRundown in the whole trace if it
+ * completed no later than that record, else none. The naming pass keeps
+ * only the names some request uses (nt_kernel_need.c); this checks that
+ * it kept every one of them.
+ */
+DM_TEST(random_rundown_names_against_model)
+{
+    enum { N = 400, ADDRS = 6, TRACES = 300 };
+    static const uint_least16_t *const names[] = {u"\\a", u"\\b", u"\\c", u"\\d"};
+    static const char *const utf8[] = {"\\a", "\\b", "\\c", "\\d"};
+    struct step {
+        unsigned op;  /* FileIo opcode, or 10: a Read */
+        uint64_t ts;
+        unsigned addr, name;
+    } t[N];
+    uint32_t seed = 2024;
+
+    for (int trace = 0; trace < TRACES; trace++) {
+        struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+        uint64_t ts = 1;
+        struct dm_event ev;
+
+        DM_ASSERT(kd != NULL);
+        for (int i = 0; i < N; i++) {
+            static const unsigned ops[] = {10, 10, 10, 10, 0, 32, 35, 36};
+
+            seed = seed * 1103515245u + 12345u;
+            t[i].op = ops[(seed >> 16) % 8];
+            t[i].addr = (seed >> 8) % ADDRS;
+            t[i].name = (seed >> 20) % 4;
+            ts += (seed >> 24) % 3; /* ties included */
+            t[i].ts = ts;
+        }
+        for (int i = 0; i < N; i++) {
+            uint64_t fo = 0x1000 + 0x150 * (uint64_t)t[i].addr;
+
+            if (t[i].op == 10)
+                DM_ASSERT_EQ_INT(rundown_read(kd, t[i].ts, fo, (uint64_t)i), 0);
+            else
+                DM_ASSERT_EQ_INT(name_rec(kd, t[i].op, t[i].ts, fo, names[t[i].name], 1), 0);
+        }
+        for (int i = 0; i < N; i++) {
+            uint64_t fo = 0x1000 + 0x150 * (uint64_t)t[i].addr;
+            int want = -1, named = -1;
+
+            if (t[i].op != 10) {
+                DM_ASSERT_EQ_INT(name_rec(kd, t[i].op, t[i].ts, fo, names[t[i].name], 0), 0);
+                continue;
+            }
+            /* The model: forward name, else the first end's name in force. */
+            for (int j = 0; j < i; j++) {
+                if (t[j].op == 10 || t[j].addr != t[i].addr)
+                    continue;
+                named = t[j].op == 35 ? -1 : (int)t[j].name;
+            }
+            want = named;
+            for (int j = 0; j < N && want < 0; j++)
+                if ((t[j].op == 35 || t[j].op == 36) && t[j].addr == t[i].addr) {
+                    if (t[i].ts <= t[j].ts)
+                        want = (int)t[j].name;
+                    break;
+                }
+            DM_ASSERT_EQ_INT(read_at(kd, t[i].ts, fo, (uint64_t)i, 8, &ev), 1);
+            if (want < 0) {
+                DM_ASSERT_EQ_INT(ev.flags & DM_EV_HAS_FILE, 0);
+            } else {
+                DM_ASSERT(ev.flags & DM_EV_HAS_FILE);
+                DM_ASSERT_STR_EQ(ev.file, utf8[want]);
+            }
+        }
+        dm_kdecoder_destroy(kd);
+    }
+}
+
+/*
+ * The naming pass's memory: 50,000 files created, read and deleted keep no
+ * rundown name (every request had its FileCreate's), while each of the 10
+ * files read before their FileCreate keeps its name, which those reads get.
+ * Counted in the rundown file table itself (nt_kernel_internal.h).
+ */
+DM_TEST(rundown_keeps_only_used_names)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(FREQ, 0, FREQ);
+    struct dm_event ev;
+    uint64_t ts = 1;
+    int pass;
+
+    DM_ASSERT(kd != NULL);
+    for (pass = 1; pass >= 0; pass--) {
+        ts = 1;
+        for (uint64_t i = 0; i < 50000; i++) {
+            uint64_t fo = 0x10000 + 0x150 * i;
+            int early = i % 5000 == 0; /* read before its create */
+
+            if (early) {
+                if (pass)
+                    DM_ASSERT_EQ_INT(rundown_read(kd, ts, fo, i), 0);
+                else {
+                    DM_ASSERT_EQ_INT(read_at(kd, ts, fo, i, 8, &ev), 1);
+                    DM_ASSERT_STR_EQ(ev.file, "\\early");
+                }
+                ts++;
+            }
+            DM_ASSERT_EQ_INT(name_rec(kd, 32, ts++, fo, early ? u"\\early" : u"\\f", pass), 0);
+            if (pass)
+                DM_ASSERT_EQ_INT(rundown_read(kd, ts++, fo, i), 0);
+            else {
+                DM_ASSERT_EQ_INT(read_at(kd, ts++, fo, i, 8, &ev), 1);
+                DM_ASSERT_STR_EQ(ev.file, early ? "\\early" : "\\f");
+            }
+            DM_ASSERT_EQ_INT(name_rec(kd, 35, ts++, fo, early ? u"\\early" : u"\\f", pass), 0);
+        }
+        if (pass) {
+            /* The pass's end: the last entry on probation is settled by
+             * the first forward record other than DiskIo. */
+            DM_ASSERT(kd->rundown != NULL);
+            DM_ASSERT(kd->rundown->files.count <= 11);
+        }
+    }
+    DM_ASSERT_EQ_U64(kd->rundown->files.count, 10);
     dm_kdecoder_destroy(kd);
 }
 
@@ -1608,6 +1884,7 @@ const struct dmt_case dm_suite_diskio[] = {
     {"random_payloads", random_payloads},
     {"init_decode_matches_full", init_decode_matches_full},
     {"utf16_names", utf16_names},
+    {"utf16_random_against_reference", utf16_random_against_reference},
     {"path_cut_and_mapping", path_cut_and_mapping},
     {"time_arithmetic", time_arithmetic},
     {"tables_stay_bounded", tables_stay_bounded},
@@ -1618,6 +1895,9 @@ const struct dmt_case dm_suite_diskio[] = {
     {"thread_churn_swept_not_replaced", thread_churn_swept_not_replaced},
     {"forward_file_names", forward_file_names},
     {"rundown_file_names_end", rundown_file_names_end},
+    {"ignored_records_do_nothing", ignored_records_do_nothing},
+    {"random_rundown_names_against_model", random_rundown_names_against_model},
+    {"rundown_keeps_only_used_names", rundown_keeps_only_used_names},
     {"thread_end_grace", thread_end_grace},
     {"win7_header_tid_fallback", win7_header_tid_fallback},
     {"two_clock_decoder", two_clock_decoder},
