@@ -57,7 +57,7 @@
  * rundown names about 26,000 files (docs/etw.md §8), a file server far
  * more: the file table holds 1,048,576 file objects before it may replace
  * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
- * The README's "Limits" gives these caps. */
+ * docs/windows.md "Limits" gives these caps. */
 #define THREAD_SLOTS 16384u
 #define THREAD_MAX_SLOTS (1u << 20)
 #define PROCESS_SLOTS 4096u
