@@ -58,8 +58,8 @@
  * rundown names about 26,000 files (docs/etw.md §8), a file server far
  * more: the file table holds 1,048,576 file objects before it may replace
  * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
- * The README's "Limits" gives these caps. The thread and IRP tables start
- * small (2,048 threads and 128 I/Os in flight before they grow): a
+ * docs/windows.md "Limits" gives these caps. The thread and IRP tables
+ * start small (2,048 threads and 128 I/Os in flight before they grow): a
  * completion probes both, and tables sized for a busy machine (700 KB
  * together) made those probes miss the cache. The file table starts at a
  * few thousand files, which a start rundown names at once. (The process

@@ -22,8 +22,8 @@
  * the bucket the quantile falls in, so its answer is in the same bucket as
  * the exact quantile: within one step, never more than 2.5x off. The range
  * covers an NVMe read (tens of us), SSDs (hundreds of us), spinning disks
- * (milliseconds) and a stalled device (seconds); README "Watching many
- * machines" gives the same list.
+ * (milliseconds) and a stalled device (seconds); docs/metrics.md "Histogram
+ * buckets" gives the same list.
  */
 static const struct {
     uint64_t ns;

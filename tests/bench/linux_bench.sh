@@ -3,7 +3,7 @@
 #
 # Not run by CI (it needs a quiet machine). On a loop device over /dev/shm,
 # fio random 4 KiB O_DIRECT reads (libaio, iodepth 32) run SECONDS (default
-# 10) each, ROUNDS times (default 5, at least 5 for the medians the README
+# 10) each, ROUNDS times (default 5, at least 5 for the medians docs/benchmarks.md
 # quotes), the configurations interleaved so that noise spreads over all:
 #   alone        fio only
 #   tracefs      diskmon (default backend: a tracefs instance), all disks,

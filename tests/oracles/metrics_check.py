@@ -2,8 +2,8 @@
 """metrics_check.py EVENTS.jsonl METRICS.prom K [SOURCE]
 
 Recomputes every counter of diskmon's --metrics file from the per-event json
-of the same run, on its own reading of the README ("Watching many
-machines"), and compares them exactly: requests, bytes, each histogram
+of the same run, on its own reading of docs/metrics.md ("The metrics",
+"Histogram buckets"), and compares them exactly: requests, bytes, each histogram
 bucket (requests at or under le), _sum and _count, busy seconds (the length
 of the union of [completion - duration, completion) per disk), in-flight
 seconds (the sum of durations), and per process the top K image names by

@@ -5,8 +5,8 @@ Usage: top_check.py EVENTS.json TOP.json SEC BY
 
 EVENTS.json is `diskmon ... -f json` (one event per line), TOP.json is
 `diskmon ... --top SEC --by BY -f json` over the same input. Every interval
-and every group is recomputed here from the events alone, with the rules the
-README states (not with diskmon's code):
+and every group is recomputed here from the events alone, with the rules
+docs/output.md ("top") states (not with diskmon's code):
 
 - intervals are [k*SEC, (k+1)*SEC); an event belongs to the one holding its
   completion `time`; an event older than the interval already open counts in

@@ -4,7 +4,7 @@
 # sum, busy and in-flight time and per-process series equals what
 # metrics_check.py recomputes from the per-event json of the same trace
 # (--metrics-top 20 and 2, so "(other)" is exercised); --interval sets
-# --top's interval; the README's alert rule passes promtool; the daemon mode
+# --top's interval; docs/metrics.md's alert rule passes promtool; the daemon mode
 # prints no lines while -f json beside --metrics prints the same lines as
 # without; an unwritable directory gives one message and exit 1;
 # --metrics naming the input trace is refused; bad usages of the new
@@ -89,8 +89,8 @@ etl=$(ls "$ETL"/*.etl | head -n 1)
 "$DISKMON" -r "$etl" --top --interval 2 -f json 2>/dev/null | head -n 1 >"$TMP/top.json"
 check interval_sets_top grep -q '"interval_start":0.000000000,"interval_end":2.000000000' "$TMP/top.json"
 
-# The README's alert rule is a valid Prometheus rules file.
-awk '/^groups:/ { on = 1 } on && /^```/ { exit } on' "$HERE/../../README.md" >"$TMP/rules.yml"
+# The alert rule of docs/metrics.md is a valid Prometheus rules file.
+awk '/^groups:/ { on = 1 } on && /^```/ { exit } on' "$HERE/../../docs/metrics.md" >"$TMP/rules.yml"
 if [ -s "$TMP/rules.yml" ] && out=$(promtool check rules "$TMP/rules.yml" 2>&1); then
     pass readme_alert_rule
 else

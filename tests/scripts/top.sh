@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # top.sh - diskmon --top on the real sample traces: every interval and group
 # of --top 1 --by process|file|disk -f json recomputed by top_check.py from
-# the per-event json (an independent reading of the README's rules), the
+# the per-event json (an independent reading of docs/output.md), the
 # plain blocks and csv of a non-terminal, -t and -s beside --top, the bad
-# usages of --top/--by, and the README's --top examples. Usage: top.sh PATH/TO/diskmon.
+# usages of --top/--by, and the --top examples of the README and
+# docs/output.md. Usage: top.sh PATH/TO/diskmon.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 DISKMON=${1:?usage: top.sh DISKMON}
@@ -131,26 +132,26 @@ cut_writes=$(tail -n 1 "$TMP/cut.json" | sed 's/.*"writes":\([0-9]*\),.*/\1/')
 check cut_interval_end test "$(tail -n 1 "$TMP/cut.json" | sed 's/.*"interval_end":\([0-9.]*\),.*/\1/')" = 2.500000000
 check cut_interval_rates grep -q "^2\.000-2\.500 s: .* $(awk -v w="$cut_writes" 'BEGIN { printf "%.1f", w / 0.5 }') writes/s" "$TMP/cut.txt"
 
-# The README's --top examples are this build's real output: each
-# "$ diskmon -r perfview-net452-x64-win8.etl ..." block in its top section
-# is run again and compared line for line.
-README=$HERE/../../README.md
-awk '/^### top/ { on = 1 } /^### Units/ { on = 0 } on' "$README" >"$TMP/readme.top"
+# The --top examples of the README's tour and of docs/output.md are this
+# build's real output: each "$ diskmon -r perfview-net452-x64-win8.etl --top
+# ..." block is run again and compared line for line.
 n=0
-while IFS= read -r cmdline; do
-    n=$((n + 1))
-    awk -v c="$cmdline" '$0 == c { on = 1; next } on && /^```/ { exit } on' \
-        "$TMP/readme.top" >"$TMP/readme.$n"
-    cmd=${cmdline#\$ diskmon }
-    cmd=${cmd//perfview-net452-x64-win8.etl/\"\$win8\"}
-    win8=$win8 DISKMON=$DISKMON bash -c "\"\$DISKMON\" $cmd" >"$TMP/real.$n" 2>/dev/null
-    if [ -s "$TMP/readme.$n" ] && cmp -s "$TMP/readme.$n" "$TMP/real.$n"; then
-        pass "readme_example_$n"
-    else
-        fail "readme_example_$n" "'$cmdline': $(diff "$TMP/readme.$n" "$TMP/real.$n" | head -4)"
-    fi
-done < <(grep '^\$ diskmon -r perfview-net452-x64-win8.etl --top' "$TMP/readme.top")
-check readme_examples_found test "$n" -ge 4
+for doc in README.md docs/output.md; do
+    while IFS= read -r cmdline; do
+        n=$((n + 1))
+        awk -v c="$cmdline" '$0 == c { on = 1; next } on && /^```/ { exit } on' \
+            "$HERE/../../$doc" >"$TMP/readme.$n"
+        cmd=${cmdline#\$ diskmon }
+        cmd=${cmd//perfview-net452-x64-win8.etl/\"\$win8\"}
+        win8=$win8 DISKMON=$DISKMON bash -c "\"\$DISKMON\" $cmd" >"$TMP/real.$n" 2>/dev/null
+        if [ -s "$TMP/readme.$n" ] && cmp -s "$TMP/readme.$n" "$TMP/real.$n"; then
+            pass "readme_example_$n"
+        else
+            fail "readme_example_$n" "$doc '$cmdline': $(diff "$TMP/readme.$n" "$TMP/real.$n" | head -4)"
+        fi
+    done < <(grep '^\$ diskmon -r perfview-net452-x64-win8.etl --top' "$HERE/../../$doc")
+done
+check readme_examples_found test "$n" -ge 6
 
 [ "$fails" -eq 0 ] || exit 1
 exit 0

@@ -374,7 +374,7 @@ static void ref_csv(struct ref *r, const char *s)
     rputs(r, "\"");
 }
 
-/* RFC 8259 string; the UTF-8 rule of the README: lead bytes C2-DF, E0-EF,
+/* RFC 8259 string; the UTF-8 rule of docs/output.md ("text"): lead bytes C2-DF, E0-EF,
  * F0-F4 with 1, 2, 3 continuation bytes pass, any other non-ASCII byte is
  * U+FFFD on its own. */
 static void ref_json(struct ref *r, const char *prefix, const char *str)
