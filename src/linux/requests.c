@@ -171,6 +171,10 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
          * a requeue. */
         if (r->legacy && dm_pairing_issue(&r->pairs, smp->dev, sector, smp->time_ns))
             return 0;
+        /* --queue: the flush request dispatched for an empty flush also
+         * gives that flush (waiting at sector 0) its dispatch time. */
+        if (!r->legacy && r->queue)
+            dm_pairing_issue(&r->pairs, smp->dev, smp->sector, smp->time_ns);
         start_entry(smp, sector, &e);
         /* A flush request's time in the queue is not known (no insert). */
         e.issue_ns = r->legacy ? smp->time_ns : 0;
