@@ -18,7 +18,7 @@
  *   buffer_percent 25          poll() wakes the reader at a quarter full
  *                              under load; 0 (any data) while it is idle,
  *                              so a quiet disk's first event wakes it
- *   events/block/NAME/filter   -d as "dev == N || ..."
+ *   events/block/NAME/filter   -d as "dev == N || ...", and flush requests
  *   events/block/NAME/enable   1 for each tracepoint
  * Each CPU's per_cpu/cpuN/trace_pipe_raw is read by ftrace_ring.h: mapped
  * (Linux 6.10+, the records parsed in the kernel's own sub-buffers) or,
@@ -335,11 +335,11 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         char file[128];
         const char *name = dm_blk_event_names[s->kinds[k]];
 
-        /* The core filter still checks -d, so a refused kernel filter only
-         * costs speed. */
-        if (s->filter[0] != '\0') {
+        /* The core filter still checks -d, and requests.c the op, so a
+         * refused kernel filter only costs speed. */
+        if (s->filters[k][0] != '\0') {
             snprintf(file, sizeof file, "events/block/%s/filter", name);
-            put(f->dir, file, s->filter);
+            put(f->dir, file, s->filters[k]);
         }
         snprintf(file, sizeof file, "events/block/%s/enable", name);
         if ((rc = put(f->dir, file, "1")) != 0) {

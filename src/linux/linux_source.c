@@ -65,6 +65,7 @@ struct linux_source {
     int legacy;
     int *cpus;
     char filter[32 * DM_MAX_DISK_FILTERS]; /* "dev == N || ...", 22 bytes each */
+    char flush_filter[32 * DM_MAX_DISK_FILTERS + 32]; /* "(filter) && rwbs ~ ..." */
     const struct dm_blk_transport_ops *tops;
     void *t;                       /* the transport */
     int other_ok;                  /* the other backend may be suggested */
@@ -137,7 +138,11 @@ static int choose_tracepoints(struct dm_source *src, struct linux_source *s, int
     rc = add_tracepoint(src, s, s->legacy ? DM_BLK_RQ_ISSUE : DM_BLK_IO_START);
     if (rc == 0)
         rc = add_tracepoint(src, s, DM_BLK_RQ_COMPLETE);
-    if (rc == 0 && queue)
+    /* Modern mode needs block_rq_issue even without --queue: the flush
+     * machinery's own flush requests never pass block_io_start, and are
+     * seen first when dispatched (docs/linux.md §7). Without --queue the
+     * kernel filter keeps only those. */
+    if (rc == 0 && (queue || !s->legacy))
         rc = add_tracepoint(src, s, s->legacy ? DM_BLK_RQ_INSERT : DM_BLK_RQ_ISSUE);
     /* Merges matter only when starts are taken before the scheduler, which
      * is where requests merge. */
@@ -148,6 +153,26 @@ static int choose_tracepoints(struct dm_source *src, struct linux_source *s, int
         dm_tracefs_has_event(s->tracefs, "block_bio_frontmerge"))
         rc = add_tracepoint(src, s, DM_BLK_BIO_FRONTMERGE);
     return rc;
+}
+
+/* One kernel filter per tracepoint: -d for all; block_rq_issue, when it is
+ * there only for the flush machinery's requests, also keeps only flush ops
+ * (rwbs "FF": blk_fill_rwbs writes F for REQ_PREFLUSH, then F for
+ * REQ_OP_FLUSH). The glob is ftrace's string match (Documentation/trace/
+ * events.rst, "Event filtering"). A refused filter only costs speed:
+ * requests.c checks the op itself. */
+static void set_filters(struct linux_source *s, int queue)
+{
+    if (s->filter[0] != '\0')
+        snprintf(s->flush_filter, sizeof s->flush_filter, "(%s) && rwbs ~ \"FF*\"",
+                 s->filter);
+    else
+        snprintf(s->flush_filter, sizeof s->flush_filter, "rwbs ~ \"FF*\"");
+    for (int k = 0; k < s->setup.n_kinds; k++)
+        s->setup.filters[k] = !s->legacy && !queue &&
+                                      s->setup.kinds[k] == DM_BLK_RQ_ISSUE
+                                  ? s->flush_filter
+                                  : s->filter;
 }
 
 static int online_cpus(struct dm_source *src, struct linux_source *s)
@@ -254,7 +279,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     s->setup.tracefs = s->tracefs;
     s->setup.dec = &s->dec;
-    s->setup.filter = s->filter;
+    set_filters(s, opt->queue);
     rc = open_transport(src, s, opt->backend);
     if (rc != 0)
         return rc;

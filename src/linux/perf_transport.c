@@ -66,7 +66,7 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
 {
     long page = sysconf(_SC_PAGESIZE);
     struct ring *ring = &p->rings[r];
-    int cpu = p->s.cpus[r], kernel_filter = p->s.filter[0] != '\0';
+    int cpu = p->s.cpus[r];
 
     for (int k = 0; k < p->s.n_kinds; k++) {
         struct perf_event_attr attr;
@@ -97,10 +97,10 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
             return dm_err_from_errno(e);
         }
         p->fds[r * p->s.n_kinds + k] = fd;
-        /* The core filter still checks -d, so a refused kernel filter only
-         * costs speed. */
-        if (kernel_filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, p->s.filter) != 0)
-            kernel_filter = 0;
+        /* The core filter still checks -d, and requests.c the op, so a
+         * refused kernel filter only costs speed. */
+        if (p->s.filters[k][0] != '\0')
+            (void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, p->s.filters[k]);
         if (k == 0) {
             uint64_t len = p->s.ring_bytes;
 

@@ -144,10 +144,10 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
                      struct dm_event *ev)
 {
     struct dm_pair_entry e, other;
-    /* In legacy mode the flush machinery's own request is paired: it is
-     * issued at sector 0 and completes at sector -1 (seen on 6.18), so
-     * flush-op keys are made equal. */
-    uint64_t sector = r->legacy && smp->op == 'F' ? UINT64_MAX : smp->sector;
+    /* A flush-op request is the flush machinery's own (block/blk-flush.c):
+     * it is issued at sector 0 and completes at sector -1 (seen on 6.18),
+     * so flush-op keys are made equal. */
+    uint64_t sector = smp->op == 'F' ? UINT64_MAX : smp->sector;
 
     switch (smp->kind) {
     case DM_BLK_IO_START:
@@ -159,25 +159,28 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
     case DM_BLK_RQ_ISSUE:
         if (smp->request == DM_BLK_REQ_OTHER)
             return 0;
-        if (!r->legacy) {
-            /* --queue: the dispatch time. For an empty flush the request
-             * dispatched is the flush machinery's own (rwbs FF, sector 0),
-             * which annotates the flush request waiting at sector 0. */
-            dm_pairing_issue(&r->pairs, smp->dev, sector, smp->time_ns);
+        if (!r->legacy && smp->op != 'F') {
+            /* --queue: the dispatch time of a request block_io_start saw. */
+            if (r->queue)
+                dm_pairing_issue(&r->pairs, smp->dev, sector, smp->time_ns);
             return 0;
         }
-        if (dm_pairing_issue(&r->pairs, smp->dev, sector, smp->time_ns))
-            return 0; /* inserted earlier (--queue), or a requeue */
+        /* Modern mode: a flush request never passes block_io_start, so its
+         * dispatch is its start (docs/linux.md §7). Legacy: every request
+         * starts here, unless it was inserted earlier (--queue) or this is
+         * a requeue. */
+        if (r->legacy && dm_pairing_issue(&r->pairs, smp->dev, sector, smp->time_ns))
+            return 0;
+        /* --queue: the flush request dispatched for an empty flush also
+         * gives that flush (waiting at sector 0) its dispatch time. */
+        if (!r->legacy && r->queue)
+            dm_pairing_issue(&r->pairs, smp->dev, smp->sector, smp->time_ns);
         start_entry(smp, sector, &e);
-        e.issue_ns = smp->time_ns;
+        /* A flush request's time in the queue is not known (no insert). */
+        e.issue_ns = r->legacy ? smp->time_ns : 0;
         return add_start(r, &e, ev);
     case DM_BLK_RQ_COMPLETE:
         if (smp->request == DM_BLK_REQ_OTHER)
-            return 0;
-        /* Modern mode: a flush-op request is the flush machinery's own
-         * (blk-flush.c) and never has a block_io_start; the request that
-         * asked for the flush completes on its own. */
-        if (!r->legacy && smp->op == 'F')
             return 0;
         memset(&e, 0, sizeof e);
         e.dev = smp->dev;

@@ -11,7 +11,10 @@
  *     block_rq_complete  completion time and the final size
  *     block_rq_merge, block_bio_frontmerge keep the pairing table right when
  *                        requests merge
- *     block_rq_issue     only with --queue: the dispatch time
+ *     block_rq_issue     the start of the flush machinery's own flush
+ *                        requests, which never pass block_io_start
+ *                        (docs/linux.md §7); with --queue also the dispatch
+ *                        time of the others
  *   legacy (older kernels, or DM_LINUX_LEGACY=1 for the tests):
  *     block_rq_issue     start time, pid and comm of the dispatching task
  *     block_rq_complete  completion

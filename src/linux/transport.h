@@ -29,7 +29,10 @@ struct dm_blk_setup {
     const struct dm_blk_decoder *dec;
     enum dm_blk_kind kinds[DM_BLK_MAX_KINDS]; /* [0]: the start event */
     int n_kinds;
-    const char *filter;           /* ftrace filter for -d, "" for none */
+    /* The kernel filter of each of kinds[] ("dev == N || ...", for -d,
+     * and for block_rq_issue without --queue also its flush requests
+     * only: linux_source.c), "" for none. */
+    const char *filters[DM_BLK_MAX_KINDS];
     const int *cpus;              /* online CPUs */
     int n_cpus;
     uint64_t ring_bytes;          /* per-CPU buffer size */
