@@ -175,7 +175,10 @@ int dm_ftrace_remove_stale(const char *tracefs, struct dm_notes *notes)
             removed++;
             dm_note(notes, "diskmon: removed the tracefs instance %s left by diskmon "
                     "process %ld, which is no longer running\n", path, pid);
-        } else {
+        } else if (rc != -EBUSY) {
+            /* Still busy after the retries: a reader holds it open, so it
+             * is no leftover: a diskmon whose pid this namespace cannot
+             * see (another container sharing tracefs) is capturing. */
             dm_note(notes, "diskmon: cannot remove the leftover tracefs instance %s: "
                     "%s\n", path, strerror(-rc));
         }

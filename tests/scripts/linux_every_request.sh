@@ -7,7 +7,8 @@
 # block_io_start of that disk in the same run; the independent count
 # (tests/oracles/rq_classes.awk) classes the completions by rwbs. diskmon's
 # lines for the disk, class by class (read, write, flush, discard), must
-# equal it, with 0 lost and exit 0, on both backends. A loop device has no
+# equal it between two marker reads, with 0 lost and exit 0, on both
+# backends. A loop device has no
 # FUA, so each fsync's PREFLUSH/FUA journal commit reaches it as flush
 # requests of the block layer's own, which never pass block_io_start
 # (docs/linux.md §7). Needs root and bpftrace: otherwise "SKIP: why", exit
@@ -31,6 +32,14 @@ every_cleanup() {
 trap every_cleanup EXIT
 kdev=$(( (16#$(stat -c %t "$loop") << 20) | 16#$(stat -c %T "$loop") ))
 
+# The marker: one direct 4 KiB read of the disk's last block, which neither
+# file system's small workload reads (sector in 512-byte units).
+MARK_SECTOR=$(( (512 * 1024 * 1024 / 4096 - 1) * 8 ))
+marker() {
+    dd if="$loop" of=/dev/null bs=4096 count=1 skip=$((MARK_SECTOR / 8)) iflag=direct \
+        status=none || fail "marker read"
+}
+
 # run FS BACKEND: one capture of the fsync workload on a fresh FS.
 run() {
     local fs=$1 backend=$2 tag="$1.$2"
@@ -48,9 +57,9 @@ run() {
     # The oracle's input: every completion and start of this disk.
     cat >"$work/$tag.bt" <<BT
 tracepoint:block:block_rq_complete /args->dev == $kdev/ {
-  printf("C %s %llu %u\n", args->rwbs, args->sector, args->nr_sector); }
+  printf("C %s %llu %u %llu\n", args->rwbs, args->sector, args->nr_sector, nsecs); }
 tracepoint:block:block_io_start /args->dev == $kdev/ {
-  printf("S %s %llu %u\n", args->rwbs, args->sector, args->nr_sector); }
+  printf("S %s %llu %u %llu\n", args->rwbs, args->sector, args->nr_sector, nsecs); }
 BEGIN { printf("READY\n"); }
 BT
     # bpftrace sets RLIMIT_MEMLOCK itself; a refused raise is harmless.
@@ -72,11 +81,16 @@ BT
         kill -0 "$dm" 2>/dev/null || fail "$tag: diskmon exited at start: $(cat "$work/$tag.err")"
         sleep 0.05
     done
+    # The counted window: what completes between two marker reads, which
+    # both streams see (a journal commit on the file system's own timer can
+    # come while only one of the two is capturing).
+    marker
     for i in $(seq 20); do
         dd if=/dev/zero of="$mnt/f$i" bs=4k count=4 conv=fsync status=none ||
             fail "dd"
     done
     sync
+    marker
     sleep 1
     interrupt "$dm"
     [ "$rc" = 0 ] || fail "$tag: diskmon exit code $rc: $(cat "$work/$tag.err")"
@@ -86,11 +100,21 @@ BT
     umount "$mnt" || fail "umount"
     grep -q '^Lost' "$work/$tag.bpf" && fail "$tag: bpftrace lost events"
     local want got
-    want=$(awk -f "$here/../oracles/rq_classes.awk" "$work/$tag.bpf")
-    # csv: seq,time,duration,disk,request,...: the request is field 5.
-    got=$(tr -d '\r' <"$work/$tag.csv" | awk -F, 'NR > 1 {
-        n[tolower($5)]++ }
-        END { printf "read %d write %d flush %d discard %d\n",
+    # bpftrace's lines in time order (each CPU's buffer is printed on its
+    # own), the completions outside the marker window left out and the
+    # markers with them; starts are kept (the oracle pairs a flush
+    # sequence's second completion with its start).
+    want=$(grep -E '^[CS] ' "$work/$tag.bpf" | sort -s -k5,5n |
+        awk -v m="$MARK_SECTOR" '$1 == "C" && substr($2, 1, 1) == "R" && $3 == m && $4 == 8 {
+                 marks++; next }
+             $1 == "S" || marks == 1' |
+        awk -f "$here/../oracles/rq_classes.awk")
+    # csv: seq,time,duration,disk,request,sector,length,...: in time order.
+    got=$(tr -d '\r' <"$work/$tag.csv" | awk -F, -v m="$MARK_SECTOR" 'NR > 1 {
+        if ($5 == "Read" && $6 == m && $7 == 8) { marks++; next }
+        if (marks == 1) n[tolower($5)]++ }
+        END { if (marks != 2) printf "markers seen: %d; ", marks
+              printf "read %d write %d flush %d discard %d\n",
               n["read"], n["write"], n["flush"], n["discard"] }')
     echo "$tag: bpftrace: $want; diskmon: $got"
     [ "$want" = "$got" ] || fail "$tag: diskmon's requests differ from block_rq_complete's"
