@@ -151,9 +151,12 @@ static int stacked(dev_t dev)
 
 static void map_file(int fd, uint64_t start_bytes, struct dm_st_place *pl)
 {
-    struct {
+    /* struct fiemap ends in its extents (a flexible array member,
+     * linux/fiemap.h): one buffer holds the header and room for ours. */
+    union {
         struct fiemap fm;
-        struct fiemap_extent ext[DM_ST_MAX_EXTENTS];
+        unsigned char bytes[sizeof(struct fiemap) +
+                            DM_ST_MAX_EXTENTS * sizeof(struct fiemap_extent)];
     } q;
     uint64_t next = 0;
 
@@ -168,7 +171,7 @@ static void map_file(int fd, uint64_t start_bytes, struct dm_st_place *pl)
         return;
     }
     for (uint32_t i = 0; i < q.fm.fm_mapped_extents && i < DM_ST_MAX_EXTENTS; i++) {
-        const struct fiemap_extent *x = &q.ext[i];
+        const struct fiemap_extent *x = &q.fm.fm_extents[i];
         struct dm_st_extent *e = &pl->ext[pl->n_ext];
 
         if (x->fe_flags & NOT_PLAIN_EXTENT) {
