@@ -170,15 +170,17 @@ int dm_ftrace_remove_stale(const char *tracefs, struct dm_notes *notes)
         if (*end != '\0' || !owner_gone(pid))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        rc = remove_instance(path);
+        /* One try, not remove_instance's retries: a process that is gone
+         * has closed its files, so a busy instance is in use. */
+        rc = rmdir(path) == 0 || errno == ENOENT ? 0 : -errno;
         if (rc == 0) {
             removed++;
             dm_note(notes, "diskmon: removed the tracefs instance %s left by diskmon "
                     "process %ld, which is no longer running\n", path, pid);
         } else if (rc != -EBUSY) {
-            /* Still busy after the retries: a reader holds it open, so it
-             * is no leftover: a diskmon whose pid this namespace cannot
-             * see (another container sharing tracefs) is capturing. */
+            /* Busy: a reader holds it open, so it is no leftover: a
+             * diskmon whose pid this namespace cannot see (another
+             * container sharing tracefs) is capturing. */
             dm_note(notes, "diskmon: cannot remove the leftover tracefs instance %s: "
                     "%s\n", path, strerror(-rc));
         }
