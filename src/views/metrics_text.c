@@ -247,7 +247,7 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
         const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
 
         sample(t, "diskmon_busy_seconds_total", "disk", label, NULL, NULL, NULL, V_SECONDS,
-               dm_metrics_busy_ns(d));
+               dm_busy_ns(&d->busy));
     }
     family(t, "diskmon_in_flight_seconds_total", "counter",
            "Sum of the durations of disk requests, in seconds; its rate is the average "
