@@ -36,6 +36,8 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live,
 
     if (m == NULL)
         return NULL;
+    m->disk_index.ids = m->disk_ids;
+    m->disk_index.max = DM_METRICS_MAX_DISKS;
     m->path = path;
     m->errf = errf;
     m->live = live;
@@ -70,24 +72,18 @@ void dm_metrics_destroy(struct dm_metrics *m)
 
 /* ---- counting --------------------------------------------------------------- */
 
+/* The disk of ev (disks.h); past DM_METRICS_MAX_DISKS, "(other)". */
 static struct dm_metrics_disk *disk_of(struct dm_metrics *m, const struct dm_event *ev)
 {
-    struct dm_metrics_disk *d;
+    int i = dm_disk_index_of(&m->disk_index, ev);
 
-    for (int i = 0; i < m->n_disks; i++) {
-        d = &m->disks[i];
-        if (d->disk == ev->disk && strcmp(d->name, ev->disk_name) == 0)
-            return d;
-    }
-    if (m->n_disks == DM_METRICS_MAX_DISKS) {
+    if (i < 0) {
         m->other_disk_used = 1;
         return &m->other_disk;
     }
-    d = &m->disks[m->n_disks++];
-    d->disk = ev->disk;
-    /* the source keeps disk names below DM_DISK_NAME_MAX (diskmon.h) */
-    strncpy(d->name, ev->disk_name, sizeof d->name - 1);
-    return d;
+    if (i == m->n_disks)
+        m->n_disks++; /* a new disk: its figures start at zero */
+    return &m->disks[i];
 }
 
 /* FNV-1a (Fowler, Noll, Vo): names are short, so a simple hash will do. */

@@ -11,6 +11,7 @@
 
 #include "diskmon.h"
 #include "views/busy.h"
+#include "views/disks.h"
 
 /* Disks with series of their own; more are summed into disk="(other)". A
  * machine with more than 64 disks is rare, and each costs about 100
@@ -46,9 +47,8 @@ static const struct {
  */
 #define DM_METRICS_SPAN_WINDOW 256
 
+/* A disk's figures; which disk: disk_ids[] at the same index. */
 struct dm_metrics_disk {
-    uint32_t disk;
-    char name[DM_DISK_NAME_MAX]; /* "" : the disk number */
     uint64_t requests[DM_REQ_COUNT];
     uint64_t bytes[DM_REQ_COUNT];
     uint64_t duration_ns[DM_REQ_COUNT];
@@ -81,6 +81,8 @@ struct dm_metrics {
     unsigned top_k;
     int n_disks;
     int other_disk_used;
+    struct dm_disk_index disk_index;  /* which disk an event is on (disks.h) */
+    struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk other_disk;
     /* process names: an open-addressing table (linear probing) */
