@@ -152,7 +152,7 @@ static int print_batch(struct dm_printer *p, const struct dm_event *batch, size_
             if (print_line(p, ++seq, &batch[i]) != 0)
                 return -1;
     }
-    /* A view that drew (--top closed an interval) is shown at once. */
+    /* What a view drew (an interval it closed) is shown at once. */
     if (p->drawn.len > 0 && flush_out(p) != 0)
         return -1;
     return stop ? -1 : 0;
@@ -169,8 +169,10 @@ static int tick_views(struct dm_printer *p, uint64_t started, uint64_t *due)
     if (!p->live)
         return 0; /* replay: no clock call per batch */
     now = dm_monotonic_ns() - started;
-    if (dm_atomic_exchange_int(&p->results_lock, 1) != 0)
+    if (dm_atomic_exchange_int(&p->results_lock, 1) != 0) {
+        *due = UINT64_MAX; /* the views are the main thread's now */
         return 0;
+    }
     for (int v = 0; v < p->n_views; v++) {
         if (p->views[v].ops->tick != NULL) {
             uint64_t wait = p->views[v].ops->tick(p->views[v].state, now);
@@ -252,6 +254,8 @@ void dm_printer_main(void *arg)
             last_flush = now;
             dirty = 0;
         }
+        if (done)
+            due = UINT64_MAX; /* no more ticks: the run is ending */
         /* Sleep until the ring wakes us, the flush is due, or the reader of
          * the output goes away: a closed pipe is noticed at once even when
          * nothing is printed (`diskmon | head` on a quiet disk). */
@@ -274,7 +278,7 @@ void dm_printer_main(void *arg)
     }
     if (p->write_errno == 0 && !p->output_closed &&
         dm_atomic_exchange_int(&p->results_lock, 1) == 0) {
-        /* The views' last word on the output (--top's last interval). */
+        /* The views' last word on the output (a last interval). */
         struct dm_view_close c;
 
         c.now_ns = dm_monotonic_ns() - started;
