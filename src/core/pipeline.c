@@ -88,18 +88,18 @@ static void progress_erase(FILE *errf)
 }
 
 /*
- * The views diskmon has, in the order the printer feeds them and the end
- * of the run finishes them (--metrics says a failed last write before the
- * summary). Each is built from the one struct dm_view_config (view_config
- * below) and stays out of the run when the options did not ask for it. A
- * new view is a file in src/views with its struct dm_view_ops and a line
- * here.
+ * The views diskmon has (views/view_list.h, in the order the printer feeds
+ * them and the end of the run finishes them). Each is built from the one
+ * struct dm_view_config (view_config below) and stays out of the run when
+ * the options did not ask for it.
  */
 static const struct dm_view_ops *const view_table[] = {
-    &dm_top_view,
-    &dm_metrics_view,
-    &dm_summary_view,
+#define DM_VIEW(name) &dm_##name##_view,
+#include "views/view_list.h"
+#undef DM_VIEW
 };
+_Static_assert(sizeof view_table / sizeof view_table[0] <= DM_PRINTER_VIEWS_MAX,
+               "the printer has room for every view (printer.h)");
 
 static uint64_t ring_dropped(const void *ring)
 {

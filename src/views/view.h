@@ -4,8 +4,8 @@
  * The summary (-s, --hist), --top and --metrics are views; the printer
  * (core/printer.h) loops over the ones the options asked for and names
  * none, and the pipeline builds them from the options in one table
- * (core/pipeline.c, view_table). A new view is one file here with its
- * struct dm_view_ops, and one line in that table.
+ * (core/pipeline.c, view_table, from views/view_list.h). A new view is one
+ * file here with its struct dm_view_ops, and one line in view_list.h.
  *
  * Threads and the results lock. add, tick and close are called by the
  * printer thread only, and only while it holds its results lock
@@ -108,9 +108,9 @@ struct dm_view {
     void *state;
 };
 
-/* The views of diskmon, one file each. */
-extern const struct dm_view_ops dm_summary_view;   /* views/summary.c */
-extern const struct dm_view_ops dm_top_view;       /* views/top_view.c */
-extern const struct dm_view_ops dm_metrics_view;   /* views/metrics_view.c */
+/* The views of diskmon, one file each (views/view_list.h). */
+#define DM_VIEW(name) extern const struct dm_view_ops dm_##name##_view;
+#include "views/view_list.h"
+#undef DM_VIEW
 
 #endif /* DM_VIEW_H */
