@@ -63,6 +63,7 @@ struct run {
     struct dm_disk_census census;
     struct dm_sink sink;
     struct dm_printer printer;
+    struct dm_view_config view_cfg; /* the views keep a pointer to it */
     struct source_thread st;
 };
 
@@ -86,19 +87,74 @@ static void progress_erase(FILE *errf)
     dm_writef(errf, "\r%79s\r", "");
 }
 
-/* --metrics: the counters, fed and (live) written by the printer; with no
- * -o, -f or --top nothing else is printed (options.h, the daemon mode). */
-static int setup_metrics(struct dm_printer *p, const struct dm_options *opt,
-                         const struct dm_source *src, FILE *errf)
+/*
+ * The views diskmon has (views/view_list.h, in the order the printer feeds
+ * them and the end of the run finishes them). Each is built from the one
+ * struct dm_view_config (view_config below) and stays out of the run when
+ * the options did not ask for it.
+ */
+static const struct dm_view_ops *const view_table[] = {
+#define DM_VIEW(name) &dm_##name##_view,
+#include "views/view_list.h"
+#undef DM_VIEW
+};
+_Static_assert(sizeof view_table / sizeof view_table[0] <= DM_PRINTER_VIEWS_MAX,
+               "the printer has room for every view (printer.h)");
+
+static uint64_t ring_dropped(const void *ring)
 {
-    p->metrics = dm_metrics_create(opt->metrics_path, opt->metrics_top, src->is_live, errf);
-    if (p->metrics == NULL)
-        return DM_ENOMEM;
-    p->metrics_ns = opt->metrics_ns;
-    p->metrics_live = src->is_live;
-    p->metrics_source = src->backend != NULL ? src->backend : src->ops->name;
-    p->metrics_lost_base = src->lost_events;
-    p->no_lines = opt->output_path == NULL && !opt->format_given && opt->top_ns == 0;
+    return dm_ring_dropped((const struct dm_ring *)ring);
+}
+
+/* What the views are built from: the options, the source, the printer. */
+static void view_config(struct dm_view_config *cfg, const struct dm_options *opt,
+                        const struct dm_source *src, struct dm_printer *p, FILE *errf)
+{
+    cfg->summary = opt->summary;
+    cfg->hist = opt->hist;
+    cfg->top_ns = opt->top_ns;
+    cfg->top_by = opt->top_by;
+    cfg->format = opt->format;
+    cfg->no_header = opt->no_header;
+    cfg->metrics_path = opt->metrics_path;
+    cfg->metrics_top = opt->metrics_top;
+    cfg->metrics_ns = opt->metrics_ns;
+    cfg->live = src->is_live;
+    cfg->source_name = src->backend != NULL ? src->backend : src->ops->name;
+    cfg->lost_base = src->lost_events;
+    cfg->out = p->out;
+    cfg->drawn = &p->drawn;
+    cfg->errf = errf;
+    cfg->ring_dropped = ring_dropped;
+    cfg->ring_ctx = p->ring;
+}
+
+/* Build the views the options ask for into the printer. The daemon mode of
+ * --metrics (no -o, -f or --top, options.h) and a view that draws (--top)
+ * leave no event lines. Returns 0 or a negative dm_err. */
+static int setup_views(struct run *run, const struct dm_options *opt,
+                       const struct dm_source *src, FILE *errf)
+{
+    struct dm_printer *p = &run->printer;
+
+    view_config(&run->view_cfg, opt, src, p, errf);
+    p->live = src->is_live;
+    p->no_lines = opt->metrics_path != NULL && opt->output_path == NULL &&
+                  !opt->format_given && opt->top_ns == 0;
+    for (size_t i = 0; i < sizeof view_table / sizeof view_table[0]; i++) {
+        void *state;
+        int rc = view_table[i]->create(&run->view_cfg, &state);
+
+        if (rc != 0)
+            return rc;
+        if (state == NULL)
+            continue;
+        p->views[p->n_views].ops = view_table[i];
+        p->views[p->n_views].state = state;
+        p->n_views++;
+        if (view_table[i]->draws)
+            p->no_lines = 1;
+    }
     return 0;
 }
 
@@ -160,26 +216,6 @@ static void report_unmatched_disks(const struct dm_options *opt,
     dm_text_free(&t);
 }
 
-/* --top's view: csv/json as asked; text redrawn in place on a terminal that
- * takes VT sequences, else plain blocks (a pipe, -o, an old console). */
-static void setup_top(struct dm_printer *p, const struct dm_options *opt,
-                      const struct dm_source *src, FILE *out)
-{
-    p->top = dm_top_create(opt->top_by, opt->top_ns, NULL, NULL);
-    p->top_live = src->is_live;
-    p->top_lost_base = src->lost_events;
-    p->top_view.by = opt->top_by;
-    p->top_view.no_header = opt->no_header;
-    if (opt->format == DM_FMT_JSON)
-        p->top_view.mode = DM_TOP_JSON;
-    else if (opt->format == DM_FMT_CSV)
-        p->top_view.mode = DM_TOP_CSV;
-    else if (dm_is_terminal(out) && dm_terminal_enable_vt(out))
-        p->top_view.mode = DM_TOP_SCREEN;
-    else
-        p->top_view.mode = DM_TOP_BLOCKS;
-}
-
 int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
            FILE *out, FILE *errf)
 {
@@ -198,6 +234,7 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     int show_progress = opt->replay_path != NULL && dm_is_terminal(errf);
     uint64_t start_ns, last_progress = 0, lost, printed, max_time_ns;
     struct dm_loss loss;
+    struct dm_view_end end;
     struct dm_text text = {0}; /* the summary and the loss line, each one write */
     FILE *own_out = NULL;
 
@@ -265,22 +302,17 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
     run->printer.fo.show_file = src.has_files;
     run->printer.fo.start_wall_ns = src.start_wall_ns;
     run->printer.no_header = opt->no_header;
-    run->printer.stats = dm_stats_create(opt->summary || opt->hist);
     run->printer.count_limit = opt->count;
     run->printer.time_limit_ns = src.is_live ? 0 : opt->duration_ns;
     run->printer.stop_flag = &run->stop;
-    if (opt->top_ns != 0)
-        setup_top(&run->printer, opt, &src, out);
     run->st.src = &src;
     run->st.sink = &run->sink;
     run->wake_main = run->st.wake_main = run->printer.wake_main = dm_waiter_create(1);
     run->wake_printer = dm_waiter_create(0);
     if (run->sink.ring != NULL)
         dm_ring_set_waiter(run->sink.ring, run->wake_printer);
-    if (run->sink.ring == NULL || run->printer.stats == NULL ||
-        run->wake_main == NULL || run->wake_printer == NULL ||
-        (opt->top_ns != 0 && run->printer.top == NULL) ||
-        (opt->metrics_path != NULL && setup_metrics(&run->printer, opt, &src, errf) != 0)) {
+    if (run->sink.ring == NULL || run->wake_main == NULL || run->wake_printer == NULL ||
+        setup_views(run, opt, &src, errf) != 0) {
         dm_writef(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
         exit_code = DM_EXIT_ERROR;
         goto out;
@@ -365,7 +397,7 @@ join:
         dm_printer_take_results(&run->printer);
         info->printer_left = 1;
     }
-    printed = dm_stats_count(run->printer.stats);
+    printed = run->printer.counted;
     max_time_ns = run->printer.max_time_ns;
 
     if (run->st.rc != 0 && run->st.rc != DM_ESTOPPED) {
@@ -388,24 +420,6 @@ join:
     loss.source_lost = src.lost_events;
     loss.malformed = src.malformed;
     lost = loss.ring_dropped + loss.source_lost;
-    /* The metrics' last write (replay: the only one), with the run's whole
-     * account of losses. A failure was said on errf; it ends the run with
-     * exit 1 when no write of the run succeeded (a live run that had the
-     * file for a while keeps its status). */
-    if (run->printer.metrics != NULL) {
-        struct dm_metrics_run mr;
-
-        mr.source = run->printer.metrics_source;
-        mr.ring_dropped = loss.ring_dropped;
-        mr.source_lost = loss.source_lost;
-        if (dm_metrics_write(run->printer.metrics, &mr) != 0 &&
-            dm_metrics_written(run->printer.metrics) == 0) {
-            if (src.is_live)
-                dm_writef(errf, "diskmon: the metrics file %s was not written once in "
-                                "this run\n", opt->metrics_path);
-            exit_code = DM_EXIT_ERROR;
-        }
-    }
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
     /* A replay cut by -t covered -t of trace time, however long before it
@@ -413,14 +427,17 @@ join:
      * I/O is at 1.2 s). */
     if (!src.is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
         max_time_ns = opt->duration_ns;
-    if (opt->summary)
-        dm_stats_summary(run->printer.stats, &text,
-                         src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns,
-                         &loss);
-    if (opt->hist) {
-        if (opt->summary)
-            dm_text_putc(&text, '\n');
-        dm_stats_hist(run->printer.stats, &text);
+    /* The views' reports (the summary) go into text, one write; --metrics
+     * makes its last write (replay: the only one) with the run's whole
+     * account of losses. */
+    end.elapsed_ns = src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns;
+    end.loss = &loss;
+    end.report = &text;
+    for (int v = 0; v < run->printer.n_views; v++) {
+        const struct dm_view *view = &run->printer.views[v];
+
+        if (view->ops->finish != NULL && view->ops->finish(view->state, &end) != 0)
+            exit_code = DM_EXIT_ERROR;
     }
     dm_text_write(&text, errf);
     if (info->printer_left) {
@@ -471,9 +488,9 @@ out:
     }
     dm_text_free(&text);
     if (printer_joined || printer_thr == NULL) {
-        dm_stats_destroy(run->printer.stats);
-        dm_top_destroy(run->printer.top);
-        dm_metrics_destroy(run->printer.metrics);
+        for (int v = 0; v < run->printer.n_views; v++)
+            run->printer.views[v].ops->destroy(run->printer.views[v].state);
+        dm_text_free(&run->printer.drawn);
         dm_ring_destroy(run->sink.ring);
         dm_waiter_destroy(run->wake_main);
         dm_waiter_destroy(run->wake_printer);

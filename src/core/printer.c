@@ -17,13 +17,7 @@
  * this long: a push never misses the sleeping printer (ring.h), so this is
  * only how often an idle printer looks around. */
 #define IDLE_WAIT_MS 1000u
-/* Live --top: how often an idle printer looks whether an interval ended. */
-#define TOP_TICK_MS 100u
 #define COALESCE_MS 1u              /* after a wake-up by a push (below) */
-/* Live --top: an interval is drawn this long after its end on the capture
- * clock, so that its last events, still in the kernel's buffers or the
- * ring, are counted in it. */
-#define TOP_GRACE_NS 300000000u
 
 /* End the run (-n, -t, a closed output) and tell the main thread at once:
  * it sleeps until something happens (pipeline.c). */
@@ -48,7 +42,7 @@ static void note_write_error(struct dm_printer *p)
     stop_run(p, DM_SINK_STOP_ENOUGH);
 }
 
-/* Write out what the buffer holds, and what --top drew: both through
+/* Write out what the buffer holds, and what the views drew: both through
  * dm_write_all, never stdio, so that a closed pipe is EPIPE on every OS
  * (platform.h). Returns -1 after a write error (noted). */
 static int flush_out(struct dm_printer *p)
@@ -58,7 +52,7 @@ static int flush_out(struct dm_printer *p)
     errno = 0;
     p->out_len = 0;
     if ((len > 0 && dm_write_all(p->out, p->out_buf, len) != 0) ||
-        (p->top != NULL && dm_text_write(&p->top_view.out, p->out) != 0)) {
+        ((p->drawn.len > 0 || p->drawn.failed) && dm_text_write(&p->drawn, p->out) != 0)) {
         note_write_error(p);
         return -1;
     }
@@ -103,8 +97,8 @@ static int print_line(struct dm_printer *p, uint64_t seq, const struct dm_event 
 }
 
 /*
- * The first part of a batch: limits and statistics. Returns how many of the
- * n events are to be printed (or summed by --top); sets *stop when -n or -t
+ * The first part of a batch: limits and the views. Returns how many of the
+ * n events are to be printed (and given to the views); sets *stop when -n or -t
  * ends the run inside the batch. The results lock is taken once for the
  * batch, and never held across a write (which may block for good on a pipe
  * nobody reads, while the main thread waits for the lock).
@@ -126,14 +120,8 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
             *stop = 1;
             break;
         }
-        if (locked) {
-            if (ev->time_ns > p->max_time_ns)
-                p->max_time_ns = ev->time_ns;
-            if (p->stats != NULL)
-                dm_stats_add(p->stats, ev);
-            if (p->metrics != NULL)
-                dm_metrics_add(p->metrics, ev);
-        }
+        if (locked && ev->time_ns > p->max_time_ns)
+            p->max_time_ns = ev->time_ns;
         if (p->count_limit != 0 && p->printed + k + 1 >= p->count_limit) {
             stop_run(p, DM_SINK_STOP_ENOUGH);
             *stop = 1;
@@ -141,12 +129,17 @@ static size_t account(struct dm_printer *p, const struct dm_event *batch, size_t
             break;
         }
     }
-    if (locked)
+    if (locked) {
+        for (int v = 0; v < p->n_views; v++)
+            p->views[v].ops->add(p->views[v].state, batch, k);
+        p->counted += k;
         dm_atomic_store_int(&p->results_lock, 0);
+    }
     return k;
 }
 
-/* A batch from the ring: statistics, then the lines. Returns -1 to stop. */
+/* A batch from the ring: limits and the views, then the lines or what the
+ * views drew. Returns -1 to stop. */
 static int print_batch(struct dm_printer *p, const struct dm_event *batch, size_t n)
 {
     int stop = 0;
@@ -154,72 +147,49 @@ static int print_batch(struct dm_printer *p, const struct dm_event *batch, size_
     size_t k = account(p, batch, n, &stop);
 
     p->printed += k;
-    for (size_t i = 0; i < k; i++) {
-        if (p->top != NULL)
-            dm_top_add(p->top, &batch[i], p->top_live);
-        else if (!p->no_lines && print_line(p, ++seq, &batch[i]) != 0)
-            return -1;
+    if (!p->no_lines) {
+        for (size_t i = 0; i < k; i++)
+            if (print_line(p, ++seq, &batch[i]) != 0)
+                return -1;
     }
+    /* What a view drew (an interval it closed) is shown at once. */
+    if (p->drawn.len > 0 && flush_out(p) != 0)
+        return -1;
     return stop ? -1 : 0;
 }
 
-/* dm_top's emit: draw one interval and send it out at once. */
-static void top_emit(void *ctx, const struct dm_top_interval *iv)
+/* Live: give the views the capture clock (ns since the printer started),
+ * and keep in *due when the first of them next wants it. Under the results
+ * lock, which the main thread may have taken for good (printer.h). Returns
+ * -1 after a write error. */
+static int tick_views(struct dm_printer *p, uint64_t started, uint64_t *due)
 {
-    struct dm_printer *p = ctx;
+    uint64_t now, next = UINT64_MAX;
 
-    if (p->write_errno != 0 || p->output_closed)
-        return;
-    if (p->top_view.mode == DM_TOP_SCREEN &&
-        dm_terminal_size(p->out, &p->top_view.rows, &p->top_view.cols) != 0)
-        p->top_view.rows = p->top_view.cols = 0;
-    dm_top_render(&p->top_view, iv, p->top_lost_base + dm_ring_dropped(p->ring));
-    flush_out(p);
-}
-
-/* Live --top: close the intervals the capture clock has passed. */
-static void top_tick(struct dm_printer *p, uint64_t started)
-{
-    uint64_t now;
-
-    if (p->top == NULL || !p->top_live)
-        return; /* lines, or replay: no clock call per batch */
+    if (!p->live)
+        return 0; /* replay: no clock call per batch */
     now = dm_monotonic_ns() - started;
-    if (now > TOP_GRACE_NS)
-        dm_top_tick(p->top, now - TOP_GRACE_NS);
-}
+    if (dm_atomic_exchange_int(&p->results_lock, 1) != 0) {
+        *due = UINT64_MAX; /* the views are the main thread's now */
+        return 0;
+    }
+    for (int v = 0; v < p->n_views; v++) {
+        if (p->views[v].ops->tick != NULL) {
+            uint64_t wait = p->views[v].ops->tick(p->views[v].state, now);
 
-/* Live --metrics: rewrite the file when the interval is up (at once the
- * first time, so its series exist from the start). Under the results lock,
- * which the main thread may have taken for good (printer.h). */
-static void metrics_tick(struct dm_printer *p, uint64_t *next)
-{
-    struct dm_metrics_run run;
-    uint64_t now;
-
-    if (p->metrics == NULL || !p->metrics_live)
-        return;
-    now = dm_monotonic_ns();
-    if (now < *next)
-        return;
-    if (dm_atomic_exchange_int(&p->results_lock, 1) != 0)
-        return;
-    run.source = p->metrics_source;
-    run.ring_dropped = dm_ring_dropped(p->ring);
-    run.source_lost = p->metrics_lost_base;
-    dm_metrics_write(p->metrics, &run);
+            if (wait < next - now)
+                next = now + wait;
+        }
+    }
     dm_atomic_store_int(&p->results_lock, 0);
-    /* the next one on the interval's grid, past now after a long stall */
-    *next += p->metrics_ns;
-    if (*next <= now)
-        *next = now + p->metrics_ns;
+    *due = next;
+    return p->drawn.len > 0 ? flush_out(p) : 0;
 }
 
-/* How long an idle printer may sleep: until the pending flush is due, the
- * next --top interval may end, the next live --metrics write is due, or the
- * bound of a missed wake. */
-static unsigned idle_wait_ms(const struct dm_printer *p, int flush_due, uint64_t since_flush,
-                             uint64_t now, uint64_t metrics_next)
+/* How long an idle printer may sleep: until the pending flush is due, a
+ * view's next tick (due, on the capture clock), or the bound of a missed
+ * wake. */
+static unsigned idle_wait_ms(int flush_due, uint64_t since_flush, uint64_t now, uint64_t due)
 {
     unsigned ms;
 
@@ -228,9 +198,9 @@ static unsigned idle_wait_ms(const struct dm_printer *p, int flush_due, uint64_t
                  ? 1u
                  : (unsigned)((FLUSH_IDLE_NS - since_flush + NS_PER_MS - 1) / NS_PER_MS);
     else
-        ms = p->top != NULL && p->top_live ? TOP_TICK_MS : IDLE_WAIT_MS;
-    if (p->metrics != NULL && p->metrics_live) {
-        uint64_t until = metrics_next > now ? (metrics_next - now + NS_PER_MS - 1) / NS_PER_MS : 1;
+        ms = IDLE_WAIT_MS;
+    if (due != UINT64_MAX) {
+        uint64_t until = due > now ? (due - now + NS_PER_MS - 1) / NS_PER_MS : 1;
 
         if (until < ms)
             ms = (unsigned)until;
@@ -242,20 +212,15 @@ void dm_printer_main(void *arg)
 {
     struct dm_printer *p = arg;
     struct dm_event batch[BATCH_MAX]; /* views into the ring (ring.h) */
-    uint64_t last_flush = dm_monotonic_ns(), started = last_flush, metrics_next = started;
+    uint64_t last_flush = dm_monotonic_ns(), started = last_flush, due = UINT64_MAX;
     int dirty = 0, done = 0, woke;
 
     p->fo.clock_cache = &p->clock_cache;
-    if (p->top != NULL) {
-        dm_top_set_emit(p->top, top_emit, p);
-        dm_top_render_begin(&p->top_view);
-        if (flush_out(p) != 0)
-            return;
-    } else if (!p->no_header && !p->no_lines) {
+    /* The header, or what the views drew before the first event. */
+    if (!p->no_header && !p->no_lines)
         p->out_len = dm_format_header(p->out_buf, sizeof p->out_buf, &p->fo);
-        if (flush_out(p) != 0)
-            return;
-    }
+    if ((p->out_len > 0 || p->drawn.len > 0) && flush_out(p) != 0)
+        return;
     while (!done || !dm_ring_drained(p->ring)) {
         size_t n = dm_ring_peek(p->ring, batch, BATCH_MAX);
         uint64_t now;
@@ -266,9 +231,8 @@ void dm_printer_main(void *arg)
             if (!done && print_batch(p, batch, n) != 0)
                 done = 1;
             dm_ring_release(p->ring);
-            if (!done)
-                top_tick(p, started);
-            metrics_tick(p, &metrics_next);
+            if (!done && tick_views(p, started, &due) != 0)
+                done = 1;
             dirty = 1;
             now = dm_monotonic_ns();
             if (!done && now - last_flush >= FLUSH_EVERY_NS) {
@@ -281,9 +245,8 @@ void dm_printer_main(void *arg)
         }
         if (dm_ring_drained(p->ring))
             break;
-        if (!done)
-            top_tick(p, started);
-        metrics_tick(p, &metrics_next);
+        if (!done && tick_views(p, started, &due) != 0)
+            done = 1;
         now = dm_monotonic_ns();
         if (dirty && !done && now - last_flush >= FLUSH_IDLE_NS) {
             if (flush_out(p) != 0)
@@ -291,11 +254,14 @@ void dm_printer_main(void *arg)
             last_flush = now;
             dirty = 0;
         }
+        if (done)
+            due = UINT64_MAX; /* no more ticks: the run is ending */
         /* Sleep until the ring wakes us, the flush is due, or the reader of
          * the output goes away: a closed pipe is noticed at once even when
          * nothing is printed (`diskmon | head` on a quiet disk). */
         woke = dm_ring_wait(p->ring,
-                            idle_wait_ms(p, dirty && !done, now - last_flush, now, metrics_next),
+                            idle_wait_ms(dirty && !done, now - last_flush, now - started,
+                                         due),
                             done ? NULL : p->out);
         if (woke == DM_WAIT_OUTPUT_GONE) {
             p->output_closed = 1;
@@ -310,23 +276,21 @@ void dm_printer_main(void *arg)
             dm_sleep_ms(COALESCE_MS);
         }
     }
-    if (p->top != NULL && p->write_errno == 0 && !p->output_closed) {
-        /* The last interval, cut where the run stopped: live, now on the
-         * capture clock; replay, the -t the trace went past. A replay that
-         * ran to its end has no later end than its last event. */
-        if (p->top_live)
-            dm_top_finish_at(p->top, dm_monotonic_ns() - started, 1);
-        else if (p->time_limit_hit)
-            dm_top_finish_at(p->top, p->time_limit_ns, 0);
-        else
-            dm_top_finish(p->top);
-        dm_top_render_end(&p->top_view);
+    if (p->write_errno == 0 && !p->output_closed &&
+        dm_atomic_exchange_int(&p->results_lock, 1) == 0) {
+        /* The views' last word on the output (a last interval). */
+        struct dm_view_close c;
+
+        c.now_ns = dm_monotonic_ns() - started;
+        c.time_limit_hit = p->time_limit_hit;
+        c.time_limit_ns = p->time_limit_ns;
+        for (int v = 0; v < p->n_views; v++)
+            if (p->views[v].ops->close != NULL)
+                p->views[v].ops->close(p->views[v].state, &c);
+        dm_atomic_store_int(&p->results_lock, 0);
     }
     if (p->write_errno == 0 && !p->output_closed)
         flush_out(p);
-    if (p->top != NULL && p->top_view.mode == DM_TOP_SCREEN)
-        dm_terminal_restore(p->out);
-    dm_text_free(&p->top_view.out);
 }
 
 void dm_printer_take_results(struct dm_printer *p)

@@ -36,6 +36,8 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live,
 
     if (m == NULL)
         return NULL;
+    m->disk_index.ids = m->disk_ids;
+    m->disk_index.max = DM_METRICS_MAX_DISKS;
     m->path = path;
     m->errf = errf;
     m->live = live;
@@ -70,86 +72,18 @@ void dm_metrics_destroy(struct dm_metrics *m)
 
 /* ---- counting --------------------------------------------------------------- */
 
+/* The disk of ev (disks.h); past DM_METRICS_MAX_DISKS, "(other)". */
 static struct dm_metrics_disk *disk_of(struct dm_metrics *m, const struct dm_event *ev)
 {
-    struct dm_metrics_disk *d;
+    int i = dm_disk_index_of(&m->disk_index, ev);
 
-    for (int i = 0; i < m->n_disks; i++) {
-        d = &m->disks[i];
-        if (d->disk == ev->disk && strcmp(d->name, ev->disk_name) == 0)
-            return d;
-    }
-    if (m->n_disks == DM_METRICS_MAX_DISKS) {
+    if (i < 0) {
         m->other_disk_used = 1;
         return &m->other_disk;
     }
-    d = &m->disks[m->n_disks++];
-    d->disk = ev->disk;
-    /* the source keeps disk names below DM_DISK_NAME_MAX (diskmon.h) */
-    strncpy(d->name, ev->disk_name, sizeof d->name - 1);
-    return d;
-}
-
-/* Add [s, e) to the disk's busy union (see DM_METRICS_SPAN_WINDOW). */
-static void add_busy(struct dm_metrics_disk *d, uint64_t s, uint64_t e)
-{
-    uint32_t lo = 0, hi = d->n_spans, first, last;
-
-    if (s < d->forgotten_ns)
-        s = d->forgotten_ns;
-    if (e <= s)
-        return;
-    /* the first span ending at or after s */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-
-        if (d->spans[mid].end_ns < s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    first = last = lo;
-    while (last < d->n_spans && d->spans[last].start_ns <= e)
-        last++;
-    if (last > first) {
-        if (d->spans[first].start_ns < s)
-            s = d->spans[first].start_ns;
-        if (d->spans[last - 1].end_ns > e)
-            e = d->spans[last - 1].end_ns;
-        d->spans[first].start_ns = s;
-        d->spans[first].end_ns = e;
-        memmove(&d->spans[first + 1], &d->spans[last],
-                (d->n_spans - last) * sizeof d->spans[0]);
-        d->n_spans -= last - first - 1;
-        return;
-    }
-    if (d->n_spans == DM_METRICS_SPAN_WINDOW) {
-        uint32_t half = DM_METRICS_SPAN_WINDOW / 2;
-
-        for (uint32_t i = 0; i < half; i++)
-            d->busy_done_ns += d->spans[i].end_ns - d->spans[i].start_ns;
-        d->forgotten_ns = d->spans[half - 1].end_ns;
-        memmove(&d->spans[0], &d->spans[half], (DM_METRICS_SPAN_WINDOW - half) * sizeof d->spans[0]);
-        d->n_spans -= half;
-        if (first < half) { /* the new span lies in what was just forgotten */
-            add_busy(d, s, e);
-            return;
-        }
-        first -= half;
-    }
-    memmove(&d->spans[first + 1], &d->spans[first], (d->n_spans - first) * sizeof d->spans[0]);
-    d->spans[first].start_ns = s;
-    d->spans[first].end_ns = e;
-    d->n_spans++;
-}
-
-uint64_t dm_metrics_busy_ns(const struct dm_metrics_disk *d)
-{
-    uint64_t sum = d->busy_done_ns;
-
-    for (uint32_t i = 0; i < d->n_spans; i++)
-        sum += d->spans[i].end_ns - d->spans[i].start_ns;
-    return sum;
+    if (i == m->n_disks)
+        m->n_disks++; /* a new disk: its figures start at zero */
+    return &m->disks[i];
 }
 
 /* FNV-1a (Fowler, Noll, Vo): names are short, so a simple hash will do. */
@@ -206,8 +140,13 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
         b++;
     d->bucket[rq][b]++;
     d->in_flight_ns += ev->duration_ns;
-    add_busy(d, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
-             ev->time_ns);
+    if (d->busy.spans == NULL) { /* a disk's first request: its own window */
+        d->busy.spans = d->span_store;
+        d->busy.cap = d->busy.max = DM_METRICS_SPAN_WINDOW;
+    }
+    /* cap == max: the window is never reallocated, so this cannot fail */
+    (void)dm_busy_add(&d->busy, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
+                      ev->time_ns);
     pc = proc_of(m, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
                         ? ev->process
                         : NO_PROCESS);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "diskmon.h"
+#include "views/busy.h"
+#include "views/disks.h"
 
 /* Disks with series of their own; more are summed into disk="(other)". A
  * machine with more than 64 disks is rare, and each costs about 100
@@ -39,32 +41,21 @@ static const struct {
 #define DM_METRICS_BUCKETS (sizeof dm_metrics_buckets / sizeof dm_metrics_buckets[0])
 
 /*
- * Busy time (a request in flight) is the length of the union of the
- * requests' spans [completion - duration, completion). Requests come in
- * completion order, so a new span joins the last few; the union is kept as
- * a window of the latest disjoint spans, and when the window is full its
- * older half is added up and forgotten. A span reaching back before what
- * was forgotten is cut at that point, so busy time never counts twice and
- * only goes up; memory stays one window per disk.
+ * Busy time (a request in flight): the union of the requests' spans, kept
+ * in a window of this many disjoint spans per disk (views/busy.h), in the
+ * disk's own storage: memory stays one window per disk for the run.
  */
 #define DM_METRICS_SPAN_WINDOW 256
 
-struct dm_metrics_span {
-    uint64_t start_ns, end_ns;
-};
-
+/* A disk's figures; which disk: disk_ids[] at the same index. */
 struct dm_metrics_disk {
-    uint32_t disk;
-    char name[DM_DISK_NAME_MAX]; /* "" : the disk number */
     uint64_t requests[DM_REQ_COUNT];
     uint64_t bytes[DM_REQ_COUNT];
     uint64_t duration_ns[DM_REQ_COUNT];
     uint64_t bucket[DM_REQ_COUNT][DM_METRICS_BUCKETS + 1]; /* not cumulative; last: +Inf */
     uint64_t in_flight_ns;
-    uint64_t busy_done_ns;   /* the spans already forgotten, summed */
-    uint64_t forgotten_ns;   /* nothing before this counts again */
-    uint32_t n_spans;
-    struct dm_metrics_span spans[DM_METRICS_SPAN_WINDOW];
+    struct dm_busy busy;     /* its spans: span_store */
+    struct dm_busy_span span_store[DM_METRICS_SPAN_WINDOW];
 };
 
 struct dm_metrics_counts {
@@ -90,6 +81,8 @@ struct dm_metrics {
     unsigned top_k;
     int n_disks;
     int other_disk_used;
+    struct dm_disk_index disk_index;  /* which disk an event is on (disks.h) */
+    struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk other_disk;
     /* process names: an open-addressing table (linear probing) */
@@ -110,8 +103,5 @@ struct dm_metrics {
 /* Promote the candidates with the most bytes into the free places of the
  * K, give the rest to "(other)" (metrics.c; called at each write). */
 void dm_metrics_promote(struct dm_metrics *m);
-
-/* The disk's busy time so far, in ns (metrics.c). */
-uint64_t dm_metrics_busy_ns(const struct dm_metrics_disk *d);
 
 #endif /* DM_METRICS_STATE_H */

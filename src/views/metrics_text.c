@@ -138,18 +138,6 @@ static void sample(struct text *t, const char *name, const char *k1, const char 
     t->len += (size_t)(p - start);
 }
 
-/* The disk label: its name, else its number (as the event lines print it). */
-static const char *disk_label(const struct dm_metrics_disk *d, char *buf)
-{
-    char *end;
-
-    if (d->name[0] != '\0')
-        return d->name;
-    end = dm_put_u64(buf, d->disk);
-    *end = '\0';
-    return buf;
-}
-
 /* Every disk series, "(other)" last when more disks than DM_METRICS_MAX_DISKS came. */
 static int n_disk_rows(const struct dm_metrics *m)
 {
@@ -157,24 +145,24 @@ static int n_disk_rows(const struct dm_metrics *m)
 }
 
 static const struct dm_metrics_disk *disk_row(const struct dm_metrics *m, int i,
-                                          const char **label, char *buf)
+                                          const char **label)
 {
     if (i == m->n_disks) {
         *label = "(other)";
         return &m->other_disk;
     }
-    *label = disk_label(&m->disks[i], buf);
+    /* its name, else its number, as the event lines print it (disks.h) */
+    *label = m->disk_ids[i].text;
     return &m->disks[i];
 }
 
 static void disk_counter(struct text *t, const struct dm_metrics *m, const char *name,
                          size_t field)
 {
-    char buf[32];
     const char *label;
 
     for (int i = 0; i < n_disk_rows(m); i++) {
-        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
         const uint64_t *v = (const uint64_t *)(const void *)((const char *)d + field);
 
         for (int r = 0; r < DM_REQ_COUNT; r++)
@@ -185,13 +173,12 @@ static void disk_counter(struct text *t, const struct dm_metrics *m, const char 
 static void histogram(struct text *t, const struct dm_metrics *m)
 {
     static const char name[] = "diskmon_request_duration_seconds";
-    char buf[32];
     const char *label;
 
     family(t, name, "histogram",
            "Time from issue to completion of disk requests, in seconds.");
     for (int i = 0; i < n_disk_rows(m); i++) {
-        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
 
         for (int r = 0; r < DM_REQ_COUNT; r++) {
             uint64_t cum = 0;
@@ -227,7 +214,6 @@ static void process_counter(struct text *t, const struct dm_metrics *m, const ch
 static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
                      uint64_t wall_ns, struct text *t)
 {
-    char buf[32];
     const char *label;
     char *p;
 
@@ -244,16 +230,16 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
            "Time with at least one request in flight, in seconds; its rate is the "
            "utilisation.");
     for (int i = 0; i < n_disk_rows(m); i++) {
-        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
 
         sample(t, "diskmon_busy_seconds_total", "disk", label, NULL, NULL, NULL, V_SECONDS,
-               dm_metrics_busy_ns(d));
+               dm_busy_ns(&d->busy));
     }
     family(t, "diskmon_in_flight_seconds_total", "counter",
            "Sum of the durations of disk requests, in seconds; its rate is the average "
            "queue size.");
     for (int i = 0; i < n_disk_rows(m); i++) {
-        const struct dm_metrics_disk *d = disk_row(m, i, &label, buf);
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
 
         sample(t, "diskmon_in_flight_seconds_total", "disk", label, NULL, NULL, NULL,
                V_SECONDS, d->in_flight_ns);

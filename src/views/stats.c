@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "views/disks.h"
 #include "views/stats.h"
 
 #define SUB_BITS 6                   /* 64 sub-buckets per octave */
@@ -22,7 +23,6 @@
 #define LAT_BUCKETS (SUB_COUNT + (64 - SUB_BITS) * SUB_COUNT)
 #define LOG2_SLOTS 64
 #define MAX_DISKS 256
-#define DISK_SLOTS 64                /* by_number: a power of two */
 #define STARS 40                     /* bar width, as biolatency */
 #define EXACT_MAX 65536              /* durations kept per disk and request (512 KiB) */
 
@@ -44,11 +44,13 @@ struct disk_stats {
 };
 
 struct dm_stats {
-    struct disk_stats *disks[MAX_DISKS];
-    /* A disk by its number's low bits, to find an event's disk with one
-     * compare most of the time (a cache: the disks array is the truth). */
-    struct disk_stats *by_number[DISK_SLOTS];
+    struct disk_stats *disks[MAX_DISKS];   /* n_disks, in the order first seen */
     int n_disks;
+    /* Which disk an event is on (disks.h); of_index[i]: the figures of
+     * the index's disk i, NULL until they could be allocated. */
+    struct dm_disk_index index;
+    struct dm_disk_id ids[MAX_DISKS];
+    struct disk_stats *of_index[MAX_DISKS];
     int per_disk;                    /* dm_stats_create */
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
@@ -104,8 +106,11 @@ struct dm_stats *dm_stats_create(int per_disk)
 {
     struct dm_stats *st = calloc(1, sizeof *st);
 
-    if (st != NULL)
+    if (st != NULL) {
         st->per_disk = per_disk;
+        st->index.ids = st->ids;
+        st->index.max = MAX_DISKS;
+    }
     return st;
 }
 
@@ -131,45 +136,25 @@ static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
     return NULL;
 }
 
-/*
- * Whether ev is of disk d: a row per Disk column text, which is the name
- * when the event has one (Linux), else the number (Windows). A number is an
- * integer compare; a name a compare of a few bytes.
- */
-static int is_disk(const struct disk_stats *d, const struct dm_event *ev)
-{
-    if (ev->disk_name[0] == '\0')
-        return d->numeric && d->number == ev->disk;
-    /* d->name holds the name cut to its size: compare what it holds. */
-    return !d->numeric && strncmp(d->name, ev->disk_name, sizeof d->name - 1) == 0;
-}
-
-/* The disk of ev: the one in its number's slot (almost always), else a
- * walk, else a new one. NULL when out of memory or past MAX_DISKS. */
+/* The disk of ev (disks.h), its figures allocated when it is new. NULL
+ * when out of memory or past MAX_DISKS. */
 static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev)
 {
-    struct disk_stats **slot = &st->by_number[ev->disk & (DISK_SLOTS - 1)];
-    struct disk_stats *d = *slot;
+    int i = dm_disk_index_of(&st->index, ev);
+    struct disk_stats *d;
 
-    if (d != NULL && d->number == ev->disk && is_disk(d, ev))
-        return d;
-    for (int i = 0; i < st->n_disks; i++) {
-        if (is_disk(st->disks[i], ev)) {
-            *slot = st->disks[i];
-            return *slot;
-        }
-    }
-    if (st->n_disks == MAX_DISKS || (d = calloc(1, sizeof *d)) == NULL)
+    if (i < 0)
+        return NULL;
+    if (st->of_index[i] != NULL)
+        return st->of_index[i];
+    if ((d = calloc(1, sizeof *d)) == NULL)
         return NULL;
     /* The Disk column's text, once per disk. */
-    if (ev->disk_name[0] != '\0')
-        snprintf(d->name, sizeof d->name, "%s", ev->disk_name);
-    else
-        snprintf(d->name, sizeof d->name, "%" PRIu32, ev->disk);
-    d->numeric = ev->disk_name[0] == '\0';
-    d->number = ev->disk;
+    snprintf(d->name, sizeof d->name, "%s", st->ids[i].text);
+    d->numeric = st->ids[i].numeric;
+    d->number = st->ids[i].number;
     st->disks[st->n_disks++] = d;
-    *slot = d;
+    st->of_index[i] = d;
     return d;
 }
 

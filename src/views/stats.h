@@ -9,15 +9,9 @@
 #include <stdint.h>
 #include "diskmon.h"
 #include "output/text.h"
+#include "views/view.h"
 
 struct dm_stats;
-
-/* Where events went missing, for the summary's last line. */
-struct dm_loss {
-    uint64_t ring_dropped;   /* ring full: the printer could not keep up */
-    uint64_t source_lost;    /* lost by the kernel / trace before diskmon */
-    uint64_t malformed;      /* records that failed size checks */
-};
 
 /*
  * per_disk: keep the per-disk tables that dm_stats_summary and

@@ -30,12 +30,12 @@ struct dm_top {
 
 static void reset_figures(struct dm_top_group *g)
 {
-    struct dm_top_span *spans = g->spans;
-    uint32_t cap = g->cap_spans;
+    struct dm_busy busy = g->busy;
 
     memset(g, 0, sizeof *g);
-    g->spans = spans;         /* the allocation is kept for the next interval */
-    g->cap_spans = cap;
+    dm_busy_reset(&busy);     /* the allocation is kept for the next interval */
+    busy.max = DM_TOP_SPANS_MAX;
+    g->busy = busy;
 }
 
 static void reset_interval(struct dm_top *t)
@@ -76,8 +76,8 @@ void dm_top_destroy(struct dm_top *t)
     if (t == NULL)
         return;
     for (int i = 0; i < DM_TOP_GROUPS_MAX; i++)
-        free(t->groups[i].spans);
-    free(t->other.spans);
+        free(t->groups[i].busy.spans);
+    free(t->other.busy.spans);
     free(t);
 }
 
@@ -163,8 +163,8 @@ static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev
                 break;
             g = &t->groups[t->n_groups];
             t->slot[s] = (int16_t)t->n_groups++;
-            key.spans = g->spans;
-            key.cap_spans = g->cap_spans;
+            key.busy = g->busy; /* the storage of an earlier interval's group */
+            key.busy.max = DM_TOP_SPANS_MAX;
             *g = key;
             return g;
         }
@@ -173,91 +173,6 @@ static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev
     }
     t->other_used = 1;
     return &t->other;
-}
-
-/* ---- busy spans (--by disk) ------------------------------------------------ */
-
-/* Fold the older half of g's spans into the running total (top.h,
- * DM_TOP_SPANS_MAX): one move per DM_TOP_SPANS_MAX / 2 new spans. */
-static void fold_spans(struct dm_top_group *g)
-{
-    uint32_t n = g->n_spans / 2;
-
-    for (uint32_t i = 0; i < n; i++)
-        g->busy_folded_ns += g->spans[i].end_ns - g->spans[i].start_ns;
-    g->folded_end_ns = g->spans[n - 1].end_ns;
-    memmove(&g->spans[0], &g->spans[n], (g->n_spans - n) * sizeof g->spans[0]);
-    g->n_spans -= n;
-}
-
-/*
- * Add [s, e) to g's union of busy spans, kept sorted and disjoint: the
- * spans it touches or overlaps are merged into one. Requests come in
- * completion order, so the merge is nearly always at the end of the array.
- * The part before the folded spans' end is not merged (top.h).
- */
-static int add_span(struct dm_top_group *g, uint64_t s, uint64_t e)
-{
-    uint32_t lo = 0, hi, first, last;
-
-    if (s < g->folded_end_ns)
-        s = g->folded_end_ns;
-    if (s >= e)
-        return 0;
-    if (g->n_spans == DM_TOP_SPANS_MAX)
-        fold_spans(g);
-    hi = g->n_spans;
-
-    /* first span whose end >= s (may touch or overlap) */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-
-        if (g->spans[mid].end_ns < s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    first = lo;
-    last = first;
-    while (last < g->n_spans && g->spans[last].start_ns <= e)
-        last++;
-    if (last > first) {
-        /* spans[first..last) merge with [s, e) into spans[first]. */
-        if (g->spans[first].start_ns < s)
-            s = g->spans[first].start_ns;
-        if (g->spans[last - 1].end_ns > e)
-            e = g->spans[last - 1].end_ns;
-        g->spans[first].start_ns = s;
-        g->spans[first].end_ns = e;
-        memmove(&g->spans[first + 1], &g->spans[last],
-                (g->n_spans - last) * sizeof g->spans[0]);
-        g->n_spans -= last - first - 1;
-        return 0;
-    }
-    if (g->n_spans == g->cap_spans) {
-        uint32_t cap = g->cap_spans ? g->cap_spans * 2 : 64;
-        struct dm_top_span *p = realloc(g->spans, cap * sizeof *p);
-
-        if (p == NULL)
-            return DM_ENOMEM;
-        g->spans = p;
-        g->cap_spans = cap;
-    }
-    memmove(&g->spans[first + 1], &g->spans[first],
-            (g->n_spans - first) * sizeof g->spans[0]);
-    g->spans[first].start_ns = s;
-    g->spans[first].end_ns = e;
-    g->n_spans++;
-    return 0;
-}
-
-static uint64_t span_total(const struct dm_top_group *g)
-{
-    uint64_t sum = g->busy_folded_ns;
-
-    for (uint32_t i = 0; i < g->n_spans; i++)
-        sum += g->spans[i].end_ns - g->spans[i].start_ns;
-    return sum;
 }
 
 /* ---- closing an interval ------------------------------------------------------ */
@@ -309,7 +224,7 @@ static void close_interval_at(struct dm_top *t, uint64_t n_intervals, uint64_t c
     for (int i = 0; i < n; i++) {
         struct dm_top_group *g = (struct dm_top_group *)t->rows[i];
 
-        g->busy_ns = span_total(g);
+        g->busy_ns = dm_busy_ns(&g->busy);
         iv.reads += g->reads;
         iv.writes += g->writes;
         iv.flushes += g->flushes;
@@ -387,7 +302,7 @@ int dm_top_add(struct dm_top *t, const struct dm_event *ev, int emit_empty)
     if (s >= e)
         return 0;
     g->overlap_ns += e - s;
-    return add_span(g, s, e);
+    return dm_busy_add(&g->busy, s, e);
 }
 
 void dm_top_tick(struct dm_top *t, uint64_t now_ns)

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "diskmon.h"
+#include "views/busy.h"
 #include "views/top_by.h"
 
 /* Rows of one interval before the rest is summed into (other): more than a
@@ -43,23 +44,13 @@
 #define DM_TOP_GROUPS_MAX 256
 
 /*
- * Busy periods kept per disk and interval. Requests arrive in completion
- * order, so a new one can only merge with periods after its own start: an
- * old period stays apart unless a request in flight across it (started
- * before it ended) completes later. With more than this many periods, the
- * oldest half is folded into a running total (busy_folded_ns) and a later
- * request's part before them is no longer merged: %util then undercounts
- * only when one request was in flight across 512 separate busy periods of
- * its own disk. 1,024 spans are 16 KB per disk; without the bound, 5
- * million separate requests in one long interval took 80 MB.
+ * Busy periods kept per disk and interval (views/busy.h, whose rule folds
+ * the older half of a full window): %util undercounts only when one
+ * request was in flight across 512 separate busy periods of its own disk
+ * within one interval. 1,024 spans are 16 KB per disk; without the bound,
+ * 5 million separate requests in one long interval took 80 MB.
  */
 #define DM_TOP_SPANS_MAX 1024u
-
-/* A busy period of a disk: [start_ns, end_ns), clipped to the interval. */
-struct dm_top_span {
-    uint64_t start_ns;
-    uint64_t end_ns;
-};
 
 struct dm_top_group {
     /* The key: which fields count depends on --by. */
@@ -80,12 +71,9 @@ struct dm_top_group {
     uint64_t write_latency_ns;    /* w_await */
     uint64_t overlap_ns;          /* aqu-sz: durations clipped to the interval */
     uint64_t busy_ns;             /* %util: set when the interval closes */
-    /* --by disk: the disjoint busy spans so far, sorted by start, after
-     * those folded (DM_TOP_SPANS_MAX): busy_folded_ns of busy time before
-     * folded_end_ns. */
-    uint64_t busy_folded_ns, folded_end_ns;
-    struct dm_top_span *spans;
-    uint32_t n_spans, cap_spans;
+    /* --by disk: the union of its requests' parts in the interval, at most
+     * DM_TOP_SPANS_MAX spans */
+    struct dm_busy busy;
 };
 
 /* One closed interval, as the renderer gets it. */

@@ -70,6 +70,27 @@ static uint64_t ios(const struct dm_top_group *g)
     return g->reads + g->writes + g->flushes;
 }
 
+/* ---- the key columns of each --by ------------------------------------------- */
+
+/*
+ * What differs between --by process, file and disk is said once, here: the
+ * key columns of a row in each form (json, csv, text) and whether the row
+ * carries a device's figures (r_await, w_await, aqu-sz, %util, as iostat
+ * -x) instead of a process's (Reads/s ... Max ms). Indexed by enum dm_top_by.
+ */
+struct by_columns {
+    const char *csv_titles;               /* the csv header's key names */
+    void (*json_keys)(struct dm_text *out, const struct dm_top_group *g);
+    void (*csv_keys)(struct dm_text *out, const struct dm_top_group *g);
+    /* the text titles of the key columns and the row's key cells, each
+     * followed by one space */
+    void (*text_titles)(char *buf, size_t cap);
+    void (*text_keys)(char *buf, size_t cap, const struct dm_top_group *g);
+    int device;                           /* 1: the device figures */
+};
+
+static const struct by_columns *columns_of(enum dm_top_by by);
+
 /* ---- json ------------------------------------------------------------------ */
 
 static void json_str(struct dm_text *out, const char *key, int present, const char *s)
@@ -94,24 +115,7 @@ static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
     sec9(a, sizeof a, iv->start_ns);
     sec9(b, sizeof b, iv->end_ns);
     dm_text_printf(out, "{\"interval_start\":%s,\"interval_end\":%s", a, b);
-    switch (iv->by) {
-    case DM_TOP_BY_PROCESS:
-        if (g->has_pid && !g->is_other)
-            dm_text_printf(out, ",\"pid\":%" PRIu32, g->pid);
-        else
-            dm_text_puts(out, ",\"pid\":null");
-        json_str(out, "process", g->is_other || g->has_process,
-                 g->is_other ? "(other)" : g->process);
-        break;
-    case DM_TOP_BY_FILE:
-        json_str(out, "file", g->is_other || g->has_file,
-                 g->is_other ? "(other)" : g->file);
-        json_str(out, "process", !g->is_other && g->has_process, g->process);
-        break;
-    case DM_TOP_BY_DISK:
-        json_str(out, "disk", 1, g->is_other ? "(other)" : g->disk);
-        break;
-    }
+    columns_of(iv->by)->json_keys(out, g);
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
     dm_text_printf(out,
@@ -119,7 +123,7 @@ static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
                    ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
                    ",\"avg_ms\":%s,\"max_ms\":%s",
                    g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
-    if (iv->by == DM_TOP_BY_DISK) {
+    if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
         dm_text_printf(out, ",\"r_await_ms\":%s,\"w_await_ms\":%s", a, b);
@@ -145,12 +149,12 @@ static void csv_str(struct dm_text *out, int present, const char *s)
 
 static void csv_header(struct dm_text *out, enum dm_top_by by)
 {
-    static const char *const keys[] = {"pid,process", "file,process", "disk"};
+    const struct by_columns *c = columns_of(by);
 
     dm_text_printf(out,
                    "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
                    "write_bytes,avg_ms,max_ms%s\r\n",
-                   keys[by], by == DM_TOP_BY_DISK ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
+                   c->csv_titles, c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
 }
 
 static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
@@ -162,26 +166,12 @@ static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
     sec9(a, sizeof a, iv->start_ns);
     sec9(b, sizeof b, iv->end_ns);
     dm_text_printf(out, "%s,%s", a, b);
-    switch (iv->by) {
-    case DM_TOP_BY_PROCESS:
-        dm_text_putc(out, ',');
-        if (g->has_pid && !g->is_other)
-            dm_text_printf(out, "%" PRIu32, g->pid);
-        csv_str(out, g->is_other || g->has_process, g->is_other ? "(other)" : g->process);
-        break;
-    case DM_TOP_BY_FILE:
-        csv_str(out, g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
-        csv_str(out, !g->is_other && g->has_process, g->process);
-        break;
-    case DM_TOP_BY_DISK:
-        csv_str(out, 1, g->is_other ? "(other)" : g->disk);
-        break;
-    }
+    columns_of(iv->by)->csv_keys(out, g);
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
     dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
                    g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
-    if (iv->by == DM_TOP_BY_DISK) {
+    if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
         dm_text_printf(out, ",%s,%s", a, b);
@@ -228,21 +218,17 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
 
 static void titles(char *buf, size_t cap, enum dm_top_by by)
 {
-    switch (by) {
-    case DM_TOP_BY_PROCESS:
-        snprintf(buf, cap, "%7s %-16s %9s %9s %10s %10s %9s %9s", "PID", "Process",
-                 "Reads/s", "Writes/s", "Read MB/s", "Write MB/s", "Avg ms", "Max ms");
-        break;
-    case DM_TOP_BY_FILE:
-        snprintf(buf, cap, "%-*s %-16s %9s %9s %10s %10s %9s %9s", FILE_WIDTH, "File",
-                 "Process", "Reads/s", "Writes/s", "Read MB/s", "Write MB/s", "Avg ms",
-                 "Max ms");
-        break;
-    case DM_TOP_BY_DISK:
-        snprintf(buf, cap, "%-8s %8s %8s %8s %8s %8s %8s %7s %6s", "Disk", "r/s", "w/s",
+    const struct by_columns *c = columns_of(by);
+    size_t n;
+
+    c->text_titles(buf, cap);
+    n = strlen(buf);
+    if (c->device)
+        snprintf(buf + n, cap - n, "%8s %8s %8s %8s %8s %8s %7s %6s", "r/s", "w/s",
                  "rMB/s", "wMB/s", "r_await", "w_await", "aqu-sz", "%util");
-        break;
-    }
+    else
+        snprintf(buf + n, cap - n, "%9s %9s %10s %10s %9s %9s", "Reads/s", "Writes/s",
+                 "Read MB/s", "Write MB/s", "Avg ms", "Max ms");
 }
 
 /* A long path keeps its tail (the file name), behind "...", cut at the
@@ -270,41 +256,134 @@ static const char *file_cell(const struct dm_top_group *g, char *buf, size_t cap
 static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                      const struct dm_top_group *g)
 {
+    const struct by_columns *c = columns_of(iv->by);
     uint64_t len = iv->end_ns - iv->start_ns;
-    char term_process[4 * DM_PROCESS_MAX + 8], term_disk[4 * DM_DISK_NAME_MAX + 8];
-    const char *process = g->is_other ? (iv->by == DM_TOP_BY_PROCESS ? "(other)" : "-")
-                          : g->has_process ? term_process : "-";
-    char pid[16], file[FILE_WIDTH + 8];
     double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
     double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
+    size_t n;
 
-    dm_escape_term_string(term_process, sizeof term_process, g->process);
-    dm_escape_term_string(term_disk, sizeof term_disk, g->disk);
-    switch (iv->by) {
-    case DM_TOP_BY_PROCESS:
-        if (g->has_pid && !g->is_other)
-            snprintf(pid, sizeof pid, "%" PRIu32, g->pid);
-        else
-            snprintf(pid, sizeof pid, "-");
-        snprintf(buf, cap, "%7s %-16s %9.1f %9.1f %10.2f %10.2f %9.3f %9.3f", pid,
-                 process, per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
-                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
-        break;
-    case DM_TOP_BY_FILE:
-        snprintf(buf, cap, "%-*s %-16s %9.1f %9.1f %10.2f %10.2f %9.3f %9.3f",
-                 FILE_WIDTH, file_cell(g, file, sizeof file), process,
+    c->text_keys(buf, cap, g);
+    n = strlen(buf);
+    if (c->device)
+        snprintf(buf + n, cap - n, "%8.1f %8.1f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
                  per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
-                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
-        break;
-    case DM_TOP_BY_DISK:
-        snprintf(buf, cap, "%-8s %8.1f %8.1f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
-                 g->is_other ? "(other)" : term_disk, per_sec(g->reads, len),
-                 per_sec(g->writes, len), rmb, wmb, ms_of(g->read_latency_ns, g->reads),
-                 ms_of(g->write_latency_ns, g->writes),
+                 ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
                  len ? (double)g->overlap_ns / (double)len : 0.0,
                  len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
-        break;
-    }
+    else
+        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f %9.3f %9.3f",
+                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+}
+
+/* ---- the key columns, per --by ------------------------------------------------ */
+
+/* The Process cell of a text row: the (other) row says so only where it is
+ * the key (--by process). */
+static const char *process_cell(const struct dm_top_group *g, int is_key, char *buf,
+                                size_t cap)
+{
+    if (g->is_other)
+        return is_key ? "(other)" : "-";
+    if (!g->has_process)
+        return "-";
+    dm_escape_term_string(buf, cap, g->process);
+    return buf;
+}
+
+static void process_json(struct dm_text *out, const struct dm_top_group *g)
+{
+    if (g->has_pid && !g->is_other)
+        dm_text_printf(out, ",\"pid\":%" PRIu32, g->pid);
+    else
+        dm_text_puts(out, ",\"pid\":null");
+    json_str(out, "process", g->is_other || g->has_process,
+             g->is_other ? "(other)" : g->process);
+}
+
+static void process_csv(struct dm_text *out, const struct dm_top_group *g)
+{
+    dm_text_putc(out, ',');
+    if (g->has_pid && !g->is_other)
+        dm_text_printf(out, "%" PRIu32, g->pid);
+    csv_str(out, g->is_other || g->has_process, g->is_other ? "(other)" : g->process);
+}
+
+static void process_titles(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%7s %-16s ", "PID", "Process");
+}
+
+static void process_keys(char *buf, size_t cap, const struct dm_top_group *g)
+{
+    char pid[16], term_process[4 * DM_PROCESS_MAX + 8];
+
+    if (g->has_pid && !g->is_other)
+        snprintf(pid, sizeof pid, "%" PRIu32, g->pid);
+    else
+        snprintf(pid, sizeof pid, "-");
+    snprintf(buf, cap, "%7s %-16s ", pid,
+             process_cell(g, 1, term_process, sizeof term_process));
+}
+
+static void file_json(struct dm_text *out, const struct dm_top_group *g)
+{
+    json_str(out, "file", g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
+    json_str(out, "process", !g->is_other && g->has_process, g->process);
+}
+
+static void file_csv(struct dm_text *out, const struct dm_top_group *g)
+{
+    csv_str(out, g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
+    csv_str(out, !g->is_other && g->has_process, g->process);
+}
+
+static void file_titles(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%-*s %-16s ", FILE_WIDTH, "File", "Process");
+}
+
+static void file_keys(char *buf, size_t cap, const struct dm_top_group *g)
+{
+    char file[FILE_WIDTH + 8], term_process[4 * DM_PROCESS_MAX + 8];
+
+    snprintf(buf, cap, "%-*s %-16s ", FILE_WIDTH, file_cell(g, file, sizeof file),
+             process_cell(g, 0, term_process, sizeof term_process));
+}
+
+static void disk_json(struct dm_text *out, const struct dm_top_group *g)
+{
+    json_str(out, "disk", 1, g->is_other ? "(other)" : g->disk);
+}
+
+static void disk_csv(struct dm_text *out, const struct dm_top_group *g)
+{
+    csv_str(out, 1, g->is_other ? "(other)" : g->disk);
+}
+
+static void disk_titles(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%-8s ", "Disk");
+}
+
+static void disk_keys(char *buf, size_t cap, const struct dm_top_group *g)
+{
+    char term_disk[4 * DM_DISK_NAME_MAX + 8];
+
+    dm_escape_term_string(term_disk, sizeof term_disk, g->disk);
+    snprintf(buf, cap, "%-8s ", g->is_other ? "(other)" : term_disk);
+}
+
+static const struct by_columns by_table[] = {
+    [DM_TOP_BY_PROCESS] = {"pid,process", process_json, process_csv, process_titles,
+                           process_keys, 0},
+    [DM_TOP_BY_FILE] = {"file,process", file_json, file_csv, file_titles, file_keys, 0},
+    [DM_TOP_BY_DISK] = {"disk", disk_json, disk_csv, disk_titles, disk_keys, 1},
+};
+
+static const struct by_columns *columns_of(enum dm_top_by by)
+{
+    return &by_table[by];
 }
 
 /* One screen line: cut to the window (a wrapped line would scroll), then

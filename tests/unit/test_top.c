@@ -33,11 +33,11 @@ static void record(void *ctx, const struct dm_top_interval *iv)
     s->n_rows[i] = iv->n_rows;
     for (int r = 0; r < iv->n_rows && r < 4; r++) {
         s->rows[i][r] = *iv->rows[r];
-        s->rows[i][r].spans = NULL;
+        s->rows[i][r].busy.spans = NULL;
     }
     if (iv->n_rows > 0) {
         s->last_row[i] = *iv->rows[iv->n_rows - 1];
-        s->last_row[i].spans = NULL;
+        s->last_row[i].busy.spans = NULL;
     }
 }
 
@@ -286,7 +286,7 @@ DM_TEST(disk_spans_bounded)
     dm_top_finish(t);
     dm_top_destroy(t);
     DM_ASSERT_EQ_INT(s.intervals, 1);
-    DM_ASSERT(s.rows[0][0].cap_spans <= DM_TOP_SPANS_MAX);
+    DM_ASSERT(s.rows[0][0].busy.cap <= DM_TOP_SPANS_MAX);
     DM_ASSERT_EQ_U64(s.rows[0][0].busy_ns, (n - 100) * us + 200 * us);
     DM_ASSERT_EQ_U64(s.rows[0][0].reads, n);
 }
