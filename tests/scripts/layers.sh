@@ -8,6 +8,7 @@
 #   one-writer     nothing writes stdout or stderr through stdio;
 #   in-repo        no comment cites a path outside the repository or a
 #                  tracker number;
+#   small-files    no source file is over 800 lines;
 # and, given a build tree, from its object files (nm):
 #   call-loops     no two source files call each other, directly or round a
 #                  loop (a file's undefined symbols resolved to the file that
@@ -139,5 +140,9 @@ outside=$(grep -rnE '(etw|linux-block|metrics)-facts\.md|shared/docs|\b[Ii]ssue 
     --include='*.py' --include='*.txt' --include='*.in' --include='*.md' 2>/dev/null |
     grep -v '^tests/scripts/layers.sh:' || true)
 if [ -n "$outside" ]; then fail in-repo "$(echo "$outside" | head -5 | tr '\n' ' ')"; else pass in-repo; fi
+
+# small-files: no source file over 800 lines (one job each).
+big=$(find src include -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 800 { print $2 " (" $1 " lines)" }')
+if [ -n "$big" ]; then fail small-files "$(echo "$big" | tr '\n' ' ')"; else pass small-files; fi
 
 [ "$fails" -eq 0 ]

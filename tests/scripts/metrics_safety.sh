@@ -212,7 +212,15 @@ mkdir "$L"
 "$GEN" --ios 3000000 "$L/long.etl" >/dev/null || fail generate_long "gen_etl failed"
 "$DISKMON" -r "$L/long.etl" --metrics "$L/m.prom" -o /dev/null 2>"$TMP/err" &
 dm=$!
-sleep 0.5
+# SIGTERM only once diskmon catches it (SigCgt in /proc/PID/status, bit
+# 15 - 1): before that, on a loaded machine or an ASan build, the default
+# action would end it with 143, which says nothing about its cleanup.
+for _ in $(seq 200); do
+    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$dm/status" 2>/dev/null)
+    [ -n "$cgt" ] && [ $(( 0x$cgt >> 14 & 1 )) -eq 1 ] && break
+    sleep 0.05
+done
+sleep 0.2
 if kill -0 "$dm" 2>/dev/null; then
     kill -TERM "$dm"
     wait "$dm"
