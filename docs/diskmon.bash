@@ -22,7 +22,7 @@ _diskmon()
         prev=${COMP_WORDS[COMP_CWORD - 1]}
     fi
 
-    local opts="-r --replay -f --format -o --output -d --disk --op -p --pid
+    local opts="-r --replay -f --format -o --output -d --disk --op --flags -p --pid
         -c --comm -m --min-latency -n --count -t --duration --clock --utc
         --no-header -s --summary --hist --top --by --queue --backend --force --cleanup --self-test -h --help
         -V --version --metrics --interval --metrics-top --"
@@ -63,6 +63,13 @@ _diskmon()
         local head=${cur%,*} last=${cur##*,}
         [ "$head" = "$cur" ] && head="" || head="$head,"
         COMPREPLY=($(compgen -P "$head" -W "read write flush discard" -- "$last"))
+        return
+        ;;
+    --flags)
+        local head=${cur%,*} last=${cur##*,}
+        [ "$head" = "$cur" ] && head="" || head="$head,"
+        COMPREPLY=($(compgen -P "$head" -W "preflush fua sync meta readahead secure
+            nocache paging sync_api associated buffered sync_paging" -- "$last"))
         return
         ;;
     -d | --disk)

@@ -67,6 +67,31 @@ extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 #define DM_EV_HAS_IRP_FLAGS 0x10u /* irp_flags is meaningful (Windows) */
 #define DM_EV_HAS_QUEUE 0x20u    /* queue_ns is meaningful (Linux --queue) */
 #define DM_EV_FILE_CUT 0x40u     /* the path was too long: file is its end */
+#define DM_EV_HAS_PRIORITY 0x80u /* priority is meaningful (Windows) */
+
+/*
+ * dm_event.req_flags: what the request itself said about how to carry it
+ * out, one bit per word of a fixed vocabulary (dm_req_flag_names, in bit
+ * order; csv/json join the words with '|'). Linux from the tracepoints'
+ * rwbs (kernel/trace/blktrace.c, blk_fill_rwbs), Windows from the
+ * DiskIo_TypeGroup1 IrpFlags bits Microsoft documents (Microsoft Learn,
+ * "DiskIo_TypeGroup1 class"; the values are Ntddk.h's IRP_* flags).
+ */
+#define DM_RQ_PREFLUSH 0x0001u    /* Linux: REQ_PREFLUSH, rwbs leading F */
+#define DM_RQ_FUA 0x0002u         /* Linux: REQ_FUA, F after the op letter */
+#define DM_RQ_SYNC 0x0004u        /* Linux: REQ_SYNC, S */
+#define DM_RQ_META 0x0008u        /* Linux: REQ_META, M */
+#define DM_RQ_READAHEAD 0x0010u   /* Linux: REQ_RAHEAD, A */
+#define DM_RQ_SECURE 0x0020u      /* Linux: a secure erase, "DE" */
+#define DM_RQ_NOCACHE 0x0040u     /* Windows: IRP_NOCACHE 0x1 */
+#define DM_RQ_PAGING 0x0080u      /* Windows: IRP_PAGING_IO 0x2 */
+#define DM_RQ_SYNC_API 0x0100u    /* Windows: IRP_SYNCHRONOUS_API 0x4 */
+#define DM_RQ_ASSOCIATED 0x0200u  /* Windows: IRP_ASSOCIATED_IRP 0x8 */
+#define DM_RQ_BUFFERED 0x0400u    /* Windows: IRP_BUFFERED_IO 0x10 */
+#define DM_RQ_SYNC_PAGING 0x0800u /* Windows: IRP_SYNCHRONOUS_PAGING_IO 0x40 */
+#define DM_RQ_COUNT 12            /* words in dm_req_flag_names */
+
+extern const char *const dm_req_flag_names[DM_RQ_COUNT]; /* "preflush", ... */
 
 /* The longest names an event carries, in bytes with the NUL. Longer names
  * are cut by the source (a path keeps its end and sets DM_EV_FILE_CUT). */
@@ -104,15 +129,17 @@ struct dm_event {
     uint32_t tid;
     uint16_t flags;          /* DM_EV_* */
     uint8_t request;         /* enum dm_request */
-    uint8_t reserved;
+    uint8_t priority;        /* I/O priority 0-7, with DM_EV_HAS_PRIORITY */
+    uint16_t req_flags;      /* DM_RQ_* */
+    uint8_t reserved[6];     /* zero: the names start at 72 on 32-bit too */
     /* names: see above */
     const char *disk_name;   /* Linux: "sda"; "" = print the disk number */
     const char *process;
     const char *file;
 };
 
-/* Bytes of dm_event before the names: the same 64 on 32- and 64-bit. */
-#define DM_EVENT_FIXED_BYTES 64u
+/* Bytes of dm_event before the names: the same 72 on 32- and 64-bit. */
+#define DM_EVENT_FIXED_BYTES 72u
 
 /*
  * A Windows time-zone rule (TIME_ZONE_INFORMATION, as a trace header records

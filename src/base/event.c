@@ -7,3 +7,11 @@
 const char *const dm_request_names[DM_REQ_COUNT] = {
     "Read", "Write", "Flush", "Discard",
 };
+
+/* The words of dm_event.req_flags, bit 0 first: csv/json print them in this
+ * order, joined with '|', and --flags takes them. Linux's come from rwbs,
+ * Windows' from IrpFlags (diskmon.h); docs/output.md lists them. */
+const char *const dm_req_flag_names[DM_RQ_COUNT] = {
+    "preflush", "fua", "sync", "meta", "readahead", "secure",
+    "nocache", "paging", "sync_api", "associated", "buffered", "sync_paging",
+};

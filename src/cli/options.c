@@ -13,7 +13,7 @@
 #include "platform/platform.h"
 
 enum opt_id {
-    O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_PID, O_COMM, O_MIN_LATENCY,
+    O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_FLAGS, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
     O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY,
     O_METRICS, O_INTERVAL, O_METRICS_TOP, O_SELF_TEST
@@ -32,7 +32,8 @@ struct opt_spec {
 static const struct opt_spec specs[] = {
     {O_REPLAY, 'r', "replay", 1},   {O_FORMAT, 'f', "format", 1},
     {O_OUTPUT, 'o', "output", 1},   {O_DISK, 'd', "disk", 1},
-    {O_OP, 0, "op", 1},             {O_PID, 'p', "pid", 1},
+    {O_OP, 0, "op", 1},             {O_FLAGS, 0, "flags", 1},
+    {O_PID, 'p', "pid", 1},
     {O_COMM, 'c', "comm", 1},       {O_MIN_LATENCY, 'm', "min-latency", 1},
     {O_COUNT, 'n', "count", 1},     {O_DURATION, 't', "duration", 1},
     {O_CLOCK, 0, "clock", 0},       {O_UTC, 0, "utc", 0},
@@ -75,6 +76,9 @@ int dm_options_help(FILE *out)
         "  -d, --disk DISK        only this disk: number (Windows), name (sda,\n"
         "                         /dev/sda, loop0) or MAJ:MIN (Linux)\n"
         "      --op LIST          only these requests: read,write,flush,discard\n"
+        "      --flags LIST       only requests with one of these flags: preflush,\n"
+        "                         fua,sync,meta,readahead,secure (Linux); nocache,\n"
+        "                         paging,sync_api,associated,buffered,sync_paging\n"
         "  -p, --pid PID          only I/O issued by this process id\n"
         "  -c, --comm NAME        only I/O issued by this process name (any case;\n"
         "                         .exe optional; Linux: 15 characters at most)\n"
@@ -255,6 +259,20 @@ static int one_op(struct dm_options *opt, char *tok, const char *shown, char *er
                 tok, shown);
 }
 
+static int one_flag(struct dm_options *opt, char *tok, const char *shown, char *err,
+                    size_t errlen)
+{
+    for (unsigned i = 0; i < DM_RQ_COUNT; i++) {
+        if (same_word(tok, dm_req_flag_names[i])) {
+            opt->req_flags_mask |= 1u << i;
+            return 0;
+        }
+    }
+    return fail(err, errlen, "unknown flag '%s' for %s (preflush, fua, sync, meta, "
+                "readahead, secure, nocache, paging, sync_api, associated, buffered "
+                "or sync_paging)", tok, shown);
+}
+
 static int one_disk(struct dm_options *opt, char *tok, const char *shown, char *err,
                     size_t errlen)
 {
@@ -351,6 +369,8 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         return each_piece(value, shown, "disk name", one_disk, opt, err, errlen);
     case O_OP:
         return each_piece(value, shown, "request name", one_op, opt, err, errlen);
+    case O_FLAGS:
+        return each_piece(value, shown, "flag name", one_flag, opt, err, errlen);
     case O_PID:
         return each_piece(value, shown, "process id", one_pid, opt, err, errlen);
     case O_COMM:

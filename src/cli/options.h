@@ -24,6 +24,7 @@ struct dm_options {
     const char *disks[DM_MAX_DISK_FILTERS]; /* -d, as typed: "0", "sda", "8:0" */
     int n_disks;
     unsigned op_mask;             /* --op: DM_OP_BIT set; default read|write|flush|discard */
+    unsigned req_flags_mask;      /* --flags: DM_RQ_* bits, any of them; 0 = no filter */
     uint32_t pids[DM_MAX_PID_FILTERS]; /* -p: any of these */
     int n_pids;
     const char *comms[DM_MAX_COMM_FILTERS]; /* -c: any of these, case-insensitive */

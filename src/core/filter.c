@@ -1,5 +1,6 @@
 /*
- * filter.c - the user's filters (-d, --op, -p, -c, -m) as one predicate.
+ * filter.c - the user's filters (-d, --op, --flags, -p, -c, -m) as one
+ * predicate.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -18,12 +19,14 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt)
         f->disks[i] = opt->disks[i];
     f->n_disks = opt->n_disks < DM_MAX_DISK_FILTERS ? opt->n_disks : DM_MAX_DISK_FILTERS;
     f->op_mask = opt->op_mask;
+    f->req_flags_mask = opt->req_flags_mask;
     for (int i = 0; i < opt->n_pids && i < DM_MAX_PID_FILTERS; i++)
         f->pids[f->n_pids++] = opt->pids[i];
     for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++)
         snprintf(f->comms[f->n_comms++], DM_PROCESS_MAX, "%s", opt->comms[i]);
     f->min_latency_ns = opt->min_latency_ns;
     f->pass_all = f->n_disks == 0 && f->n_pids == 0 && f->n_comms == 0 &&
+                  f->req_flags_mask == 0 &&
                   f->min_latency_ns == 0 && (f->op_mask & ALL_REQUESTS) == ALL_REQUESTS;
 }
 
@@ -177,6 +180,9 @@ int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
     if (!(f->op_mask & DM_OP_BIT(ev->request)))
         return 0;
     if (ev->duration_ns < f->min_latency_ns)
+        return 0;
+    /* --flags: a request with any one of the flags named. */
+    if (f->req_flags_mask != 0 && !(ev->req_flags & f->req_flags_mask))
         return 0;
     if (f->n_pids > 0 && !pid_matches(f, ev))
         return 0;

@@ -1,5 +1,6 @@
 /*
- * filter.h - which events the user asked to see (-d, --op, -p, -c, -m).
+ * filter.h - which events the user asked to see (-d, --op, --flags, -p, -c,
+ * -m).
  *
  * Applied on the source thread before the ring, so unwanted events cost no
  * ring space. The filter itself does not change after dm_filter_init; the
@@ -34,13 +35,14 @@ struct dm_filter {
     const char *disks[DM_MAX_DISK_FILTERS];
     int n_disks;
     unsigned op_mask;
+    unsigned req_flags_mask;        /* --flags: any of these DM_RQ_*; 0: all */
     uint32_t pids[DM_MAX_PID_FILTERS];
     int n_pids;
     char comms[DM_MAX_COMM_FILTERS][DM_PROCESS_MAX];
     int n_comms;
     uint64_t min_latency_ns;
     struct dm_disk_census *census;  /* NULL: not kept */
-    /* No filter given (every request, no -d/-p/-c/-m): dm_filter_match
+    /* No filter given (every request, no -d/--flags/-p/-c/-m): dm_filter_match
      * answers yes at once, so the live callback pays one test. */
     int pass_all;
 };

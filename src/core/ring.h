@@ -2,9 +2,9 @@
  * ring.h - a bounded single-producer/single-consumer queue of dm_events,
  * each stored as a variable-length record: the event's fixed numbers
  * (DM_EVENT_FIXED_BYTES) and its names only as long as they are. A Linux
- * event takes about 96 bytes and a Windows one with a file path about 150
- * (the sample traces' average: 135-152), where a fixed slot with room for
- * the longest names took 400; the same memory so holds 2.6 to 4 times the
+ * event takes about 104 bytes and a Windows one with a file path about 160
+ * (the sample traces' average: 143-160), where a fixed slot with room for
+ * the longest names takes 408; the same memory so holds 2.5 to 4 times the
  * events of a burst.
  *
  * Threading contract:
@@ -42,11 +42,11 @@
 /* The largest record: its 8-byte head, DM_EVENT_FIXED_BYTES and the three
  * longest names with their NULs (32 + 32 + 264), padded to 8. A ring of
  * n * DM_RING_RECORD_MAX bytes holds at least n events. */
-#define DM_RING_RECORD_MAX 400u
+#define DM_RING_RECORD_MAX 408u
 /* The smallest ring: room for ten of the largest records. */
 #define DM_RING_MIN_BYTES 4096u
-/* The pipeline's rings. Live: 16 MiB holds about 110,000 Windows events
- * with a file path (~150 bytes each) or 170,000 Linux ones (~96 bytes), so
+/* The pipeline's rings. Live: 16 MiB holds about 105,000 Windows events
+ * with a file path (~160 bytes each) or 160,000 Linux ones (~104 bytes), so
  * at 250k events/s a live source can run half a second ahead of a stalled
  * printer before anything is dropped. Replay never drops (the sink waits),
  * so its ring only has to let the two threads work in parallel: 1 MiB,

@@ -186,4 +186,50 @@ static inline int dm_diskio_decode_inline(unsigned opcode, unsigned version,
     }
 }
 
+/*
+ * IrpFlags into dm_event.req_flags: the IRP_* bits Microsoft documents for
+ * DiskIo_TypeGroup1 (Microsoft Learn, "DiskIo_TypeGroup1 class", IrpFlags;
+ * values from Ntddk.h). 0x2 is also IRP_MOUNT_COMPLETION and 0x40 also
+ * IRP_INPUT_OPERATION; on a disk read or write they are the paging bits.
+ * The operation bits (create, read, write, close, 0x80-0x400) and the
+ * bookkeeping ones (0x20, 0x800) say nothing the Request column does not,
+ * so they are left to json's irp_flags.
+ */
+#define DM_IRP_NOCACHE 0x1u
+#define DM_IRP_PAGING_IO 0x2u
+#define DM_IRP_SYNCHRONOUS_API 0x4u
+#define DM_IRP_ASSOCIATED_IRP 0x8u
+#define DM_IRP_BUFFERED_IO 0x10u
+#define DM_IRP_SYNCHRONOUS_PAGING_IO 0x40u
+/* The I/O priority hint sits in bits 17-19 of IrpFlags (DiskIOFlags'
+ * PriorityHintMask 0xE0000 in Microsoft.Windows.EventTracing.Disk; Process
+ * Hacker's ExtendedTools reads (IrpFlags >> 17) & 7, 0 meaning normal and
+ * n the IO_PRIORITY_HINT n - 1). The raw 0-7 is what diskmon shows. */
+#define DM_IRP_PRIORITY_SHIFT 17
+#define DM_IRP_PRIORITY_MASK 7u
+
+static inline uint16_t dm_diskio_req_flags(uint32_t irp_flags)
+{
+    uint16_t f = 0;
+
+    if (irp_flags & DM_IRP_NOCACHE)
+        f |= DM_RQ_NOCACHE;
+    if (irp_flags & DM_IRP_PAGING_IO)
+        f |= DM_RQ_PAGING;
+    if (irp_flags & DM_IRP_SYNCHRONOUS_API)
+        f |= DM_RQ_SYNC_API;
+    if (irp_flags & DM_IRP_ASSOCIATED_IRP)
+        f |= DM_RQ_ASSOCIATED;
+    if (irp_flags & DM_IRP_BUFFERED_IO)
+        f |= DM_RQ_BUFFERED;
+    if (irp_flags & DM_IRP_SYNCHRONOUS_PAGING_IO)
+        f |= DM_RQ_SYNC_PAGING;
+    return f;
+}
+
+static inline uint8_t dm_diskio_priority(uint32_t irp_flags)
+{
+    return (uint8_t)((irp_flags >> DM_IRP_PRIORITY_SHIFT) & DM_IRP_PRIORITY_MASK);
+}
+
 #endif /* DM_DISKIO_H */

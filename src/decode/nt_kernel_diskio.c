@@ -209,11 +209,13 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     ev->irp_flags = d.irp_flags;
     ev->pid = 0;
     ev->tid = 0;
-    ev->flags = DM_EV_HAS_IRP_FLAGS;
+    ev->flags = DM_EV_HAS_IRP_FLAGS | DM_EV_HAS_PRIORITY;
     ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
                   : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
                                                    : DM_REQ_FLUSH;
-    ev->reserved = 0;
+    ev->req_flags = dm_diskio_req_flags(d.irp_flags);
+    ev->priority = dm_diskio_priority(d.irp_flags);
+    memset(ev->reserved, 0, sizeof ev->reserved);
     ev->disk_name = "";
     ev->process = "";
     ev->file = "";

@@ -164,6 +164,46 @@ void dm_blk_classify(const char *rwbs, uint32_t nr_sector, char *op,
     }
 }
 
+uint16_t dm_blk_rwbs_flags(const char *rwbs)
+{
+    /* blk_fill_rwbs (kernel/trace/blktrace.c) writes, in this order: F for
+     * REQ_PREFLUSH; the op letter (W, D, then E when it is a secure erase,
+     * F, R, N); then F for REQ_FUA, A for REQ_RAHEAD, S for REQ_SYNC, M for
+     * REQ_META. */
+    uint16_t f = 0;
+    const char *p = rwbs;
+
+    if (p[0] == 'F' && p[1] != '\0' && strchr("WDFRN", p[1]) != NULL) {
+        f |= DM_RQ_PREFLUSH;
+        p++;
+    }
+    if (*p == '\0')
+        return f;
+    if (p[0] == 'D' && p[1] == 'E') {
+        f |= DM_RQ_SECURE;
+        p++;
+    }
+    for (p++; *p != '\0'; p++) {
+        switch (*p) {
+        case 'F':
+            f |= DM_RQ_FUA;
+            break;
+        case 'S':
+            f |= DM_RQ_SYNC;
+            break;
+        case 'M':
+            f |= DM_RQ_META;
+            break;
+        case 'A':
+            f |= DM_RQ_READAHEAD;
+            break;
+        default:
+            break;
+        }
+    }
+    return f;
+}
+
 int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
                       size_t len, struct dm_blk_sample *out)
 {
@@ -201,5 +241,6 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
         out->comm[0] = '\0';
     dm_blk_classify(out->rwbs, out->nr_sector, &out->op, &out->preflush,
                     &out->request);
+    out->rq_flags = dm_blk_rwbs_flags(out->rwbs);
     return 0;
 }

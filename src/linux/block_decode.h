@@ -81,13 +81,14 @@ struct dm_blk_sample {
     uint8_t has_comm;
     char op;               /* the rwbs op letter: R W F D N, '?' if none */
     uint8_t preflush;      /* rwbs had a leading F before the op letter */
+    uint16_t rq_flags;     /* DM_RQ_* from rwbs (dm_blk_rwbs_flags) */
     char rwbs[12];         /* NUL-terminated copy */
     char comm[DM_BLK_COMM_MAX + 1];
 };
 
 /*
  * Decode one tracepoint's raw bytes (raw[0..len)). Sets kind, dev, sector,
- * nr_sector, bytes, rwbs, comm, op, preflush, request and tid (common_pid,
+ * nr_sector, bytes, rwbs, comm, op, preflush, rq_flags, request and tid (common_pid,
  * the thread); the caller sets time_ns, cpu and pid. Returns 0, or
  * DM_ECORRUPT for a short sample or an event id the decoder does not know
  * (the caller counts it; nothing past len is ever read).
@@ -103,5 +104,13 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
  */
 void dm_blk_classify(const char *rwbs, uint32_t nr_sector, char *op,
                      uint8_t *preflush, uint8_t *request);
+
+/*
+ * The request flags an rwbs string carries, as DM_RQ_* bits: a leading F
+ * (before the op letter) PREFLUSH; after the op letter F FUA, S sync, M
+ * meta, A readahead; "DE" a secure erase (blk_fill_rwbs). Anything else is
+ * ignored.
+ */
+uint16_t dm_blk_rwbs_flags(const char *rwbs);
 
 #endif /* DM_BLOCK_DECODE_H */

@@ -76,6 +76,14 @@ static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
     ev->pid = start->pid;
     ev->tid = start->tid;
     ev->request = start->request;
+    /* The flags are the start's: what the submitter asked for. The
+     * completion's rwbs can only have lost some (on a device without FUA
+     * the flush machinery sends a PREFLUSH|FUA write on as a plain write
+     * between two flush requests: docs/linux.md §7), and a flush request
+     * starts at block_rq_issue with its own rwbs. */
+    ev->req_flags = start->rq_flags;
+    ev->priority = 0;
+    memset(ev->reserved, 0, sizeof ev->reserved);
     if (start->has_comm) {
         while (n < sizeof start->comm && start->comm[n] != '\0')
             n++;
@@ -114,6 +122,7 @@ static void start_entry(const struct dm_blk_sample *smp, uint64_t sector,
     e->tid = smp->tid;
     e->nr_sector = smp->nr_sector;
     e->request = smp->request;
+    e->rq_flags = smp->rq_flags;
     e->has_comm = 1;
     if (smp->has_comm)
         memcpy(e->comm, smp->comm, sizeof e->comm);

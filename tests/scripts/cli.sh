@@ -66,12 +66,13 @@ reference_tuples() {
         printf "%s %s %s %s %.0f\n", req, $9, off, len, $16 * 100 }' "$1" | sort
 }
 
-# diskmon's CSV as the same tuples. offset and bytes are the last two
-# fields (numbers, never quoted), so a file name with a comma cannot shift
-# them; duration is seconds with 9 decimals = exact nanoseconds.
+# diskmon's CSV as the same tuples. offset and bytes come after the file
+# and before flags and priority (words and numbers, never quoted), so a file
+# name with a comma cannot shift them; duration is seconds with 9 decimals =
+# exact nanoseconds.
 diskmon_tuples() {
     tr -d '\r' <"$1" | awk -F, 'NR > 1 {
-        split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-1), $NF, d[1] * 1000000000 + d[2] }' | sort
+        split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-3), $(NF-2), d[1] * 1000000000 + d[2] }' | sort
 }
 
 for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
@@ -90,6 +91,12 @@ for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
         fail "${trace}_csv_matches_reference" \
             "$(diff "$TMP/ref.tuples" "$TMP/dm.tuples" | head -5)"
     fi
+    # The flags and priority: the oracle decodes the reference's IrpFlags
+    # column itself (Microsoft's IRP_* bits, bits 17-19 the priority).
+    if [ -f "$ref" ]; then
+        check "${trace}_flags_match_reference" \
+            python3 "$HERE/../oracles/irp_flags.py" "$ref" "$TMP/$trace.csv"
+    fi
 
     "$DISKMON" -r "$etl" -f json >"$TMP/$trace.json"; rc=$?
     "$DISKMON" -r "$etl" >"$TMP/$trace.txt"; rc2=$?
@@ -99,7 +106,7 @@ for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
     check "${trace}_formats_same_count" test "$rc" -eq 0 -a "$rc2" -eq 0 \
         -a "$n_csv" -eq "$n_json" -a "$n_csv" -eq "$n_txt" -a "$n_csv" -gt 0
     # The same offsets, in the same order, in json as in csv.
-    tr -d '\r' <"$TMP/$trace.csv" | awk -F, 'NR > 1 { print $(NF-1) }' >"$TMP/csv.off"
+    tr -d '\r' <"$TMP/$trace.csv" | awk -F, 'NR > 1 { print $(NF-3) }' >"$TMP/csv.off"
     sed 's/.*"offset":\([0-9]*\).*/\1/' "$TMP/$trace.json" >"$TMP/json.off"
     check "${trace}_json_same_events" cmp -s "$TMP/csv.off" "$TMP/json.off"
     # Text: sectors = offset / 512 in the same order.

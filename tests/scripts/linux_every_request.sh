@@ -8,7 +8,10 @@
 # (tests/oracles/rq_classes.awk) classes the completions by rwbs. diskmon's
 # lines for the disk, class by class (read, write, flush, discard), must
 # equal it between two marker reads, with 0 lost and exit 0, on both
-# backends. A loop device has no
+# backends. The same run checks the request flags: the lines diskmon marks
+# preflush and fua, counted in its csv, equal tests/oracles/rq_flags.awk's
+# count from the rwbs of each counted request's start (the flags diskmon
+# shows are its start's: docs/output.md, "Request flags"). A loop device has no
 # FUA, so each fsync's PREFLUSH/FUA journal commit reaches it as flush
 # requests of the block layer's own, which never pass block_io_start
 # (docs/linux.md §7). Needs root and bpftrace: otherwise "SKIP: why", exit
@@ -104,11 +107,11 @@ BT
     # own), the completions outside the marker window left out and the
     # markers with them; starts are kept (the oracle pairs a flush
     # sequence's second completion with its start).
-    want=$(grep -E '^[CS] ' "$work/$tag.bpf" | sort -s -k5,5n |
+    grep -E '^[CS] ' "$work/$tag.bpf" | sort -s -k5,5n |
         awk -v m="$MARK_SECTOR" '$1 == "C" && substr($2, 1, 1) == "R" && $3 == m && $4 == 8 {
                  marks++; next }
-             $1 == "S" || marks == 1' |
-        awk -f "$here/../oracles/rq_classes.awk")
+             $1 == "S" || marks == 1' >"$work/$tag.win"
+    want=$(awk -f "$here/../oracles/rq_classes.awk" "$work/$tag.win")
     # csv: seq,time,duration,disk,request,sector,length,...: in time order.
     got=$(tr -d '\r' <"$work/$tag.csv" | awk -F, -v m="$MARK_SECTOR" 'NR > 1 {
         if ($5 == "Read" && $6 == m && $7 == 8) { marks++; next }
@@ -120,6 +123,19 @@ BT
     [ "$want" = "$got" ] || fail "$tag: diskmon's requests differ from block_rq_complete's"
     case $want in "read 0 write 0 flush 0 "*) fail "$tag: no requests seen";; esac
     case $want in *"flush 0 "*) fail "$tag: the workload made no flush";; esac
+    # The flags: csv's flags column is the one before priority (the last),
+    # words joined with '|'.
+    want=$(awk -f "$here/../oracles/rq_flags.awk" "$work/$tag.win")
+    got=$(tr -d '\r' <"$work/$tag.csv" | awk -F, -v m="$MARK_SECTOR" 'NR > 1 {
+        if ($5 == "Read" && $6 == m && $7 == 8) { marks++; next }
+        if (marks != 1) next
+        f = "|" $(NF-1) "|"
+        if (index(f, "|preflush|")) p++
+        if (index(f, "|fua|")) u++ }
+        END { printf "preflush %d fua %d\n", p, u }')
+    echo "$tag: flags: bpftrace: $want; diskmon: $got"
+    [ "$want" = "$got" ] || fail "$tag: diskmon's preflush/fua requests differ from the starts' rwbs"
+    case $want in "preflush 0 "*|*"fua 0") fail "$tag: the workload made no preflush or no fua request";; esac
 }
 
 for backend in tracefs perf; do

@@ -422,7 +422,11 @@ DM_TEST(attribution_v3_issuing_thread)
     DM_ASSERT_STR_EQ(ev.process, "System");
     DM_ASSERT_STR_EQ(ev.file, "C:\\Users\\brianrob\\AppData\\x.log");
     DM_ASSERT_EQ_INT(ev.flags, DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS |
-                                   DM_EV_HAS_FILE | DM_EV_HAS_IRP_FLAGS);
+                                   DM_EV_HAS_FILE | DM_EV_HAS_IRP_FLAGS |
+                                   DM_EV_HAS_PRIORITY);
+    /* IrpFlags 0x20002: IRP_PAGING_IO (0x2), priority field (bits 17-19) 1. */
+    DM_ASSERT_EQ_INT(ev.req_flags, DM_RQ_PAGING);
+    DM_ASSERT_EQ_INT(ev.priority, 1);
 
     /* The completion consumed the IRP; a FlushBuffers on it now still
      * carries its own IssuingThreadId. */

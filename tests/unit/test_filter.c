@@ -120,6 +120,24 @@ DM_TEST(op_mask)
     DM_ASSERT(dm_filter_match(&f, &fl));
 }
 
+/* --flags: any one of the flags named (a union); none of them: no match. */
+DM_TEST(flags_any_of)
+{
+    const char *a[] = {"--flags", "fua,SYNC_paging"};
+    struct dm_filter f = filter_of(a, 2);
+    struct dm_event plain = ev_of(0, "", DM_REQ_WRITE, 0, NULL, 0);
+    struct dm_event fua = plain, sp = plain, other = plain;
+
+    fua.req_flags = DM_RQ_FUA | DM_RQ_PREFLUSH;
+    sp.req_flags = DM_RQ_SYNC_PAGING;
+    other.req_flags = DM_RQ_SYNC | DM_RQ_META;
+    DM_ASSERT(!f.pass_all);
+    DM_ASSERT(!dm_filter_match(&f, &plain));
+    DM_ASSERT(dm_filter_match(&f, &fua));
+    DM_ASSERT(dm_filter_match(&f, &sp));
+    DM_ASSERT(!dm_filter_match(&f, &other));
+}
+
 DM_TEST(pid_needs_known_pid)
 {
     const char *a[] = {"-p", "4"};
@@ -220,6 +238,7 @@ const struct dmt_case dm_suite_filter[] = {
     {"pass_all_only_without_filters", pass_all_only_without_filters},
     {"disk_by_number_name_and_majmin", disk_by_number_name_and_majmin},
     {"op_mask", op_mask},
+    {"flags_any_of", flags_any_of},
     {"pid_needs_known_pid", pid_needs_known_pid},
     {"comm_case_insensitive_exe_optional", comm_case_insensitive_exe_optional},
     {"min_latency_ms", min_latency_ms},

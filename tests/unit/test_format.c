@@ -29,7 +29,9 @@ static struct dm_event sample_read(void)
     ev.tid = 44;
     ev.request = DM_REQ_READ;
     ev.flags = DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS | DM_EV_HAS_FILE |
-               DM_EV_HAS_IRP_FLAGS;
+               DM_EV_HAS_IRP_FLAGS | DM_EV_HAS_PRIORITY;
+    ev.req_flags = DM_RQ_PAGING;      /* IRP_PAGING_IO 0x2 */
+    ev.priority = 1;                  /* 0x20002 >> 17 */
     ev.disk_name = "";
     ev.process = "System";
     ev.file = "C:\\Users\\a \"b\",c.dat";
@@ -59,7 +61,7 @@ DM_TEST(text_header_and_row)
                           "Length     PID Process          File\n");
     dm_format_event(buf, sizeof buf, &fo, 1, &ev);
     DM_ASSERT_STR_EQ(buf, "      1     1.275943   0.025821 0        Read         1659744 "
-                          "    32       4 System           C:\\Users\\a \"b\",c.dat\n");
+                          "    32       4 System           C:\\Users\\a \"b\",c.dat [paging]\n");
 }
 
 DM_TEST(text_unknowns_and_rounding)
@@ -69,6 +71,7 @@ DM_TEST(text_unknowns_and_rounding)
     char buf[DM_LINE_MAX];
 
     ev.flags = 0;                     /* no pid, no process */
+    ev.req_flags = DM_RQ_PREFLUSH | DM_RQ_FUA | DM_RQ_SYNC;
     ev.request = DM_REQ_FLUSH;
     ev.byte_offset = 0;
     ev.transfer_size = 513;           /* 513 bytes round up to 2 sectors */
@@ -77,7 +80,7 @@ DM_TEST(text_unknowns_and_rounding)
     ev.disk_name = "nvme0n1";
     dm_format_event(buf, sizeof buf, &fo, 12345678, &ev);
     DM_ASSERT_STR_EQ(buf, "12345678     1.000000   0.000000 nvme0n1  Flush              0 "
-                          "     2       - -\n");
+                          "     2       - - [preflush|fua|sync]\n");
     dm_format_header(buf, sizeof buf, &fo);
     DM_ASSERT_STR_EQ(buf, "      #         Time   Duration Disk     Request       Sector "
                           "Length     PID Process\n");
@@ -97,7 +100,7 @@ DM_TEST(text_queue_column)
                           "      Sector Length     PID Process\n");
     dm_format_event(buf, sizeof buf, &fo, 2, &ev);
     DM_ASSERT_STR_EQ(buf, "      2     1.275943   0.025821   0.000002 0        Read    "
-                          "     1659744     32       4 System\n");
+                          "     1659744     32       4 System [paging]\n");
 }
 
 DM_TEST(csv_rfc4180)
@@ -108,14 +111,20 @@ DM_TEST(csv_rfc4180)
 
     dm_format_header(buf, sizeof buf, &fo);
     DM_ASSERT_STR_EQ(buf, "seq,time,duration,disk,request,sector,length,pid,tid,process,"
-                          "file,offset,bytes\r\n");
+                          "file,offset,bytes,flags,priority\r\n");
     dm_format_event(buf, sizeof buf, &fo, 1, &ev);
     /* The file name holds a quote and a comma: quoted, quote doubled. */
     DM_ASSERT_STR_EQ(buf, "1,1.275943100,0.025821000,0,Read,1659744,32,4,44,System,"
-                          "\"C:\\Users\\a \"\"b\"\",c.dat\",849788928,16384\r\n");
+                          "\"C:\\Users\\a \"\"b\"\",c.dat\",849788928,16384,paging,1\r\n");
     ev.flags = 0;
+    ev.req_flags = DM_RQ_META | DM_RQ_SYNC | DM_RQ_READAHEAD;
     dm_format_event(buf, sizeof buf, &fo, 2, &ev);
-    DM_ASSERT_STR_EQ(buf, "2,1.275943100,0.025821000,0,Read,1659744,32,,,,,849788928,16384\r\n");
+    DM_ASSERT_STR_EQ(buf, "2,1.275943100,0.025821000,0,Read,1659744,32,,,,,849788928,16384,"
+                          "sync|meta|readahead,\r\n");
+    ev.req_flags = 0;
+    dm_format_event(buf, sizeof buf, &fo, 3, &ev);
+    DM_ASSERT_STR_EQ(buf, "3,1.275943100,0.025821000,0,Read,1659744,32,,,,,849788928,16384,"
+                          ",\r\n");
 }
 
 DM_TEST(json_keys_and_escapes)
@@ -131,7 +140,7 @@ DM_TEST(json_keys_and_escapes)
                           "\"bytes\":16384,\"sector\":1659744,\"length\":32,\"pid\":4,"
                           "\"tid\":44,\"process\":\"System\","
                           "\"file\":\"C:\\\\Users\\\\a \\\"b\\\",c.dat\","
-                          "\"irp_flags\":131074}\n");
+                          "\"irp_flags\":131074,\"flags\":\"paging\",\"priority\":1}\n");
 }
 
 DM_TEST(json_unknowns_omitted_and_bad_utf8)
@@ -148,7 +157,7 @@ DM_TEST(json_unknowns_omitted_and_bad_utf8)
     DM_ASSERT_STR_EQ(buf, "{\"seq\":3,\"time\":1.275943100,\"duration_ms\":25.821000,"
                           "\"disk\":\"sda\",\"request\":\"Read\",\"offset\":849788928,"
                           "\"bytes\":16384,\"sector\":1659744,\"length\":32,"
-                          "\"process\":\"a\\u0009b\xc3\xa9\\ufffd\"}\n");
+                          "\"process\":\"a\\u0009b\xc3\xa9\\ufffd\",\"flags\":\"paging\"}\n");
 }
 
 DM_TEST(long_file_never_overflows)
@@ -495,6 +504,24 @@ static void ref_clock(char *out, size_t cap, const struct dm_format_opts *fo,
                  date_sep, c.hour, c.minute, c.second, (unsigned)us);
 }
 
+/* The request flags as docs/output.md lists them, bit 0 first, '|' between:
+ * written out here rather than taken from dm_req_flag_names. */
+static void ref_flags(struct ref *r, unsigned flags)
+{
+    static const char *const words[] = {
+        "preflush", "fua", "sync", "meta", "readahead", "secure",
+        "nocache", "paging", "sync_api", "associated", "buffered", "sync_paging",
+    };
+    const char *sep = "";
+
+    for (unsigned i = 0; i < sizeof words / sizeof words[0]; i++) {
+        if (flags & (1u << i)) {
+            rprintf(r, "%s%s", sep, words[i]);
+            sep = "|";
+        }
+    }
+}
+
 static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
                        uint64_t seq, const struct dm_event *ev)
 {
@@ -546,6 +573,11 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
         } else {
             rputs(&r, term_process);
         }
+        if (ev->req_flags != 0) {
+            rputs(&r, " [");
+            ref_flags(&r, ev->req_flags);
+            rputs(&r, "]");
+        }
         rputs(&r, "\n");
     } else if (fo->format == DM_FMT_CSV) {
         rprintf(&r, "%" PRIu64 ",", seq);
@@ -580,7 +612,12 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
             snprintf(file, sizeof file, "%s%s", cut, ev->file);
             ref_csv(&r, file);
         }
-        rprintf(&r, ",%" PRIu64 ",%" PRIu32 "\r\n", ev->byte_offset, ev->transfer_size);
+        rprintf(&r, ",%" PRIu64 ",%" PRIu32 ",", ev->byte_offset, ev->transfer_size);
+        ref_flags(&r, ev->req_flags);
+        rputs(&r, ",");
+        if (ev->flags & DM_EV_HAS_PRIORITY)
+            rprintf(&r, "%u", (unsigned)ev->priority);
+        rputs(&r, "\r\n");
     } else {
         rprintf(&r, "{\"seq\":%" PRIu64 ",\"time\":%" PRIu64 ".%09" PRIu64, seq,
                 ev->time_ns / 1000000000u, ev->time_ns % 1000000000u);
@@ -620,6 +657,11 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
         }
         if (ev->flags & DM_EV_HAS_IRP_FLAGS)
             rprintf(&r, ",\"irp_flags\":%" PRIu32, ev->irp_flags);
+        rputs(&r, ",\"flags\":\"");
+        ref_flags(&r, ev->req_flags);
+        rputs(&r, "\"");
+        if (ev->flags & DM_EV_HAS_PRIORITY)
+            rprintf(&r, ",\"priority\":%u", (unsigned)ev->priority);
         rputs(&r, "}\n");
     }
     return r.len;
@@ -737,7 +779,9 @@ static struct dm_event random_event(uint64_t *time_ns)
     ev.irp_flags = edge_u32();
     ev.pid = edge_u32();
     ev.tid = edge_u32();
-    ev.flags = (uint16_t)(rnd() & 0x7f);
+    ev.flags = (uint16_t)(rnd() & 0xff);
+    ev.req_flags = (uint16_t)(rnd() & 0xfff);
+    ev.priority = (uint8_t)(rnd() % 8);
     ev.request = (uint8_t)(rnd() % 6);
     set_names(&ev, rnd() % 2 == 0);
     return ev;
@@ -894,7 +938,9 @@ DM_TEST(widest_line)
         memset(&ev, 0, sizeof ev);
         ev.time_ns = ev.duration_ns = ev.queue_ns = ev.byte_offset = UINT64_MAX;
         ev.transfer_size = ev.disk = ev.irp_flags = ev.pid = ev.tid = UINT32_MAX;
-        ev.flags = 0x7f;
+        ev.flags = 0xff;
+        ev.req_flags = 0xfff;
+        ev.priority = 7;
         ev.request = DM_REQ_DISCARD;
         name_event(&ev, disk, process, file);
         fo.queue = 1;

@@ -487,6 +487,45 @@ DM_TEST(classify_rwbs)
     }
 }
 
+/* The flag letters as blk_fill_rwbs (kernel/trace/blktrace.c) writes them,
+ * and the rwbs classes docs/linux.md §7 saw under an fsync load. */
+DM_TEST(rwbs_flags)
+{
+    static const struct {
+        const char *rwbs;
+        unsigned flags;
+    } cases[] = {
+        {"R", 0},
+        {"RA", DM_RQ_READAHEAD},
+        {"RAM", DM_RQ_READAHEAD | DM_RQ_META},
+        {"RM", DM_RQ_META},
+        {"WS", DM_RQ_SYNC},
+        {"WSM", DM_RQ_SYNC | DM_RQ_META},
+        {"WFS", DM_RQ_FUA | DM_RQ_SYNC},
+        {"FWS", DM_RQ_PREFLUSH | DM_RQ_SYNC},
+        {"FWFSM", DM_RQ_PREFLUSH | DM_RQ_FUA | DM_RQ_SYNC | DM_RQ_META},
+        {"FF", DM_RQ_PREFLUSH},           /* the flush machinery's flush */
+        {"F", 0},                         /* a flush op, no preflush bit */
+        {"FS", DM_RQ_SYNC},
+        {"DE", DM_RQ_SECURE},
+        {"DES", DM_RQ_SECURE | DM_RQ_SYNC},
+        {"D", 0},
+        {"N", 0},
+        {"", 0},
+        {"F", 0},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned got = dm_blk_rwbs_flags(cases[i].rwbs);
+
+        if (got != cases[i].flags) {
+            dmt_fail_at(__FILE__, __LINE__, "rwbs \"%s\": flags 0x%x, want 0x%x",
+                        cases[i].rwbs, got, cases[i].flags);
+            return;
+        }
+    }
+}
+
 /* ---- the perf ring ---------------------------------------------------------- */
 
 DM_TEST(ring_contiguous_and_wrapped)
@@ -958,6 +997,7 @@ const struct dmt_case dm_suite_linux[] = {
     {"decode_lost_and_other_records", decode_lost_and_other_records},
     {"decoder_rejects_odd_formats", decoder_rejects_odd_formats},
     {"classify_rwbs", classify_rwbs},
+    {"rwbs_flags", rwbs_flags},
     {"ring_contiguous_and_wrapped", ring_contiguous_and_wrapped},
     {"ring_bad_positions", ring_bad_positions},
     {"pair_start_then_done", pair_start_then_done},

@@ -106,6 +106,8 @@ DM_TEST(bad_input_is_refused)
         {{"-m", "fast"}, 2, "fast"},
         {{"-t", "-1"}, 2, "-1"},
         {{"--op", "read,erase"}, 2, "erase"},
+        {{"--flags", "fua,dirty"}, 2, "dirty"},
+        {{"--flags", "fua,,sync"}, 2, "empty flag name"},
         {{"-r"}, 1, "-r"},
         {{"stray"}, 1, "stray"},
         {{"--summary=yes"}, 1, "summary"},
@@ -129,7 +131,7 @@ DM_TEST(bad_input_is_refused)
 DM_TEST(help_text_lists_every_option)
 {
     static const char *const names[] = {
-        "--replay", "--format", "--output", "--disk", "--op", "--pid", "--comm",
+        "--replay", "--format", "--output", "--disk", "--op", "--flags", "--pid", "--comm",
         "--min-latency", "--count", "--duration", "--clock", "--no-header",
         "--summary", "--hist", "--queue", "--force", "--cleanup", "--help",
         "--version", "--utc"};
