@@ -29,7 +29,7 @@ passed=0 failed=0
 # .etl reader (every file, so a file split out later is picked up), the
 # POSIX platform layer without a live backend, and the ftrace page parser
 # with the tracefs format parser it reads header_page with.
-LIB_SOURCES="$(echo src/base/*.c src/cli/*.c src/core/*.c src/output/*.c src/views/*.c src/decode/*.c src/etl/*.c) src/platform/posix.c
+LIB_SOURCES="$(echo src/base/*.c src/cli/*.c src/core/*.c src/output/*.c src/views/*.c src/decode/*.c src/etl/*.c) src/platform/posix.c src/platform/posix_fence.c
   src/unsupported/no_live.c src/linux/ftrace_page.c src/linux/tracefs.c"
 CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc
   -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
