@@ -912,6 +912,48 @@ DM_TEST(pair_many_keys)
     dm_pairing_free(&p);
 }
 
+/* The table starts small, doubles at half full up to the size asked for,
+ * keeps every entry findable across each move, and halves again at an
+ * expiry pass that leaves it nearly empty. */
+DM_TEST(pair_table_grows_and_shrinks)
+{
+    enum { N = 3000 };
+    struct dm_pairing p;
+    struct dm_pair_entry out, e;
+
+    DM_ASSERT_EQ_INT(dm_pairing_init(&p, 8192), 0);
+    DM_ASSERT(p.mask + 1 < 8192);
+    for (uint64_t i = 0; i < N; i++) {
+        e = start_at(1, i * 8, 10 * SEC + i, (uint32_t)i);
+        DM_ASSERT_EQ_INT(dm_pairing_start(&p, &e, &out), DM_PAIR_STORED);
+        /* Never more than half full below the size asked for. */
+        DM_ASSERT(p.used <= (p.mask + 1) / 2);
+    }
+    /* 3000 entries at most half full: 8192 slots, the size asked for. */
+    DM_ASSERT_EQ_U64(p.mask + 1, 8192);
+    /* Complete all but 10 (every 300th start stays open). */
+    for (uint64_t i = 0; i < N; i++) {
+        if (i % 300 == 0)
+            continue;
+        e = done_at(1, i * 8, 11 * SEC, 8);
+        DM_ASSERT_EQ_INT(dm_pairing_done(&p, &e, 0, &out), DM_PAIR_MATCHED);
+        DM_ASSERT_EQ_INT(out.pid, (uint32_t)i);
+    }
+    DM_ASSERT_EQ_INT(p.used, 10);
+    /* Nothing is old enough to expire; the table shrinks all the same. */
+    dm_pairing_expire(&p, 12 * SEC);
+    DM_ASSERT_EQ_INT(p.used, 10);
+    DM_ASSERT(p.mask + 1 <= 256);
+    for (uint64_t i = 0; i < N; i += 300) {
+        e = done_at(1, i * 8, 12 * SEC, 8);
+        DM_ASSERT_EQ_INT(dm_pairing_done(&p, &e, 0, &out), DM_PAIR_MATCHED);
+        DM_ASSERT_EQ_INT(out.pid, (uint32_t)i);
+    }
+    DM_ASSERT_EQ_INT(p.used, 0);
+    DM_ASSERT_EQ_U64(p.counts.full, 0);
+    dm_pairing_free(&p);
+}
+
 /* ---- the running kernel (root) ----------------------------------------------- */
 
 DM_TEST(live_formats_decode)
@@ -971,6 +1013,7 @@ const struct dmt_case dm_suite_linux[] = {
     {"pair_merges", pair_merges},
     {"pair_table_full", pair_table_full},
     {"pair_many_keys", pair_many_keys},
+    {"pair_table_grows_and_shrinks", pair_table_grows_and_shrinks},
     {"live_formats_decode", live_formats_decode},
     {NULL, NULL},
 };
