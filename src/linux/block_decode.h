@@ -82,7 +82,7 @@ struct dm_blk_sample {
     char op;               /* the rwbs op letter: R W F D N, '?' if none */
     uint8_t preflush;      /* rwbs had a leading F before the op letter */
     char rwbs[12];         /* NUL-terminated copy */
-    char comm[DM_BLK_COMM_MAX + 1];
+    char comm[DM_BLK_COMM_MAX + 1]; /* NUL-terminated and NUL-padded */
 };
 
 /*

@@ -472,8 +472,10 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
 
     if (s->tid == 0)
         return 0;
+    /* Both names are NUL-padded (block_decode.h, and the slot below), so
+     * the same name is the same 16 bytes: memcmp, inlined, not strncmp. */
     if (slot->tid == s->tid &&
-        (!s->has_comm || strncmp(slot->comm, s->comm, sizeof slot->comm) == 0))
+        (!s->has_comm || memcmp(slot->comm, s->comm, sizeof slot->comm) == 0))
         return slot->tgid;
     slot->tid = s->tid;
     slot->tgid = s->tid;

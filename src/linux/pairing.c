@@ -133,17 +133,6 @@ static int resize(struct dm_pairing *p, uint32_t n)
     return 0;
 }
 
-void dm_pairing_prefetch(const struct dm_pairing *p, uint32_t dev, uint64_t sector)
-{
-#if defined(__GNUC__)
-    __builtin_prefetch(&p->slots[home(p, dev, sector)]);
-#else
-    (void)p;
-    (void)dev;
-    (void)sector;
-#endif
-}
-
 /* Remove slot i, shifting later entries of the run back so no probe
  * sequence is broken (Knuth 6.4, algorithm R). */
 static void remove_at(struct dm_pairing *p, uint32_t i)

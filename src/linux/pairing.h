@@ -125,10 +125,6 @@ int dm_pairing_merge(struct dm_pairing *p, uint32_t dev, uint64_t sector,
 int dm_pairing_move(struct dm_pairing *p, uint32_t dev, uint64_t from_sector,
                     uint64_t to_sector, uint64_t time_ns);
 
-/* Hint that (dev, sector) will be looked up soon: fetch its home slot into
- * the cache while other work goes on. No effect on the table. */
-void dm_pairing_prefetch(const struct dm_pairing *p, uint32_t dev, uint64_t sector);
-
 /* Expire starts older than now - start_ttl_ns and parked completions older
  * than now - done_ttl_ns, counting them. */
 void dm_pairing_expire(struct dm_pairing *p, uint64_t now_ns);
