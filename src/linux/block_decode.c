@@ -235,10 +235,10 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
              l->rwbs_len < sizeof out->rwbs - 1 ? l->rwbs_len
                                                 : (uint32_t)sizeof out->rwbs - 1);
     out->has_comm = l->comm_len > 0;
+    /* NUL-padded to the end, so readers may compare all of it at once. */
+    memset(out->comm, 0, sizeof out->comm);
     if (out->has_comm)
         copy_str(out->comm, raw + l->comm_off, l->comm_len);
-    else
-        out->comm[0] = '\0';
     dm_blk_classify(out->rwbs, out->nr_sector, &out->op, &out->preflush,
                     &out->request);
     out->rq_flags = dm_blk_rwbs_flags(out->rwbs);

@@ -83,7 +83,7 @@ struct dm_blk_sample {
     uint8_t preflush;      /* rwbs had a leading F before the op letter */
     uint16_t rq_flags;     /* DM_RQ_* from rwbs (dm_blk_rwbs_flags) */
     char rwbs[12];         /* NUL-terminated copy */
-    char comm[DM_BLK_COMM_MAX + 1];
+    char comm[DM_BLK_COMM_MAX + 1]; /* NUL-terminated and NUL-padded */
 };
 
 /*

@@ -14,6 +14,8 @@
  *                              have exited before the reader sees them;
  *                              left on until the instance is removed
  *                              (ftrace_close says why)
+ *   buffer_subbuf_size_kb 64   (6.8+) fewer, larger sub-buffers: the reader
+ *                              asks the kernel for each one (SUBBUF_KB)
  *   buffer_size_kb             the per-CPU ring, sized like the perf rings
  *   buffer_percent 25          poll() wakes the reader at a quarter full
  *                              under load; 0 (any data) while it is idle,
@@ -56,6 +58,7 @@
 #include "linux/cpu_merge.h"
 #include "linux/ftrace_page.h"
 #include "linux/ftrace_ring.h"
+#include "linux/saved_tgids.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
@@ -63,6 +66,14 @@
 #define INSTANCE_PREFIX "diskmon-"
 #define TGID_CACHE 256             /* thread -> process ids remembered */
 #define BUFFER_PERCENT "25"
+/* The sub-buffer size. A mapped reader makes one GET_READER ioctl per
+ * sub-buffer and a read(2) reader one read; with the 4 KiB default (about
+ * 60 block records) the ioctl was 12% of the reader's time at 100k
+ * requests/s. The kernel takes a power of two up to 512 KiB here (6.18,
+ * ring_buffer_subbuf_order_set; seen). A reader still gets a sub-buffer
+ * the writer is on, so a quiet disk's events are read as soon (docs/
+ * linux.md §6), and 8 MiB rings still have 128 sub-buffers. */
+#define SUBBUF_KB "64"
 #define RMDIR_TRIES 50             /* x 10 ms: fds of a reader still closing */
 
 struct tgid_slot {
@@ -87,6 +98,8 @@ struct ftrace_transport {
     struct dm_ftrace_counts counts;
     uint64_t undecodable;          /* records of no known event, or short */
     struct tgid_slot tgids[TGID_CACHE];
+    struct dm_saved_tgids saved;   /* for threads gone from /proc */
+    char saved_path[160];          /* TRACEFS/saved_tgids */
 };
 
 /* Write value into DIR/file. Returns 0 or -errno. */
@@ -221,6 +234,7 @@ static void ftrace_close(void *t)
             dm_note(f->s.notes, "diskmon: cannot remove the tracefs instance %s: %s; "
                     "remove it with: rmdir %s\n", f->dir, strerror(-rc), f->dir);
     }
+    dm_saved_tgids_free(&f->saved);
     free(f->cpus);
     free(f->pfds);
     free(f);
@@ -306,6 +320,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     f->wakefd = -1;
     snprintf(f->dir, sizeof f->dir, "%s/instances/" INSTANCE_PREFIX "%ld", s->tracefs,
              (long)getpid());
+    snprintf(f->saved_path, sizeof f->saved_path, "%s/saved_tgids", s->tracefs);
     /* An instance with our own pid can only be a leftover of a killed
      * diskmon whose pid we now have: replace it. */
     if (mkdir(f->dir, 0700) != 0 &&
@@ -326,6 +341,10 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
      * their own id, as before. (record-cmd is a top-level option only, on
      * by default; the block events carry comm themselves.) */
     f->tgid_on = put(f->dir, "options/record-tgid", "1") == 0;
+    /* Before the ring is sized, so it is allocated once. Kernels before 6.8
+     * have no such file and keep one page per sub-buffer; read_layout reads
+     * back what the kernel has. */
+    put(f->dir, "buffer_subbuf_size_kb", SUBBUF_KB);
     snprintf(value, sizeof value, "%" PRIu64, s->ring_bytes / 1024);
     if ((rc = put(f->dir, "buffer_size_kb", value)) != 0)
         return fail(f, err, errlen, "cannot size the tracefs instance's buffer", -rc);
@@ -419,36 +438,16 @@ static int ftrace_fill(void *t)
 }
 
 /*
- * The process of a thread that /proc no longer has, from the kernel's own
+ * The process of a thread that /proc no longer has is the kernel's own
  * record: with options/record-tgid on, the kernel saves a traced task's
  * tgid at its next context switch after the event (its exit is one), in
  * tgid_map (kernel/trace/trace.c), an array indexed by pid with pid_max
  * entries (kernel.pid_max; 5.14+, older kernels PID_MAX_DEFAULT). The
- * top-level saved_tgids lists it as "PID TGID" lines. An entry stays until
- * a later task with the same pid overwrites it, so a hit is the latest
- * thread of that id, the one that just did I/O. 0 when absent.
+ * top-level saved_tgids lists it as "PID TGID" lines, read by
+ * saved_tgids.h. An entry stays until a later task with the same pid
+ * overwrites it, so a hit is the latest thread of that id, the one that
+ * just did I/O.
  */
-static uint32_t saved_tgid(const struct ftrace_transport *f, uint32_t tid)
-{
-    char path[160];
-    unsigned long pid, tgid;
-    uint32_t found = 0;
-    FILE *in;
-
-    snprintf(path, sizeof path, "%s/saved_tgids", f->s.tracefs);
-    in = fopen(path, "r");
-    if (in == NULL)
-        return 0;
-    while (fscanf(in, "%lu %lu", &pid, &tgid) == 2) {
-        if (pid == tid) {
-            found = (uint32_t)tgid;
-            break;
-        }
-    }
-    fclose(in);
-    return found;
-}
-
 /* The process (thread group) of a thread, from /proc/TID/status, or from
  * saved_tgids once the thread has exited, cached: the tracepoint's
  * common_pid is the thread. A cached entry whose name differs from the
@@ -463,8 +462,10 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
 
     if (s->tid == 0)
         return 0;
+    /* Both names are NUL-padded (block_decode.h, and the slot below), so
+     * the same name is the same 16 bytes: memcmp, inlined, not strncmp. */
     if (slot->tid == s->tid &&
-        (!s->has_comm || strncmp(slot->comm, s->comm, sizeof slot->comm) == 0))
+        (!s->has_comm || memcmp(slot->comm, s->comm, sizeof slot->comm) == 0))
         return slot->tgid;
     slot->tid = s->tid;
     slot->tgid = s->tid;
@@ -474,7 +475,7 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
     snprintf(path, sizeof path, "/proc/%u/status", (unsigned)s->tid);
     if (dm_read_text(path, buf, sizeof buf) >= 0 && (p = strstr(buf, "\nTgid:")) != NULL)
         slot->tgid = (uint32_t)strtoul(p + 6, NULL, 10);
-    else if ((saved = saved_tgid(f, s->tid)) != 0)
+    else if ((saved = dm_saved_tgid(&f->saved, f->saved_path, s->tid, s->time_ns)) != 0)
         slot->tgid = saved;
     return slot->tgid;
 }

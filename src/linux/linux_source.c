@@ -297,13 +297,8 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
 static int next_sample(void *ctx, int cpu, struct dm_blk_sample *out)
 {
     struct linux_source *s = ctx;
-    int rc = s->tops->next(s->t, cpu, out);
 
-    /* The table slot is a likely cache miss (a random key); start loading
-     * it now, the heap work for other CPUs comes first. */
-    if (rc == 1)
-        dm_pairing_prefetch(&s->req.pairs, out->dev, out->sector);
-    return rc;
+    return s->tops->next(s->t, cpu, out);
 }
 
 /*

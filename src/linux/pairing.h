@@ -19,9 +19,12 @@
  *   - entries older than a time-to-live are expired and counted, so a start
  *     whose completion never comes is not kept forever.
  *
- * The table is a fixed-size open-addressing hash table (linear probing,
- * backward-shift deletion, no tombstones): nothing allocates after init, and
- * all entries of one key lie in one run of slots from the key's home slot.
+ * The table is an open-addressing hash table (linear probing, backward-shift
+ * deletion, no tombstones): all entries of one key lie in one run of slots
+ * from the key's home slot. It starts small, so that it stays in the cache
+ * (a lookup is a random slot), doubles at half full up to the size asked for
+ * at init, where at 3/4 full old entries make room or new ones are dropped,
+ * and shrinks again when nearly empty.
  * Single-threaded: only the reader thread uses it.
  */
 #ifndef DM_PAIRING_H
@@ -65,7 +68,10 @@ struct dm_pairing {
     uint32_t mask;           /* slots - 1 */
     unsigned shift;          /* 64 - log2(slots), for the hash */
     uint32_t used;
-    uint32_t limit;          /* most entries allowed (3/4 of the slots) */
+    uint32_t limit;          /* entries before growing (1/2 of the slots), or at
+                                max_slots the most allowed (3/4) */
+    uint32_t min_slots;      /* the size it starts at and shrinks back to */
+    uint32_t max_slots;      /* the size asked for at init */
     uint64_t start_ttl_ns;   /* a start older than this is expired */
     uint64_t done_ttl_ns;    /* a parked completion older than this is expired */
     uint64_t grace_until_ns; /* completions before this count as early_dones */
@@ -80,7 +86,9 @@ enum dm_pair_result {
     DM_PAIR_FULL = 3      /* no match and no room: dropped and counted */
 };
 
-/* slots: a power of two (rounded up). The TTLs default to 30 s for starts
+/* slots: the most slots, a power of two (rounded up); the table starts
+ * smaller and grows, allocating as it does (a failed allocation is a full
+ * table). The TTLs default to 30 s for starts
  * and 2 s for parked completions; tests may change them. Returns 0 or
  * DM_ENOMEM. */
 int dm_pairing_init(struct dm_pairing *p, uint32_t slots);
@@ -117,10 +125,6 @@ int dm_pairing_merge(struct dm_pairing *p, uint32_t dev, uint64_t sector,
  * longer. Returns 1 if one was found. */
 int dm_pairing_move(struct dm_pairing *p, uint32_t dev, uint64_t from_sector,
                     uint64_t to_sector, uint64_t time_ns);
-
-/* Hint that (dev, sector) will be looked up soon: fetch its home slot into
- * the cache while other work goes on. No effect on the table. */
-void dm_pairing_prefetch(const struct dm_pairing *p, uint32_t dev, uint64_t sector);
 
 /* Expire starts older than now - start_ttl_ns and parked completions older
  * than now - done_ttl_ns, counting them. */

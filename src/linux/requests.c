@@ -11,7 +11,7 @@
 
 #define NS_PER_SEC 1000000000ull
 #define SECTOR_BYTES 512u          /* tracepoint sectors: always 512 bytes */
-#define PAIR_SLOTS 16384u          /* 1 MiB: 12288 open requests */
+#define PAIR_SLOTS 16384u          /* at most 1 MiB: 12288 open requests */
 /* A start still open this long before the end of the capture had its
  * completion lost: the reader reads every CPU at least every 100 ms, and
  * the pairing table already waits 2 s for a late start (pairing.c). */

@@ -8,7 +8,9 @@
  * formats); expected rwbs meanings from blk_fill_rwbs as described there.
  */
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "diskmon.h"
@@ -16,7 +18,9 @@
 #include "linux/block_decode.h"
 #include "linux/perf_ring.h"
 #include "linux/pairing.h"
+#include "linux/saved_tgids.h"
 #include "linux/tracefs.h"
+#include "platform/platform.h"
 
 /* The block_io_start format file of Linux 6.18 (docs/linux.md §2). */
 static const char fmt_io_start[] =
@@ -951,6 +955,106 @@ DM_TEST(pair_many_keys)
     dm_pairing_free(&p);
 }
 
+/* The table starts small, doubles at half full up to the size asked for,
+ * keeps every entry findable across each move, and halves again at an
+ * expiry pass that leaves it nearly empty. */
+DM_TEST(pair_table_grows_and_shrinks)
+{
+    enum { N = 3000 };
+    struct dm_pairing p;
+    struct dm_pair_entry out, e;
+
+    DM_ASSERT_EQ_INT(dm_pairing_init(&p, 8192), 0);
+    DM_ASSERT(p.mask + 1 < 8192);
+    for (uint64_t i = 0; i < N; i++) {
+        e = start_at(1, i * 8, 10 * SEC + i, (uint32_t)i);
+        DM_ASSERT_EQ_INT(dm_pairing_start(&p, &e, &out), DM_PAIR_STORED);
+        /* Never more than half full below the size asked for. */
+        DM_ASSERT(p.used <= (p.mask + 1) / 2);
+    }
+    /* 3000 entries at most half full: 8192 slots, the size asked for. */
+    DM_ASSERT_EQ_U64(p.mask + 1, 8192);
+    /* Complete all but 10 (every 300th start stays open). */
+    for (uint64_t i = 0; i < N; i++) {
+        if (i % 300 == 0)
+            continue;
+        e = done_at(1, i * 8, 11 * SEC, 8);
+        DM_ASSERT_EQ_INT(dm_pairing_done(&p, &e, 0, &out), DM_PAIR_MATCHED);
+        DM_ASSERT_EQ_INT(out.pid, (uint32_t)i);
+    }
+    DM_ASSERT_EQ_INT(p.used, 10);
+    /* Nothing is old enough to expire; the table shrinks all the same. */
+    dm_pairing_expire(&p, 12 * SEC);
+    DM_ASSERT_EQ_INT(p.used, 10);
+    DM_ASSERT(p.mask + 1 <= 256);
+    for (uint64_t i = 0; i < N; i += 300) {
+        e = done_at(1, i * 8, 12 * SEC, 8);
+        DM_ASSERT_EQ_INT(dm_pairing_done(&p, &e, 0, &out), DM_PAIR_MATCHED);
+        DM_ASSERT_EQ_INT(out.pid, (uint32_t)i);
+    }
+    DM_ASSERT_EQ_INT(p.used, 0);
+    DM_ASSERT_EQ_U64(p.counts.full, 0);
+    dm_pairing_free(&p);
+}
+
+/* saved_tgids lines as the kernel prints them ("PID TGID"), in any order,
+ * with a malformed line skipped; looked up by binary search. */
+DM_TEST(saved_tgids_parse)
+{
+    static const char text[] = "7 7\n300 12\n12 12\nbad line\n65536 4\n301 12";
+    struct dm_saved_tgids s;
+
+    memset(&s, 0, sizeof s);
+    DM_ASSERT_EQ_INT(dm_saved_tgids_parse(&s, text, sizeof text - 1), 0);
+    DM_ASSERT_EQ_U64(s.n, 5);
+    for (size_t i = 1; i < s.n; i++)
+        DM_ASSERT(s.pairs[i - 1].pid < s.pairs[i].pid);
+    DM_ASSERT_EQ_INT(s.pairs[0].pid, 7);
+    DM_ASSERT_EQ_INT(s.pairs[4].pid, 65536);
+    DM_ASSERT_EQ_INT(s.pairs[4].tgid, 4);
+    dm_saved_tgids_free(&s);
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f == NULL)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* One snapshot serves events older than it by the margin; an event younger
+ * than that reads the file again, and sees what the kernel added. */
+DM_TEST(saved_tgids_snapshot)
+{
+    char path[] = "/tmp/dm_saved_tgids_XXXXXX";
+    struct dm_saved_tgids s;
+    uint64_t t;
+    int fd = mkstemp(path);
+
+    DM_ASSERT(fd >= 0);
+    close(fd);
+    memset(&s, 0, sizeof s);
+    DM_ASSERT_EQ_INT(write_file(path, "100 90\n101 90\n"), 0);
+    t = dm_monotonic_ns();
+    /* An event 1 s ago: read once, then served from the snapshot. */
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 101, t - 1000000000ull), 90);
+    DM_ASSERT_EQ_U64(s.reads, 1);
+    DM_ASSERT_EQ_INT(write_file(path, "100 90\n101 90\n102 95\n"), 0);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 100, t - 1000000000ull), 90);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, t - 1000000000ull), 0);
+    DM_ASSERT_EQ_U64(s.reads, 1);
+    /* An event after the snapshot: read again. */
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, dm_monotonic_ns()), 95);
+    DM_ASSERT_EQ_U64(s.reads, 2);
+    unlink(path);
+    /* Unreadable: 0, the thread keeps its own id. */
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, dm_monotonic_ns()), 0);
+    dm_saved_tgids_free(&s);
+}
+
 /* ---- the running kernel (root) ----------------------------------------------- */
 
 DM_TEST(live_formats_decode)
@@ -1011,6 +1115,9 @@ const struct dmt_case dm_suite_linux[] = {
     {"pair_merges", pair_merges},
     {"pair_table_full", pair_table_full},
     {"pair_many_keys", pair_many_keys},
+    {"pair_table_grows_and_shrinks", pair_table_grows_and_shrinks},
+    {"saved_tgids_parse", saved_tgids_parse},
+    {"saved_tgids_snapshot", saved_tgids_snapshot},
     {"live_formats_decode", live_formats_decode},
     {NULL, NULL},
 };
