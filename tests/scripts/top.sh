@@ -151,7 +151,7 @@ for doc in README.md docs/output.md; do
         fi
     done < <(grep '^\$ diskmon -r perfview-net452-x64-win8.etl --top' "$HERE/../../$doc")
 done
-check readme_examples_found test "$n" -ge 6
+check readme_examples_found test "$n" -ge 5
 
 [ "$fails" -eq 0 ] || exit 1
 exit 0
