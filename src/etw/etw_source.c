@@ -64,6 +64,7 @@
 #include "diskmon.h"
 #include "cli/options.h"
 #include "etw/etw_source_internal.h"
+#include "platform/win32_io.h"
 
 /* RT_LostEvent {6a399ae0-4bc6-4de9-870b-3657f8947e7e}, opcodes 32 events
  * lost, 33 buffer lost, 34 backing file lost (docs/etw.md §1 [MS-lost]). */
@@ -336,15 +337,6 @@ static unsigned cpu_count(const TRACE_LOGFILE_HEADER *h)
     return n > 0 ? (unsigned)n : 1u;
 }
 
-/* Wine exports wine_get_version from its ntdll; Windows does not. Used
- * only to explain a failure, never to change behaviour. */
-static int under_wine(void)
-{
-    HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
-
-    return ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL;
-}
-
 static int etw_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct etw_source *s;
@@ -399,7 +391,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
                  s->session.logger == DM_ETW_PRIVATE_LOGGER ? "\"diskmon\""
                                                             : "\"NT Kernel Logger\"");
         rc = dm_etw_error(code, what, src->errmsg, sizeof src->errmsg);
-        if (under_wine()) {
+        if (dm_win32_under_wine()) { /* only to explain the failure */
             size_t used = strlen(src->errmsg);
 
             snprintf(src->errmsg + used, sizeof src->errmsg - used,

@@ -160,20 +160,24 @@ void dm_yield(void)
  * interprocessor interrupt (Microsoft Learn, FlushProcessWriteBuffers).
  * Wine (8.0) has it as a stub that does nothing ("fixme:virtual:
  * NtFlushProcessWriteBuffers stub"), so there -1: the ring then fences
- * every push itself. Wine is told by the wine_get_version export of its
- * ntdll, which Windows' has not. */
-int dm_fence_all_threads(void)
+ * every push itself. */
+int dm_win32_under_wine(void)
 {
-    static volatile int state; /* 0 not known yet, 1 Windows, -1 Wine */
+    static volatile int state; /* 0 not known yet, 1 Wine, -1 Windows */
     int s = dm_atomic_load_int(&state);
 
     if (s == 0) {
         HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
 
-        s = ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL ? -1 : 1;
+        s = ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL ? 1 : -1;
         dm_atomic_store_int(&state, s);
     }
-    if (s < 0)
+    return s > 0;
+}
+
+int dm_fence_all_threads(void)
+{
+    if (dm_win32_under_wine())
         return -1;
     FlushProcessWriteBuffers();
     return 0;

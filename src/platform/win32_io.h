@@ -23,6 +23,11 @@ struct dm_win32_io {
 
 /* The table in use; the real one unless a test replaced it. */
 extern const struct dm_win32_io *dm_win32_io;
+
+/* 1 under Wine, whose ntdll exports wine_get_version (Windows' does not):
+ * the fence falls back where Wine's FlushProcessWriteBuffers is a stub,
+ * and the ETW source explains a failure by it (win32.c). Once per process. */
+int dm_win32_under_wine(void);
 extern const struct dm_win32_io dm_win32_io_real;
 
 /* The errno value for a Win32 error code, from the same translator as
