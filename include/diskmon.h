@@ -98,6 +98,11 @@ extern const char *const dm_req_flag_names[DM_RQ_COUNT]; /* "preflush", ... */
 #define DM_PROCESS_MAX 32  /* ImageFileName / comm, NUL-terminated UTF-8 */
 #define DM_DISK_NAME_MAX 32 /* "loop0", "nvme0n1p2"; empty = use disk */
 #define DM_FILE_MAX 264    /* MAX_PATH plus NUL, rounded; UTF-8 */
+/* "sda2", "nvme0n1p3", "C:", or a volume GUID path (49 bytes) */
+#define DM_PARTITION_MAX 64
+/* A cgroup v2 path ("/system.slice/docker-<64 hex>.scope" is 90 bytes); a
+ * longer one keeps its start, so that a --cgroup prefix still matches. */
+#define DM_CGROUP_MAX 256
 
 /*
  * One completed disk request. Times are nanoseconds: time_ns is the
@@ -136,6 +141,10 @@ struct dm_event {
     const char *disk_name;   /* Linux: "sda"; "" = print the disk number */
     const char *process;
     const char *file;
+    const char *partition;   /* the partition or volume the request falls
+                                in; "" = the whole disk (spans two, lies
+                                outside all, or the source cannot tell) */
+    const char *cgroup;      /* Linux: the issuer's cgroup v2 path; "" unknown */
 };
 
 /* Bytes of dm_event before the names: the same 72 on 32- and 64-bit. */

@@ -3,7 +3,8 @@
  * the memory orders are explained in ring.h.
  *
  * A record is a rec_head, the event's DM_EVENT_FIXED_BYTES, then the disk
- * name, the process and the file, each NUL-terminated, padded to 8 bytes.
+ * name, the process, the file, the partition and the cgroup, each
+ * NUL-terminated, padded to 8 bytes.
  * A record never wraps: when it does not fit before the end of the buffer,
  * the producer fills the rest with a skip record and starts at offset 0.
  * The skip and the record after it are published together, so the consumer
@@ -24,20 +25,27 @@
 _Static_assert(offsetof(struct dm_event, disk_name) == DM_EVENT_FIXED_BYTES,
                "dm_event: the numbers must come first, in DM_EVENT_FIXED_BYTES");
 _Static_assert(DM_FILE_MAX < REC_SKIP && DM_PROCESS_MAX <= 256 &&
-                   DM_DISK_NAME_MAX <= 256,
+                   DM_DISK_NAME_MAX <= 256 && DM_PARTITION_MAX <= 256 &&
+                   DM_CGROUP_MAX <= 256,
                "name lengths must fit rec_head");
 
+/* Eight bytes. bytes is 16 bits: a record is at most DM_RING_RECORD_MAX,
+ * and a skip is shorter than the record that did not fit after it. */
 struct rec_head {
-    uint32_t bytes;        /* the whole record, padded */
+    uint16_t bytes;        /* the whole record, padded */
     uint16_t file_len;     /* without the NUL; REC_SKIP: a skip record */
     uint8_t process_len;
     uint8_t disk_name_len;
+    uint8_t partition_len;
+    uint8_t cgroup_len;
 };
 
 #define REC_FIXED (sizeof(struct rec_head) + DM_EVENT_FIXED_BYTES)
 _Static_assert(((REC_FIXED + DM_DISK_NAME_MAX + DM_PROCESS_MAX + DM_FILE_MAX +
-                 REC_ALIGN - 1) & ~(REC_ALIGN - 1)) == DM_RING_RECORD_MAX,
+                 DM_PARTITION_MAX + DM_CGROUP_MAX + REC_ALIGN - 1) &
+                ~(REC_ALIGN - 1)) == DM_RING_RECORD_MAX,
                "DM_RING_RECORD_MAX is the largest record");
+_Static_assert(DM_RING_RECORD_MAX <= 0xFFFFu, "a record's size fits rec_head.bytes");
 
 struct dm_ring {
     uint8_t *data;
@@ -134,8 +142,11 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
     h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
     h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
-    h.bytes = (uint32_t)((REC_FIXED + h.disk_name_len + h.process_len + h.file_len +
-                          3u + REC_ALIGN - 1) & ~(size_t)(REC_ALIGN - 1));
+    h.partition_len = (uint8_t)name_len(ev->partition, DM_PARTITION_MAX);
+    h.cgroup_len = (uint8_t)name_len(ev->cgroup, DM_CGROUP_MAX);
+    h.bytes = (uint16_t)((REC_FIXED + h.disk_name_len + h.process_len + h.file_len +
+                          h.partition_len + h.cgroup_len + 5u + REC_ALIGN - 1) &
+                         ~(size_t)(REC_ALIGN - 1));
     /* A record never wraps: what is left before the end becomes a skip. */
     skip = h.bytes > size - offset ? size - offset : 0;
     need = head + skip + h.bytes;
@@ -159,7 +170,7 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
             dm_sleep_ms(1);
     }
     if (skip != 0) {
-        struct rec_head sh = {(uint32_t)skip, REC_SKIP, 0, 0};
+        struct rec_head sh = {(uint16_t)skip, REC_SKIP, 0, 0, 0, 0};
 
         memcpy(ring->data + offset, &sh, sizeof sh);
         offset = 0;
@@ -169,7 +180,9 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     memcpy(p + sizeof h, ev, DM_EVENT_FIXED_BYTES);
     p = put_name(p + REC_FIXED, ev->disk_name, h.disk_name_len);
     p = put_name(p, ev->process, h.process_len);
-    put_name(p, ev->file, h.file_len);
+    p = put_name(p, ev->file, h.file_len);
+    p = put_name(p, ev->partition, h.partition_len);
+    put_name(p, ev->cgroup, h.cgroup_len);
     dm_atomic_store_release(&ring->pushed, dm_atomic_load_relaxed(&ring->pushed) + 1);
     dm_atomic_store_release(&ring->head, need);
     /* Between the store of head and the load of the flag: the light side
@@ -253,7 +266,11 @@ size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)
         out[n].disk_name = names;
         names += h.disk_name_len + 1u;
         out[n].process = names;
-        out[n].file = names + h.process_len + 1u;
+        names += h.process_len + 1u;
+        out[n].file = names;
+        names += h.file_len + 1u;
+        out[n].partition = names;
+        out[n].cgroup = names + h.partition_len + 1u;
         n++;
     }
     ring->read_pos = pos;

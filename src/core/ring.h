@@ -4,7 +4,7 @@
  * (DM_EVENT_FIXED_BYTES) and its names only as long as they are. A Linux
  * event takes about 104 bytes and a Windows one with a file path about 160
  * (the sample traces' average: 143-160), where a fixed slot with room for
- * the longest names takes 408; the same memory so holds 2.5 to 4 times the
+ * the longest names takes 728; the same memory so holds 4.5 to 7 times the
  * events of a burst.
  *
  * Threading contract:
@@ -39,11 +39,12 @@
 #include "diskmon.h"
 #include "platform/platform.h"
 
-/* The largest record: its 8-byte head, DM_EVENT_FIXED_BYTES and the three
- * longest names with their NULs (32 + 32 + 264), padded to 8. A ring of
- * n * DM_RING_RECORD_MAX bytes holds at least n events. */
-#define DM_RING_RECORD_MAX 408u
-/* The smallest ring: room for ten of the largest records. */
+/* The largest record: its 8-byte head, DM_EVENT_FIXED_BYTES and the five
+ * longest names with their NULs (32 + 32 + 264 + 64 + 256), padded to 8. A
+ * ring of n * DM_RING_RECORD_MAX bytes holds at least n events. */
+#define DM_RING_RECORD_MAX 728u
+/* The smallest ring: room for five of the largest records, and for forty
+ * of the common ones without a file (ring.h's sizes above). */
 #define DM_RING_MIN_BYTES 4096u
 /* The pipeline's rings. Live: 16 MiB holds about 105,000 Windows events
  * with a file path (~160 bytes each) or 160,000 Linux ones (~104 bytes), so

@@ -219,6 +219,8 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     ev->disk_name = "";
     ev->process = "";
     ev->file = "";
+    ev->partition = "";
+    ev->cgroup = "";
 
     /* (uint32_t)-1 is ETW's "no thread" (docs/etw.md §2). */
     if (d.has_issuing_tid && d.issuing_tid != UINT32_MAX) {

@@ -73,6 +73,8 @@ static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
     ev->irp = 0;
     ev->irp_flags = 0;
     ev->file = "";
+    ev->partition = "";
+    ev->cgroup = "";
     ev->pid = start->pid;
     ev->tid = start->tid;
     ev->request = start->request;

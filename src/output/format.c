@@ -44,8 +44,8 @@ enum {
 /*
  * The widest a line can be apart from its names: json with every key, each
  * number at 20 digits (a uint64_t), seconds at 11 digits plus 9 decimals,
- * time_utc with a 6-digit year, every request flag (under 150 bytes),
- * comes to about 550 bytes; text and csv are shorter. Rounded up.
+ * time_utc with a 6-digit year, every request flag (under 150 bytes), the
+ * partition and cgroup keys, comes to about 580 bytes; text and csv are shorter. Rounded up.
  */
 #define FIXED_MAX 640
 
@@ -207,6 +207,8 @@ struct names {
     size_t process_len;
     const char *file;        /* "" when the event has none */
     size_t file_len;
+    size_t partition_len;    /* of ev->partition, "" for the whole disk */
+    size_t cgroup_len;       /* of ev->cgroup, "" when unknown */
 };
 
 /* The request column's words (dm_request_names, and "?"), blank-padded to
@@ -393,6 +395,10 @@ static char *csv_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     *p++ = ',';
     if (ev->flags & DM_EV_HAS_PRIORITY)
         p = dm_put_u64(p, ev->priority);
+    *p++ = ',';
+    p = dm_escape_csv(p, "", 0, ev->partition, nm->partition_len);
+    *p++ = ',';
+    p = dm_escape_csv(p, "", 0, ev->cgroup, nm->cgroup_len);
     return dm_put_lit(p, DM_LIT("\r\n"));
 }
 
@@ -456,6 +462,14 @@ static char *json_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
         p = dm_put_lit(p, DM_LIT(",\"priority\":"));
         p = dm_put_u64(p, ev->priority);
     }
+    if (nm->partition_len != 0) {
+        p = dm_put_lit(p, DM_LIT(",\"partition\":"));
+        p = dm_escape_json(p, "", 0, ev->partition, nm->partition_len);
+    }
+    if (nm->cgroup_len != 0) {
+        p = dm_put_lit(p, DM_LIT(",\"cgroup\":"));
+        p = dm_escape_json(p, "", 0, ev->cgroup, nm->cgroup_len);
+    }
     return dm_put_lit(p, DM_LIT("}\n"));
 }
 
@@ -484,8 +498,11 @@ size_t dm_format_event_fit(char *buf, size_t cap, const struct dm_format_opts *f
         nm.file = ev->file;
         nm.file_len = strlen(ev->file);
     }
+    nm.partition_len = ev->partition[0] != '\0' ? strlen(ev->partition) : 0;
+    nm.cgroup_len = ev->cgroup[0] != '\0' ? strlen(ev->cgroup) : 0;
     bound = FIXED_MAX + DM_DIGITS_SLACK +
-            DM_ESCAPE_MAX * (nm.disk_len + nm.process_len + nm.file_len);
+            DM_ESCAPE_MAX * (nm.disk_len + nm.process_len + nm.file_len +
+                             nm.partition_len + nm.cgroup_len);
     if (cap < bound) {
         *need = bound;
         return 0;
@@ -567,7 +584,7 @@ static void text_header(struct out *o, const struct dm_format_opts *fo)
 static void csv_header(struct out *o, const struct dm_format_opts *fo)
 {
     putf(o, "seq,time,duration%s,disk,request,sector,length,pid,tid,process,file,"
-            "offset,bytes,flags,priority\r\n",
+            "offset,bytes,flags,priority,partition,cgroup\r\n",
          fo->queue ? ",queue" : "");
 }
 

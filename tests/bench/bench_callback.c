@@ -239,6 +239,7 @@ static void warm_ring(struct dm_ring *ring)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.disk_name = ev.process = ev.file = "";
     for (int lap = 0; lap < 2; lap++) {
         while (dm_ring_try_push(ring, &ev) == 1)

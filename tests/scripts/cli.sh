@@ -67,12 +67,13 @@ reference_tuples() {
 }
 
 # diskmon's CSV as the same tuples. offset and bytes come after the file
-# and before flags and priority (words and numbers, never quoted), so a file
+# and before flags, priority, partition and cgroup (never quoted on these
+# traces), so a file
 # name with a comma cannot shift them; duration is seconds with 9 decimals =
 # exact nanoseconds.
 diskmon_tuples() {
     tr -d '\r' <"$1" | awk -F, 'NR > 1 {
-        split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-3), $(NF-2), d[1] * 1000000000 + d[2] }' | sort
+        split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-5), $(NF-4), d[1] * 1000000000 + d[2] }' | sort
 }
 
 for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
@@ -106,7 +107,7 @@ for trace in perfview-net452-x64-win8 filtrace-diskio-win11; do
     check "${trace}_formats_same_count" test "$rc" -eq 0 -a "$rc2" -eq 0 \
         -a "$n_csv" -eq "$n_json" -a "$n_csv" -eq "$n_txt" -a "$n_csv" -gt 0
     # The same offsets, in the same order, in json as in csv.
-    tr -d '\r' <"$TMP/$trace.csv" | awk -F, 'NR > 1 { print $(NF-3) }' >"$TMP/csv.off"
+    tr -d '\r' <"$TMP/$trace.csv" | awk -F, 'NR > 1 { print $(NF-5) }' >"$TMP/csv.off"
     sed 's/.*"offset":\([0-9]*\).*/\1/' "$TMP/$trace.json" >"$TMP/json.off"
     check "${trace}_json_same_events" cmp -s "$TMP/csv.off" "$TMP/json.off"
     # Text: sectors = offset / 512 in the same order.

@@ -123,13 +123,13 @@ BT
     [ "$want" = "$got" ] || fail "$tag: diskmon's requests differ from block_rq_complete's"
     case $want in "read 0 write 0 flush 0 "*) fail "$tag: no requests seen";; esac
     case $want in *"flush 0 "*) fail "$tag: the workload made no flush";; esac
-    # The flags: csv's flags column is the one before priority (the last),
-    # words joined with '|'.
+    # The flags: csv's flags column comes before priority, partition and
+    # cgroup (the last three), words joined with '|'.
     want=$(awk -f "$here/../oracles/rq_flags.awk" "$work/$tag.win")
     got=$(tr -d '\r' <"$work/$tag.csv" | awk -F, -v m="$MARK_SECTOR" 'NR > 1 {
         if ($5 == "Read" && $6 == m && $7 == 8) { marks++; next }
         if (marks != 1) next
-        f = "|" $(NF-1) "|"
+        f = "|" $(NF-3) "|"
         if (index(f, "|preflush|")) p++
         if (index(f, "|fua|")) u++ }
         END { printf "preflush %d fua %d\n", p, u }')

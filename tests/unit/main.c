@@ -74,8 +74,9 @@ static size_t n_kept, cap_kept;
 void dmt_keep_names(struct dm_event *ev)
 {
     size_t dl = strlen(ev->disk_name) + 1, pl = strlen(ev->process) + 1,
-           fl = strlen(ev->file) + 1;
-    char *b = malloc(dl + pl + fl);
+           fl = strlen(ev->file) + 1, ptl = strlen(ev->partition) + 1,
+           cl = strlen(ev->cgroup) + 1;
+    char *b = malloc(dl + pl + fl + ptl + cl);
 
     if (n_kept == cap_kept) {
         char **m = realloc(kept, (cap_kept = cap_kept ? 2 * cap_kept : 1024) * sizeof *kept);
@@ -90,9 +91,13 @@ void dmt_keep_names(struct dm_event *ev)
     memcpy(b, ev->disk_name, dl);
     memcpy(b + dl, ev->process, pl);
     memcpy(b + dl + pl, ev->file, fl);
+    memcpy(b + dl + pl + fl, ev->partition, ptl);
+    memcpy(b + dl + pl + fl + ptl, ev->cgroup, cl);
     ev->disk_name = b;
     ev->process = b + dl;
     ev->file = b + dl + pl;
+    ev->partition = b + dl + pl + fl;
+    ev->cgroup = b + dl + pl + fl + ptl;
 }
 
 size_t dmt_ring_take(struct dm_ring *ring, struct dm_event *out, size_t max)

@@ -10,6 +10,7 @@ static struct dm_event ev_of(uint32_t disk, const char *disk_name, int request,
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.disk = disk;
     ev.disk_name = disk_name; /* literals: they outlive the event */
     ev.process = ev.file = "";

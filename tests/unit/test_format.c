@@ -19,6 +19,7 @@ static struct dm_event sample_read(void)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.time_ns = 1275943100;          /* 1.2759431 s -> 1.275943 */
     ev.duration_ns = 25821000;        /* 0.025821 s */
     ev.byte_offset = 849788928;
@@ -111,20 +112,20 @@ DM_TEST(csv_rfc4180)
 
     dm_format_header(buf, sizeof buf, &fo);
     DM_ASSERT_STR_EQ(buf, "seq,time,duration,disk,request,sector,length,pid,tid,process,"
-                          "file,offset,bytes,flags,priority\r\n");
+                          "file,offset,bytes,flags,priority,partition,cgroup\r\n");
     dm_format_event(buf, sizeof buf, &fo, 1, &ev);
     /* The file name holds a quote and a comma: quoted, quote doubled. */
     DM_ASSERT_STR_EQ(buf, "1,1.275943100,0.025821000,0,Read,1659744,32,4,44,System,"
-                          "\"C:\\Users\\a \"\"b\"\",c.dat\",849788928,16384,paging,1\r\n");
+                          "\"C:\\Users\\a \"\"b\"\",c.dat\",849788928,16384,paging,1,,\r\n");
     ev.flags = 0;
     ev.req_flags = DM_RQ_META | DM_RQ_SYNC | DM_RQ_READAHEAD;
     dm_format_event(buf, sizeof buf, &fo, 2, &ev);
     DM_ASSERT_STR_EQ(buf, "2,1.275943100,0.025821000,0,Read,1659744,32,,,,,849788928,16384,"
-                          "sync|meta|readahead,\r\n");
+                          "sync|meta|readahead,,,\r\n");
     ev.req_flags = 0;
     dm_format_event(buf, sizeof buf, &fo, 3, &ev);
     DM_ASSERT_STR_EQ(buf, "3,1.275943100,0.025821000,0,Read,1659744,32,,,,,849788928,16384,"
-                          ",\r\n");
+                          ",,,\r\n");
 }
 
 DM_TEST(json_keys_and_escapes)
@@ -617,6 +618,10 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
         rputs(&r, ",");
         if (ev->flags & DM_EV_HAS_PRIORITY)
             rprintf(&r, "%u", (unsigned)ev->priority);
+        rputs(&r, ",");
+        ref_csv(&r, ev->partition);
+        rputs(&r, ",");
+        ref_csv(&r, ev->cgroup);
         rputs(&r, "\r\n");
     } else {
         rprintf(&r, "{\"seq\":%" PRIu64 ",\"time\":%" PRIu64 ".%09" PRIu64, seq,
@@ -662,6 +667,14 @@ static size_t ref_line(char *buf, size_t cap, const struct dm_format_opts *fo,
         rputs(&r, "\"");
         if (ev->flags & DM_EV_HAS_PRIORITY)
             rprintf(&r, ",\"priority\":%u", (unsigned)ev->priority);
+        if (ev->partition[0] != '\0') {
+            rputs(&r, ",\"partition\":");
+            ref_json(&r, "", ev->partition);
+        }
+        if (ev->cgroup[0] != '\0') {
+            rputs(&r, ",\"cgroup\":");
+            ref_json(&r, "", ev->cgroup);
+        }
         rputs(&r, "}\n");
     }
     return r.len;
@@ -752,13 +765,18 @@ static void name_event(struct dm_event *ev, const char *disk, const char *proces
 static void set_names(struct dm_event *ev, int with_disk_name)
 {
     static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+    static char partition[DM_PARTITION_MAX], cgroup[DM_CGROUP_MAX];
 
     disk[0] = '\0';
     if (with_disk_name)
         random_name(disk, sizeof disk - 1);
     random_name(process, sizeof process - 1);
     random_name(file, sizeof file - 1);
+    random_name(partition, sizeof partition - 1);
+    random_name(cgroup, sizeof cgroup - 1);
     name_event(ev, disk, process, file);
+    ev->partition = partition;
+    ev->cgroup = cgroup;
 }
 
 static struct dm_event random_event(uint64_t *time_ns)
@@ -766,6 +784,7 @@ static struct dm_event random_event(uint64_t *time_ns)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     /* Mostly rising times (as a capture has them) so the clock cache hits
      * and misses; now and then any time at all. */
     *time_ns += rnd() % 3 == 0 ? rnd() % 2000000000u : rnd() % 1000;
@@ -926,16 +945,20 @@ DM_TEST(widest_line)
     static char want[16384], got[16384];
 
     static char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+    static char partition[DM_PARTITION_MAX], cgroup[DM_CGROUP_MAX];
 
     memset(disk, '\x01', sizeof disk - 1);
     memset(process, '\x01', sizeof process - 1);
     memset(file, '\x01', sizeof file - 1);
+    memset(partition, '\x01', sizeof partition - 1);
+    memset(cgroup, '\x01', sizeof cgroup - 1);
     for (int format = DM_FMT_TEXT; format <= DM_FMT_JSON; format++) {
         struct dm_format_opts fo = fmt((enum dm_format)format, 1);
         struct dm_event ev;
         size_t need = 0, wn, n;
 
         memset(&ev, 0, sizeof ev);
+        ev.partition = ev.cgroup = "";
         ev.time_ns = ev.duration_ns = ev.queue_ns = ev.byte_offset = UINT64_MAX;
         ev.transfer_size = ev.disk = ev.irp_flags = ev.pid = ev.tid = UINT32_MAX;
         ev.flags = 0xff;
@@ -943,6 +966,8 @@ DM_TEST(widest_line)
         ev.priority = 7;
         ev.request = DM_REQ_DISCARD;
         name_event(&ev, disk, process, file);
+        ev.partition = partition;
+        ev.cgroup = cgroup;
         fo.queue = 1;
         fo.utc = 1;
         fo.clock = 1;

@@ -20,6 +20,7 @@ static struct dm_event event(const char *process, int request, uint64_t end_ns,
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.time_ns = end_ns;
     ev.duration_ns = duration_ns;
     ev.request = (uint8_t)request;

@@ -30,6 +30,7 @@ static int scripted_run(struct dm_source *src, struct dm_sink *sink)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.disk_name = ev.process = ev.file = "";
     ev.duration_ns = 1000;
     ev.transfer_size = 4096;
@@ -144,6 +145,7 @@ static struct dm_event many_event(int i)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.time_ns = (uint64_t)i * 1000003u;
     ev.duration_ns = 1000u + (uint64_t)(i % 977) * 12345u;
     ev.byte_offset = (uint64_t)i * 4096u * 7919u;

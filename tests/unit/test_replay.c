@@ -657,9 +657,9 @@ DM_TEST(sink_stop_ends_run)
     DM_ASSERT_EQ_INT(dm_thread_start(&t, stop_when_full, &st), 0);
     DM_ASSERT_EQ_INT(src.ops->run(&src, &sink), 0);
     dm_thread_join(t);
-    /* Full: between a ring of the largest records (~400 bytes) and one of
+    /* Full: between a ring of the largest records (ring.h) and one of
      * nameless ones (80; ring.h), and far fewer than the trace holds. */
-    DM_ASSERT(dm_ring_pushed(ring) >= DM_RING_MIN_BYTES / 408);
+    DM_ASSERT(dm_ring_pushed(ring) >= DM_RING_MIN_BYTES / DM_RING_RECORD_MAX);
     DM_ASSERT(dm_ring_pushed(ring) <= DM_RING_MIN_BYTES / 80);
     src.ops->close(&src);
     dm_ring_destroy(ring);

@@ -18,6 +18,7 @@ static struct dm_event ev_with(uint64_t n)
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.byte_offset = n;
     ev.disk_name = ev.process = ev.file = "";
     return ev;
@@ -26,12 +27,14 @@ static struct dm_event ev_with(uint64_t n)
 /* Names that differ per event in content and length (0 to max - 1). */
 struct names {
     char disk[DM_DISK_NAME_MAX], process[DM_PROCESS_MAX], file[DM_FILE_MAX];
+    char partition[DM_PARTITION_MAX], cgroup[DM_CGROUP_MAX];
 };
 
 static void names_for(uint64_t n, struct names *nm, struct dm_event *ev)
 {
     size_t dl = n % DM_DISK_NAME_MAX, pl = (n / 3) % DM_PROCESS_MAX,
-           fl = (n * 7) % DM_FILE_MAX;
+           fl = (n * 7) % DM_FILE_MAX, ptl = (n * 5) % DM_PARTITION_MAX,
+           cl = (n * 11) % DM_CGROUP_MAX;
 
     memset(nm->disk, 'a' + (int)(n % 26), dl);
     nm->disk[dl] = '\0';
@@ -39,9 +42,15 @@ static void names_for(uint64_t n, struct names *nm, struct dm_event *ev)
     nm->process[pl] = '\0';
     memset(nm->file, '0' + (int)(n % 10), fl);
     nm->file[fl] = '\0';
+    memset(nm->partition, 'p' + (int)(n % 8), ptl);
+    nm->partition[ptl] = '\0';
+    memset(nm->cgroup, '/' + (int)(n % 4), cl);
+    nm->cgroup[cl] = '\0';
     ev->disk_name = nm->disk;
     ev->process = nm->process;
     ev->file = nm->file;
+    ev->partition = nm->partition;
+    ev->cgroup = nm->cgroup;
 }
 
 static int names_match(uint64_t n, const struct dm_event *ev)
@@ -51,7 +60,8 @@ static int names_match(uint64_t n, const struct dm_event *ev)
 
     names_for(n, &nm, &want);
     return strcmp(ev->disk_name, nm.disk) == 0 &&
-           strcmp(ev->process, nm.process) == 0 && strcmp(ev->file, nm.file) == 0;
+           strcmp(ev->process, nm.process) == 0 && strcmp(ev->file, nm.file) == 0 &&
+           strcmp(ev->partition, nm.partition) == 0 && strcmp(ev->cgroup, nm.cgroup) == 0;
 }
 
 /* Pop everything ready, appending byte_offsets to out. */

@@ -11,6 +11,7 @@ static struct dm_event ev_of(uint32_t disk, int request, uint32_t bytes, uint64_
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.disk_name = ev.process = ev.file = "";
     ev.disk = disk;
     ev.request = (uint8_t)request;

@@ -46,6 +46,7 @@ static struct dm_event req(uint64_t time_ns, uint64_t dur_ns, int request, uint3
     struct dm_event ev;
 
     memset(&ev, 0, sizeof ev);
+    ev.partition = ev.cgroup = "";
     ev.time_ns = time_ns;
     ev.duration_ns = dur_ns;
     ev.request = (uint8_t)request;
