@@ -68,8 +68,8 @@ reference_tuples() {
 
 # diskmon's CSV as the same tuples. offset and bytes come after the file
 # and before flags, priority, partition and cgroup (never quoted on these
-# traces), so a file name with a comma cannot shift them; duration is seconds with 9 decimals =
-# exact nanoseconds.
+# traces), so a file name with a comma cannot shift them; duration is
+# seconds with 9 decimals = exact nanoseconds.
 diskmon_tuples() {
     tr -d '\r' <"$1" | awk -F, 'NR > 1 {
         split($3, d, "."); printf "%s %s %s %s %.0f\n", $5, $4, $(NF-5), $(NF-4), d[1] * 1000000000 + d[2] }' | sort
