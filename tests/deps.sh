@@ -21,8 +21,11 @@ DRY=0
 # 32-bit programs; libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
 # for clang 14 (Debian 12's), which tests/fuzz/run.sh links. prometheus
 # (promtool), prometheus-node-exporter, curl: the --metrics checks and the
-# real chain (metrics.sh, linux_metrics.sh, metrics_chain.sh).
-NEEDED="cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian qemu-user prometheus prometheus-node-exporter curl"
+# real chain (metrics.sh, linux_metrics.sh, metrics_chain.sh). bpftrace:
+# the independent count of block_rq_complete and of rwbs flags; xfsprogs:
+# the second journaling file system (linux_every_request.sh); fdisk
+# (sfdisk): the GPT of the partitions test.
+NEEDED="bpftrace xfsprogs fdisk cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian qemu-user prometheus prometheus-node-exporter curl"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.
