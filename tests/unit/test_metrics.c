@@ -274,7 +274,35 @@ DM_TEST(many_names_all_counted)
     dm_metrics_destroy(m);
 }
 
+/* The commit of docs/linux-live.md "Flushes that ride on writes": flush,
+ * preflush|fua write, flush. The device did two flushes: flush counts 2,
+ * write 1 with its bytes. */
+DM_TEST(preflush_write_is_one_write)
+{
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, 0, stderr);
+    struct dm_event pre = event("kworker/0:1H", DM_REQ_FLUSH, 1000, 10, 0);
+    struct dm_event commit = event("jbd2/sda-8", DM_REQ_WRITE, 2000, 10, 1024);
+    struct dm_event post = event("kworker/0:1H", DM_REQ_FLUSH, 3000, 10, 0);
+    char *text;
+
+    DM_ASSERT(m != NULL);
+    pre.req_flags = post.req_flags = DM_RQ_PREFLUSH;
+    commit.req_flags = DM_RQ_PREFLUSH | DM_RQ_FUA;
+    dm_metrics_add(m, &pre);
+    dm_metrics_add(m, &commit);
+    dm_metrics_add(m, &post);
+    text = render(m);
+    DM_ASSERT(text != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_total{disk=\"sda\",op=\"flush\"}"), "2");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_total{disk=\"sda\",op=\"write\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"write\"}"), "1024");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"flush\"}"), "0");
+    free(text);
+    dm_metrics_destroy(m);
+}
+
 const struct dmt_case dm_suite_metrics[] = {
+    {"preflush_write_is_one_write", preflush_write_is_one_write},
     {"label_escaping", label_escaping},
     {"bucket_edges", bucket_edges},
     {"busy_is_the_union", busy_is_the_union},
