@@ -2,7 +2,7 @@
  * metrics.c - the --metrics counters (metrics.h); metrics_text.c writes them.
  *
  * Per disk: requests, bytes, a latency histogram and its sum per request
- * kind, busy time and the sum of durations. Per process image name:
+ * kind, busy time, the sum of durations, and requests per request flag. Per process image name:
  * requests and bytes per request kind, for the K names that came first by
  * bytes, and one "(other)" for the rest. Names, not pids, because a pid
  * label would make a new series for every process started.
@@ -140,6 +140,9 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
         b++;
     d->bucket[rq][b]++;
     d->in_flight_ns += ev->duration_ns;
+    for (unsigned f = 0; f < DM_RQ_COUNT; f++)
+        if (ev->req_flags & (1u << f))
+            d->by_flag[f]++;
     if (d->busy.spans == NULL) { /* a disk's first request: its own window */
         d->busy.spans = d->span_store;
         d->busy.cap = d->busy.max = DM_METRICS_SPAN_WINDOW;

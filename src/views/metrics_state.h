@@ -54,6 +54,7 @@ struct dm_metrics_disk {
     uint64_t duration_ns[DM_REQ_COUNT];
     uint64_t bucket[DM_REQ_COUNT][DM_METRICS_BUCKETS + 1]; /* not cumulative; last: +Inf */
     uint64_t in_flight_ns;
+    uint64_t by_flag[DM_RQ_COUNT]; /* requests with flag bit i set (dm_req_flag_names) */
     struct dm_busy busy;     /* its spans: span_store */
     struct dm_busy_span span_store[DM_METRICS_SPAN_WINDOW];
 };

@@ -244,6 +244,16 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
         sample(t, "diskmon_in_flight_seconds_total", "disk", label, NULL, NULL, NULL,
                V_SECONDS, d->in_flight_ns);
     }
+    family(t, "diskmon_requests_by_flag_total", "counter",
+           "Disk requests that carried a request flag; a request with several flags "
+           "counts under each.");
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
+
+        for (int f = 0; f < DM_RQ_COUNT; f++)
+            sample(t, "diskmon_requests_by_flag_total", "disk", label, "flag",
+                   dm_req_flag_names[f], NULL, V_COUNT, d->by_flag[f]);
+    }
     family(t, "diskmon_process_requests_total", "counter",
            "Disk requests by process image name; names past the top K are in (other).");
     process_counter(t, m, "diskmon_process_requests_total", 0);

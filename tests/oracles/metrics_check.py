@@ -6,7 +6,8 @@ of the same run, on its own reading of docs/metrics.md ("The metrics",
 "Histogram buckets"), and compares them exactly: requests, bytes, each histogram
 bucket (requests at or under le), _sum and _count, busy seconds (the length
 of the union of [completion - duration, completion) per disk), in-flight
-seconds (the sum of durations), and per process the top K image names by
+seconds (the sum of durations), requests per flag (each word of the
+json "flags" once), and per process the top K image names by
 bytes (then requests, then name) with the rest in "(other)".
 Prints one line per difference and exits 1 if there is any, else 0."""
 import json
@@ -15,6 +16,9 @@ import sys
 from decimal import Decimal
 
 OPS = ["read", "write", "flush", "discard"]
+# docs/output.md "Request flags", in bit order
+FLAGS = ["preflush", "fua", "sync", "meta", "readahead", "secure", "nocache", "paging",
+         "sync_api", "associated", "buffered", "sync_paging"]
 LE = ["0.000025", "0.00005", "0.0001", "0.00025", "0.0005", "0.001", "0.0025",
       "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10"]
 
@@ -98,6 +102,10 @@ def main():
             d = disks.setdefault(disk, {o: {"n": 0, "b": 0, "sum": 0,
                                             "buckets": [0] * len(LE)} for o in OPS})
             d["inflight"] = d.get("inflight", 0) + dur
+            byflag = d.setdefault("flags", {f: 0 for f in FLAGS})
+            for f in (ev.get("flags") or "").split("|"):
+                if f:
+                    byflag[f] += 1
             x = d[op]
             x["n"] += 1
             x["b"] += size
@@ -123,6 +131,8 @@ def main():
             want[key("diskmon_request_duration_seconds_count", disk=disk, op=op)] = x["n"]
             want[key("diskmon_request_duration_seconds_sum", disk=disk, op=op)] = \
                 Decimal(x["sum"]) / 1000000000
+        for f in FLAGS:
+            want[key("diskmon_requests_by_flag_total", disk=disk, flag=f)] = d["flags"][f]
         busy, cur_s, cur_e = 0, None, None
         for s, e in sorted(spans[disk]):
             if cur_e is None or s > cur_e:
@@ -175,7 +185,8 @@ def main():
                "diskmon_request_duration_seconds_bucket",
                "diskmon_request_duration_seconds_sum",
                "diskmon_request_duration_seconds_count", "diskmon_busy_seconds_total",
-               "diskmon_in_flight_seconds_total", "diskmon_process_requests_total",
+               "diskmon_in_flight_seconds_total", "diskmon_requests_by_flag_total",
+               "diskmon_process_requests_total",
                "diskmon_process_bytes_total"}
     for kk in got:
         if kk[0] in checked and kk not in want:

@@ -297,6 +297,15 @@ DM_TEST(preflush_write_is_one_write)
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_total{disk=\"sda\",op=\"write\"}"), "1");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"write\"}"), "1024");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"flush\"}"), "0");
+    /* Each flag of each request once: preflush on all three, fua on the
+     * write alone; every word of the vocabulary has its series. */
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"preflush\"}"), "3");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"fua\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"sync_paging\"}"), "0");
+    DM_ASSERT(strstr(text, "# TYPE diskmon_requests_by_flag_total counter\n") != NULL);
     free(text);
     dm_metrics_destroy(m);
 }
