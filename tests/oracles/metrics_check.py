@@ -7,8 +7,9 @@ of the same run, on its own reading of docs/metrics.md ("The metrics",
 bucket (requests at or under le), _sum and _count, busy seconds (the length
 of the union of [completion - duration, completion) per disk), in-flight
 seconds (the sum of durations), requests per flag (each word of the
-json "flags" once), and per process the top K image names by
-bytes (then requests, then name) with the rest in "(other)".
+json "flags" once), and per process and disk the top K (image name, disk)
+pairs by bytes (then requests, then name, then disk) with the rest in
+"(other)" of their disk.
 Prints one line per difference and exits 1 if there is any, else 0."""
 import json
 import re
@@ -115,7 +116,7 @@ def main():
                     x["buckets"][i] += 1
             spans.setdefault(disk, []).append((max(end - dur, 0), end))
             name = ev.get("process") or "(unknown)"
-            p = procs.setdefault(name, {o: [0, 0] for o in OPS})
+            p = procs.setdefault((name, disk), {o: [0, 0] for o in OPS})
             p[op][0] += 1
             p[op][1] += size
     for disk, d in disks.items():
@@ -148,23 +149,28 @@ def main():
             Decimal(d["inflight"]) / 1000000000
 
     def order(item):
-        name, p = item
+        (name, disk), p = item
         return (-sum(v[1] for v in p.values()), -sum(v[0] for v in p.values()),
-                name.encode("utf-8"))
+                name.encode("utf-8"), disk.encode("utf-8"))
     ranked = sorted(procs.items(), key=order)
-    other = {o: [0, 0] for o in OPS}
-    for i, (name, p) in enumerate(ranked):
+    other = {disk: {o: [0, 0] for o in OPS} for disk in disks}
+    for i, ((name, disk), p) in enumerate(ranked):
         if i < k:
             for op in OPS:
-                want[key("diskmon_process_requests_total", process=name, op=op)] = p[op][0]
-                want[key("diskmon_process_bytes_total", process=name, op=op)] = p[op][1]
+                want[key("diskmon_process_requests_total", process=name, disk=disk,
+                         op=op)] = p[op][0]
+                want[key("diskmon_process_bytes_total", process=name, disk=disk,
+                         op=op)] = p[op][1]
         else:
             for op in OPS:
-                other[op][0] += p[op][0]
-                other[op][1] += p[op][1]
-    for op in OPS:
-        want[key("diskmon_process_requests_total", process="(other)", op=op)] = other[op][0]
-        want[key("diskmon_process_bytes_total", process="(other)", op=op)] = other[op][1]
+                other[disk][op][0] += p[op][0]
+                other[disk][op][1] += p[op][1]
+    for disk in disks:
+        for op in OPS:
+            want[key("diskmon_process_requests_total", process="(other)", disk=disk,
+                     op=op)] = other[disk][op][0]
+            want[key("diskmon_process_bytes_total", process="(other)", disk=disk,
+                     op=op)] = other[disk][op][1]
     want[key("diskmon_build_info", version=None, source=source)] = 1
 
     bad = 0

@@ -80,10 +80,10 @@ DM_TEST(label_escaping)
     /* backslash, quote and line feed escaped; 0xFF is no UTF-8: U+FFFD;
      * U+00E9 stays as it is */
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"a\\\\b\\\"c\\nd"
-                                    "\xEF\xBF\xBD\xC3\xA9\",op=\"read\"}"),
+                                    "\xEF\xBF\xBD\xC3\xA9\",disk=\"sda\",op=\"read\"}"),
                      "1");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"a\\\\b\\\"c\\nd"
-                                    "\xEF\xBF\xBD\xC3\xA9\",op=\"read\"}"),
+                                    "\xEF\xBF\xBD\xC3\xA9\",disk=\"sda\",op=\"read\"}"),
                      "4096");
     free(text);
     dm_metrics_destroy(m);
@@ -213,10 +213,11 @@ DM_TEST(promotion_only_grows)
     dm_metrics_add(m, &b);
     text = render(m);
     DM_ASSERT(text != NULL);
-    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\",op=\"read\"}"),
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"read\"}"),
                      "100");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "50");
     DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
     free(text);
@@ -225,13 +226,14 @@ DM_TEST(promotion_only_grows)
     dm_metrics_add(m, &a);
     text = render(m);
     DM_ASSERT(text != NULL);
-    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\",op=\"read\"}"),
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"read\"}"),
                      "200");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "560");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "3");
     DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
     free(text);
@@ -265,7 +267,8 @@ DM_TEST(many_names_all_counted)
         if (strstr(p, "op=\"write\"") != NULL && strstr(p, "op=\"write\"") < sp)
             named += strtoull(sp + 1, NULL, 10);
     }
-    v = value_of(text, "diskmon_process_bytes_total{process=\"(other)\",op=\"write\"}");
+    v = value_of(text,
+                 "diskmon_process_bytes_total{process=\"(other)\",disk=\"sda\",op=\"write\"}");
     other = strtoull(v, NULL, 10);
     /* 1 + 2 + ... + 5000 */
     DM_ASSERT_EQ_U64(named + other, 5000u * 5001u / 2);
@@ -310,7 +313,47 @@ DM_TEST(preflush_write_is_one_write)
     dm_metrics_destroy(m);
 }
 
+/*
+ * K = 2 over (process, disk) pairs: A on sda 300 B, A on sdb 200 B, B on
+ * sdb 100 B, C on sda 50 B. The two largest pairs (A/sda, A/sdb) have
+ * series; B/sdb goes to sdb's (other), C/sda to sda's. So each disk's
+ * process series sum to its own totals: sda 350 B, sdb 300 B.
+ */
+DM_TEST(process_pairs_per_disk)
+{
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 2, 0, stderr);
+    struct dm_event evs[] = {
+        event("A", DM_REQ_WRITE, 1, 1, 300), event("A", DM_REQ_WRITE, 2, 1, 200),
+        event("B", DM_REQ_WRITE, 3, 1, 100), event("C", DM_REQ_READ, 4, 1, 50),
+    };
+    char *text;
+
+    DM_ASSERT(m != NULL);
+    evs[1].disk_name = evs[2].disk_name = "sdb";
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        dm_metrics_add(m, &evs[i]);
+    text = render(m);
+    DM_ASSERT(text != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"write\"}"), "300");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sdb\",op=\"write\"}"), "200");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sdb\",op=\"write\"}"), "100");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"read\"}"), "50");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"read\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"write\"}"), "0");
+    DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
+    DM_ASSERT(strstr(text, "process=\"C\"") == NULL);
+    free(text);
+    dm_metrics_destroy(m);
+}
+
 const struct dmt_case dm_suite_metrics[] = {
+    {"process_pairs_per_disk", process_pairs_per_disk},
     {"preflush_write_is_one_write", preflush_write_is_one_write},
     {"label_escaping", label_escaping},
     {"bucket_edges", bucket_edges},
