@@ -10,8 +10,9 @@
 #   - promtool check metrics accepts a file written mid-run and the last
 #     one, whose build_info names the live source (tracefs);
 #   - two loop devices read by dd, --metrics-top 1: each disk's process
-#     series sum to its disk totals and to the csv lines of the same run
-#     (metrics_sums.py), and one (dd, disk) pair has series;
+#     series sum to its disk totals and to the csv lines of the same run,
+#     and each flag's count equals the csv lines with that flag
+#     (metrics_sums.py); one (dd, disk) pair has series;
 #   - a FILE in a read-only directory: one message on stderr, diskmon keeps
 #     capturing through several intervals and, never having written it,
 #     exits 1 on SIGINT.
@@ -151,6 +152,9 @@ if loop2=$(losetup -f --show "$work/disk2.img"); then
     sleep 0.5
     dd if="$loop" of=/dev/null bs=4096 count=64 iflag=direct 2>/dev/null
     dd if="$loop2" of=/dev/null bs=4096 count=32 iflag=direct 2>/dev/null
+    # Writes with flags to count: sync (O_DIRECT|O_SYNC), and the fsync's
+    # empty preflush.
+    dd if=/dev/zero of="$loop2" bs=4096 count=8 oflag=direct,sync conv=fsync 2>/dev/null
     sleep 0.5
     interrupt "$dm"
     if msg=$(python3 "$HERE/../oracles/metrics_sums.py" "$work/two.prom" "$work/two.csv" 2>&1) &&
