@@ -16,6 +16,17 @@
  * completion lost: the reader reads every CPU at least every 100 ms, and
  * the pairing table already waits 2 s for a late start (pairing.c). */
 #define OPEN_GRACE_NS (2 * NS_PER_SEC)
+/*
+ * A completion without its start may be a request that was in flight when
+ * the capture began, but only so long: SCSI disks (SD_TIMEOUT in
+ * drivers/scsi/sd.h) and NVMe (nvme_core's io_timeout parameter) time a
+ * command out after 30 s by default, and the pairing gives up on a start
+ * at that age too (DEFAULT_START_TTL_NS, pairing.c). A start-less
+ * completion more than this after the capture began lost its start: it is
+ * counted as lost (one whose device timed it out and retried it is the
+ * rare exception, on a device that is failing anyway).
+ */
+#define BEFORE_CAPTURE_MAX_NS (30 * NS_PER_SEC)
 
 int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0)
 {
@@ -25,9 +36,9 @@ int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0)
     r->t0 = t0;
     if (dm_pairing_init(&r->pairs, PAIR_SLOTS) != 0)
         return DM_ENOMEM;
-    /* A completion without a start in the first start-TTL may belong to a
-     * request issued before the capture: not a loss. */
-    r->pairs.grace_until_ns = t0 + r->pairs.start_ttl_ns;
+    /* Until then a completion without a start may belong to a request
+     * issued before the capture: not a loss. */
+    r->pairs.grace_until_ns = t0 + BEFORE_CAPTURE_MAX_NS;
     return 0;
 }
 

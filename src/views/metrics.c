@@ -2,20 +2,23 @@
  * metrics.c - the --metrics counters (metrics.h); metrics_text.c writes them.
  *
  * Per disk: requests, bytes, a latency histogram and its sum per request
- * kind, busy time and the sum of durations. Per process image name:
- * requests and bytes per request kind, for the K names that came first by
- * bytes, and one "(other)" for the rest. Names, not pids, because a pid
- * label would make a new series for every process started.
+ * kind, busy time, the sum of durations, and requests per request flag. Per
+ * process image name and disk: requests and bytes per request kind, for the
+ * K (name, disk) pairs that came first by bytes, and one "(other)" per disk
+ * for the rest, so each disk's process series sum to its own totals. Names,
+ * not pids, because a pid label would make a new series for every process
+ * started.
  *
- * Promotion keeps every published counter going up. A name seen since the
+ * Promotion keeps every published counter going up. A pair seen since the
  * last write and not yet promoted is a candidate: its counts wait in the
  * candidate table. At a write the candidates with the most bytes fill the
  * free slots of the K and keep their counts; the other candidates' counts
- * go to "(other)", and the candidates are forgotten. A name that found the
- * table full went to "(other)" at once. So "(other)" only grows, a promoted
- * name's series starts when it is first written and never goes away, and a
- * replay (one write at the end) names the top K of the whole trace as long
- * as its distinct names fit in the table.
+ * go to their disk's "(other)", and the candidates are forgotten. A pair
+ * that found the table full went to its disk's "(other)" at once. So
+ * "(other)" only grows, a promoted pair's series starts when it is first
+ * written and never goes away, and a replay (one write at the end) names
+ * the top K of the whole trace as long as its distinct pairs fit in the
+ * table.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,18 +75,18 @@ void dm_metrics_destroy(struct dm_metrics *m)
 
 /* ---- counting --------------------------------------------------------------- */
 
-/* The disk of ev (disks.h); past DM_METRICS_MAX_DISKS, "(other)". */
-static struct dm_metrics_disk *disk_of(struct dm_metrics *m, const struct dm_event *ev)
+/* The disk row of ev (disks.h); past DM_METRICS_MAX_DISKS, "(other)". */
+static int disk_row_of(struct dm_metrics *m, const struct dm_event *ev)
 {
     int i = dm_disk_index_of(&m->disk_index, ev);
 
     if (i < 0) {
         m->other_disk_used = 1;
-        return &m->other_disk;
+        return DM_METRICS_OTHER_DISK;
     }
     if (i == m->n_disks)
         m->n_disks++; /* a new disk: its figures start at zero */
-    return &m->disks[i];
+    return i;
 }
 
 /* FNV-1a (Fowler, Noll, Vo): names are short, so a simple hash will do. */
@@ -96,29 +99,35 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-/* Where a process name's counts go: its entry, or "(other)" when the table
- * has no room for another candidate. */
-static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name)
+/* Where the counts of a process name on disk row disk go: the pair's
+ * entry, or the disk's "(other)" when the table has no room for another
+ * candidate. The disk is mixed into the name's hash by a multiplication
+ * by 2^32 / phi (Knuth's multiplicative hashing), so one name's pairs on
+ * several disks land apart. */
+static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name, int disk)
 {
-    uint32_t h = name_hash(name), i = h & m->table_mask;
+    uint32_t h = name_hash(name) ^ ((uint32_t)disk + 1u) * 2654435769u;
+    uint32_t i = h & m->table_mask;
+    struct dm_metrics_proc *e;
 
     for (;;) {
-        struct dm_metrics_proc *e = &m->table[i];
-
+        e = &m->table[i];
         if (!e->used)
             break;
-        if (e->hash == h && strcmp(e->name, name) == 0)
+        if (e->hash == h && e->disk == disk && strcmp(e->name, name) == 0)
             return &e->counts;
         i = (i + 1) & m->table_mask;
     }
     if (m->table_used >= m->table_limit)
-        return &m->other;
+        return &m->other[disk];
     m->table_used++;
-    m->table[i].used = 1;
-    m->table[i].hash = h;
-    m->table[i].slot = -1;
-    strncpy(m->table[i].name, name, sizeof m->table[i].name - 1);
-    return &m->table[i].counts;
+    e->used = 1;
+    e->hash = h;
+    e->slot = -1;
+    e->disk = disk;
+    e->disk_label = disk == DM_METRICS_OTHER_DISK ? "(other)" : m->disk_ids[disk].text;
+    strncpy(e->name, name, sizeof e->name - 1);
+    return &e->counts;
 }
 
 /* A request without a process name (a kernel flush, lazy writes). */
@@ -126,13 +135,16 @@ static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name)
 
 void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
 {
-    struct dm_metrics_disk *d = disk_of(m, ev);
     unsigned rq = ev->request;
     unsigned b = 0;
     struct dm_metrics_counts *pc;
+    struct dm_metrics_disk *d;
+    int row;
 
     if (rq >= DM_REQ_COUNT)
         return;
+    row = disk_row_of(m, ev);
+    d = row == DM_METRICS_OTHER_DISK ? &m->other_disk : &m->disks[row];
     d->requests[rq]++;
     d->bytes[rq] += ev->transfer_size;
     d->duration_ns[rq] += ev->duration_ns;
@@ -140,6 +152,9 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
         b++;
     d->bucket[rq][b]++;
     d->in_flight_ns += ev->duration_ns;
+    for (unsigned f = 0; f < DM_RQ_COUNT; f++)
+        if (ev->req_flags & (1u << f))
+            d->by_flag[f]++;
     if (d->busy.spans == NULL) { /* a disk's first request: its own window */
         d->busy.spans = d->span_store;
         d->busy.cap = d->busy.max = DM_METRICS_SPAN_WINDOW;
@@ -149,7 +164,8 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
                       ev->time_ns);
     pc = proc_of(m, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
                         ? ev->process
-                        : NO_PROCESS);
+                        : NO_PROCESS,
+                 row);
     pc->requests[rq]++;
     pc->bytes[rq] += ev->transfer_size;
 }
@@ -174,8 +190,8 @@ static uint64_t total_requests(const struct dm_metrics_counts *c)
     return sum;
 }
 
-/* Most bytes first, then most requests, then by name: the same file for
- * the same input. */
+/* Most bytes first, then most requests, then by name, then by disk: the
+ * same file for the same input. */
 static int by_bytes(const void *a, const void *b)
 {
     const struct dm_metrics_proc *x = *(const struct dm_metrics_proc *const *)a;
@@ -187,7 +203,9 @@ static int by_bytes(const void *a, const void *b)
         return bx > by ? -1 : 1;
     if (rx != ry)
         return rx > ry ? -1 : 1;
-    return strcmp(x->name, y->name);
+    if (strcmp(x->name, y->name) != 0)
+        return strcmp(x->name, y->name);
+    return strcmp(x->disk_label, y->disk_label);
 }
 
 static void add_counts(struct dm_metrics_counts *to, const struct dm_metrics_counts *from)
@@ -217,7 +235,7 @@ void dm_metrics_promote(struct dm_metrics *m)
             e->slot = (int)m->n_slots;
             m->slots[m->n_slots++] = e;
         } else {
-            add_counts(&m->other, &e->counts);
+            add_counts(&m->other[e->disk], &e->counts);
         }
     }
     /* Rebuild: the promoted entries copied out, the table cleared, they

@@ -1,7 +1,8 @@
 /*
- * metrics.h - --metrics FILE: cumulative per-disk and per-process counters
- * and latency histograms in the Prometheus text exposition format (0.0.4),
- * for the node_exporter and windows_exporter textfile collectors.
+ * metrics.h - --metrics FILE: cumulative counters per disk and per process
+ * and disk, and latency histograms, in the Prometheus text exposition
+ * format (0.0.4), for the node_exporter and windows_exporter textfile
+ * collectors.
  *
  * Fed by the printer thread (dm_metrics_add per event) and written by it
  * each interval (live), or once at the end (replay, and the last write of a
@@ -31,7 +32,8 @@ struct dm_metrics_run {
     uint64_t source_lost;    /* events_lost_total{reason="source"} */
 };
 
-/* path: the file to replace; top_k: process names with series of their own;
+/* path: the file to replace; top_k: (process name, disk) pairs with series
+ * of their own, the rest summed into "(other)" per disk;
  * live: written each interval (a failure's message says it is tried again);
  * errf: where write failures are said. NULL when out of memory. */
 struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf);

@@ -54,6 +54,7 @@ struct dm_metrics_disk {
     uint64_t duration_ns[DM_REQ_COUNT];
     uint64_t bucket[DM_REQ_COUNT][DM_METRICS_BUCKETS + 1]; /* not cumulative; last: +Inf */
     uint64_t in_flight_ns;
+    uint64_t by_flag[DM_RQ_COUNT]; /* requests with flag bit i set (dm_req_flag_names) */
     struct dm_busy busy;     /* its spans: span_store */
     struct dm_busy_span span_store[DM_METRICS_SPAN_WINDOW];
 };
@@ -63,12 +64,18 @@ struct dm_metrics_counts {
     uint64_t bytes[DM_REQ_COUNT];
 };
 
-/* A name in the table: promoted (slot >= 0) or a candidate (slot < 0). */
+/* The disk row of a disk past DM_METRICS_MAX_DISKS: disk="(other)". */
+#define DM_METRICS_OTHER_DISK DM_METRICS_MAX_DISKS
+
+/* A (process name, disk) pair in the table: promoted (slot >= 0) or a
+ * candidate (slot < 0). */
 struct dm_metrics_proc {
     char name[DM_PROCESS_MAX];
     uint32_t hash;
     int used;
     int slot;
+    int disk;                /* its disk row: disks[], or DM_METRICS_OTHER_DISK */
+    const char *disk_label;  /* that row's label: disk_ids[disk].text or "(other)" */
     struct dm_metrics_counts counts;
 };
 
@@ -85,7 +92,7 @@ struct dm_metrics {
     struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk other_disk;
-    /* process names: an open-addressing table (linear probing) */
+    /* (process name, disk) pairs: an open-addressing table (linear probing) */
     struct dm_metrics_proc *table;
     uint32_t table_mask;
     uint32_t table_used;
@@ -94,14 +101,16 @@ struct dm_metrics {
     unsigned n_slots;
     struct dm_metrics_proc **scratch;   /* candidates at a write */
     struct dm_metrics_proc *keep;       /* the promoted, while the table is rebuilt */
-    struct dm_metrics_counts other;
+    /* per disk row, the pairs past the top K: process="(other)" */
+    struct dm_metrics_counts other[DM_METRICS_MAX_DISKS + 1];
     /* the text, reused from write to write */
     char *text;
     size_t text_cap;
 };
 
-/* Promote the candidates with the most bytes into the free places of the
- * K, give the rest to "(other)" (metrics.c; called at each write). */
+/* Promote the candidate pairs with the most bytes into the free places of
+ * the K, give the rest to their disk's "(other)" (metrics.c; called at each
+ * write). */
 void dm_metrics_promote(struct dm_metrics *m);
 
 #endif /* DM_METRICS_STATE_H */

@@ -98,33 +98,30 @@ static void family(struct text *t, const char *name, const char *type, const cha
 enum value_kind { V_COUNT, V_SECONDS };
 
 /*
- * name{k1="v1"[,k2="v2"][,le="x"]} value\n. Label values v1 and v2 are
- * escaped; le is one of ours and plain.
+ * name{k1="v1",...[,le="x"]} value\n, with n label pairs kv[2i] = kv[2i+1]
+ * (none: no braces, and no le). Label values are escaped; le is one of
+ * ours and plain.
  */
-static void sample(struct text *t, const char *name, const char *k1, const char *v1,
-                   const char *k2, const char *v2, const char *le, enum value_kind kind,
-                   uint64_t value)
+static void sample_n(struct text *t, const char *name, const char *const *kv, int n,
+                     const char *le, enum value_kind kind, uint64_t value)
 {
-    size_t need = strlen(name) + 64 + LABEL_MAX * (strlen(v1) + (v2 ? strlen(v2) : 0)) +
-                  (le ? strlen(le) : 0) + 48;
-    char *p = room(t, need), *start = p;
+    size_t need = strlen(name) + 48 + (le ? strlen(le) + 8 : 0);
+    char *p, *start;
 
-    if (p == NULL)
+    for (int i = 0; i < n; i++)
+        need += strlen(kv[2 * i]) + 4 + LABEL_MAX * strlen(kv[2 * i + 1]);
+    if ((p = room(t, need)) == NULL)
         return;
+    start = p;
     p = dm_put_lit(p, name, strlen(name));
-    if (k1 != NULL) {
-        *p++ = '{';
-        p = dm_put_lit(p, k1, strlen(k1));
+    for (int i = 0; i < n; i++) {
+        *p++ = i == 0 ? '{' : ',';
+        p = dm_put_lit(p, kv[2 * i], strlen(kv[2 * i]));
         p = dm_put_lit(p, DM_LIT("=\""));
-        p = dm_escape_label(p, v1);
+        p = dm_escape_label(p, kv[2 * i + 1]);
         *p++ = '"';
-        if (k2 != NULL) {
-            *p++ = ',';
-            p = dm_put_lit(p, k2, strlen(k2));
-            p = dm_put_lit(p, DM_LIT("=\""));
-            p = dm_escape_label(p, v2);
-            *p++ = '"';
-        }
+    }
+    if (n > 0) {
         if (le != NULL) {
             p = dm_put_lit(p, DM_LIT(",le=\""));
             p = dm_put_lit(p, le, strlen(le));
@@ -136,6 +133,16 @@ static void sample(struct text *t, const char *name, const char *k1, const char 
     p = kind == V_SECONDS ? put_seconds(p, value) : dm_put_u64(p, value);
     *p++ = '\n';
     t->len += (size_t)(p - start);
+}
+
+/* A sample with up to two labels: k1 (NULL: none) and k2 (NULL: one). */
+static void sample(struct text *t, const char *name, const char *k1, const char *v1,
+                   const char *k2, const char *v2, const char *le, enum value_kind kind,
+                   uint64_t value)
+{
+    const char *const kv[4] = {k1, v1, k2, v2};
+
+    sample_n(t, name, kv, k1 == NULL ? 0 : k2 == NULL ? 1 : 2, le, kind, value);
 }
 
 /* Every disk series, "(other)" last when more disks than DM_METRICS_MAX_DISKS came. */
@@ -198,16 +205,35 @@ static void histogram(struct text *t, const struct dm_metrics *m)
     }
 }
 
+/* The promoted (process, disk) pairs, then each disk's "(other)". */
 static void process_counter(struct text *t, const struct dm_metrics *m, const char *name,
                             int bytes)
 {
-    for (unsigned i = 0; i <= m->n_slots; i++) {
-        const struct dm_metrics_counts *c = i < m->n_slots ? &m->slots[i]->counts : &m->other;
-        const char *label = i < m->n_slots ? m->slots[i]->name : "(other)";
+    const char *kv[6] = {"process", NULL, "disk", NULL, "op", NULL};
+    const char *label;
 
-        for (int r = 0; r < DM_REQ_COUNT; r++)
-            sample(t, name, "process", label, "op", op_labels[r], NULL, V_COUNT,
-                   bytes ? c->bytes[r] : c->requests[r]);
+    for (unsigned i = 0; i < m->n_slots; i++) {
+        const struct dm_metrics_proc *e = m->slots[i];
+
+        kv[1] = e->name;
+        kv[3] = e->disk_label;
+        for (int r = 0; r < DM_REQ_COUNT; r++) {
+            kv[5] = op_labels[r];
+            sample_n(t, name, kv, 3, NULL, V_COUNT,
+                     bytes ? e->counts.bytes[r] : e->counts.requests[r]);
+        }
+    }
+    kv[1] = "(other)";
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_counts *c =
+            &m->other[i < m->n_disks ? i : DM_METRICS_OTHER_DISK];
+
+        (void)disk_row(m, i, &label);
+        kv[3] = label;
+        for (int r = 0; r < DM_REQ_COUNT; r++) {
+            kv[5] = op_labels[r];
+            sample_n(t, name, kv, 3, NULL, V_COUNT, bytes ? c->bytes[r] : c->requests[r]);
+        }
     }
 }
 
@@ -244,12 +270,23 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
         sample(t, "diskmon_in_flight_seconds_total", "disk", label, NULL, NULL, NULL,
                V_SECONDS, d->in_flight_ns);
     }
+    family(t, "diskmon_requests_by_flag_total", "counter",
+           "Disk requests that carried a request flag; a request with several flags "
+           "counts under each.");
+    for (int i = 0; i < n_disk_rows(m); i++) {
+        const struct dm_metrics_disk *d = disk_row(m, i, &label);
+
+        for (int f = 0; f < DM_RQ_COUNT; f++)
+            sample(t, "diskmon_requests_by_flag_total", "disk", label, "flag",
+                   dm_req_flag_names[f], NULL, V_COUNT, d->by_flag[f]);
+    }
     family(t, "diskmon_process_requests_total", "counter",
-           "Disk requests by process image name; names past the top K are in (other).");
+           "Disk requests by process image name and disk; pairs past the top K are in "
+           "(other) of their disk.");
     process_counter(t, m, "diskmon_process_requests_total", 0);
     family(t, "diskmon_process_bytes_total", "counter",
-           "Bytes of disk requests by process image name; names past the top K are in "
-           "(other).");
+           "Bytes of disk requests by process image name and disk; pairs past the top K "
+           "are in (other) of their disk.");
     process_counter(t, m, "diskmon_process_bytes_total", 1);
     family(t, "diskmon_events_lost_total", "counter",
            "Requests diskmon did not count: ring_full (the output could not keep up) "

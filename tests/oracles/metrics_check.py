@@ -6,8 +6,10 @@ of the same run, on its own reading of docs/metrics.md ("The metrics",
 "Histogram buckets"), and compares them exactly: requests, bytes, each histogram
 bucket (requests at or under le), _sum and _count, busy seconds (the length
 of the union of [completion - duration, completion) per disk), in-flight
-seconds (the sum of durations), and per process the top K image names by
-bytes (then requests, then name) with the rest in "(other)".
+seconds (the sum of durations), requests per flag (each word of the
+json "flags" once), and per process and disk the top K (image name, disk)
+pairs by bytes (then requests, then name, then disk) with the rest in
+"(other)" of their disk.
 Prints one line per difference and exits 1 if there is any, else 0."""
 import json
 import re
@@ -15,6 +17,9 @@ import sys
 from decimal import Decimal
 
 OPS = ["read", "write", "flush", "discard"]
+# docs/output.md "Request flags", in bit order
+FLAGS = ["preflush", "fua", "sync", "meta", "readahead", "secure", "nocache", "paging",
+         "sync_api", "associated", "buffered", "sync_paging"]
 LE = ["0.000025", "0.00005", "0.0001", "0.00025", "0.0005", "0.001", "0.0025",
       "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10"]
 
@@ -98,6 +103,10 @@ def main():
             d = disks.setdefault(disk, {o: {"n": 0, "b": 0, "sum": 0,
                                             "buckets": [0] * len(LE)} for o in OPS})
             d["inflight"] = d.get("inflight", 0) + dur
+            byflag = d.setdefault("flags", {f: 0 for f in FLAGS})
+            for f in (ev.get("flags") or "").split("|"):
+                if f:
+                    byflag[f] += 1
             x = d[op]
             x["n"] += 1
             x["b"] += size
@@ -107,7 +116,7 @@ def main():
                     x["buckets"][i] += 1
             spans.setdefault(disk, []).append((max(end - dur, 0), end))
             name = ev.get("process") or "(unknown)"
-            p = procs.setdefault(name, {o: [0, 0] for o in OPS})
+            p = procs.setdefault((name, disk), {o: [0, 0] for o in OPS})
             p[op][0] += 1
             p[op][1] += size
     for disk, d in disks.items():
@@ -123,6 +132,8 @@ def main():
             want[key("diskmon_request_duration_seconds_count", disk=disk, op=op)] = x["n"]
             want[key("diskmon_request_duration_seconds_sum", disk=disk, op=op)] = \
                 Decimal(x["sum"]) / 1000000000
+        for f in FLAGS:
+            want[key("diskmon_requests_by_flag_total", disk=disk, flag=f)] = d["flags"][f]
         busy, cur_s, cur_e = 0, None, None
         for s, e in sorted(spans[disk]):
             if cur_e is None or s > cur_e:
@@ -138,23 +149,28 @@ def main():
             Decimal(d["inflight"]) / 1000000000
 
     def order(item):
-        name, p = item
+        (name, disk), p = item
         return (-sum(v[1] for v in p.values()), -sum(v[0] for v in p.values()),
-                name.encode("utf-8"))
+                name.encode("utf-8"), disk.encode("utf-8"))
     ranked = sorted(procs.items(), key=order)
-    other = {o: [0, 0] for o in OPS}
-    for i, (name, p) in enumerate(ranked):
+    other = {disk: {o: [0, 0] for o in OPS} for disk in disks}
+    for i, ((name, disk), p) in enumerate(ranked):
         if i < k:
             for op in OPS:
-                want[key("diskmon_process_requests_total", process=name, op=op)] = p[op][0]
-                want[key("diskmon_process_bytes_total", process=name, op=op)] = p[op][1]
+                want[key("diskmon_process_requests_total", process=name, disk=disk,
+                         op=op)] = p[op][0]
+                want[key("diskmon_process_bytes_total", process=name, disk=disk,
+                         op=op)] = p[op][1]
         else:
             for op in OPS:
-                other[op][0] += p[op][0]
-                other[op][1] += p[op][1]
-    for op in OPS:
-        want[key("diskmon_process_requests_total", process="(other)", op=op)] = other[op][0]
-        want[key("diskmon_process_bytes_total", process="(other)", op=op)] = other[op][1]
+                other[disk][op][0] += p[op][0]
+                other[disk][op][1] += p[op][1]
+    for disk in disks:
+        for op in OPS:
+            want[key("diskmon_process_requests_total", process="(other)", disk=disk,
+                     op=op)] = other[disk][op][0]
+            want[key("diskmon_process_bytes_total", process="(other)", disk=disk,
+                     op=op)] = other[disk][op][1]
     want[key("diskmon_build_info", version=None, source=source)] = 1
 
     bad = 0
@@ -175,7 +191,8 @@ def main():
                "diskmon_request_duration_seconds_bucket",
                "diskmon_request_duration_seconds_sum",
                "diskmon_request_duration_seconds_count", "diskmon_busy_seconds_total",
-               "diskmon_in_flight_seconds_total", "diskmon_process_requests_total",
+               "diskmon_in_flight_seconds_total", "diskmon_requests_by_flag_total",
+               "diskmon_process_requests_total",
                "diskmon_process_bytes_total"}
     for kk in got:
         if kk[0] in checked and kk not in want:

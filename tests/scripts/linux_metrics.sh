@@ -9,6 +9,10 @@
 #     truncates FILE and writes it in place is caught by this.)
 #   - promtool check metrics accepts a file written mid-run and the last
 #     one, whose build_info names the live source (tracefs);
+#   - two loop devices read by dd, --metrics-top 1: each disk's process
+#     series sum to its disk totals and to the csv lines of the same run,
+#     and each flag's count equals the csv lines with that flag
+#     (metrics_sums.py); one (dd, disk) pair has series;
 #   - a FILE in a read-only directory: one message on stderr, diskmon keeps
 #     capturing through several intervals and, never having written it,
 #     exits 1 on SIGINT.
@@ -125,11 +129,54 @@ grep -q "^diskmon_build_info{version=\"[^\"]*\",source=\"tracefs\"} 1$" "$prom" 
     pass build_info_tracefs || bad build_info_tracefs "$(grep build_info "$prom")"
 reads=$(sed -n "s/^diskmon_requests_total{disk=\"$name\",op=\"read\"} //p" "$prom")
 [ "${reads:-0}" -gt 0 ] && pass reads_counted || bad reads_counted "no reads of $name"
-named=$(grep -c '^diskmon_process_bytes_total{process="dmn[0-9]*",op="read"}' "$prom")
+named=$(grep -c "^diskmon_process_bytes_total{process=\"dmn[0-9]*\",disk=\"$name\",op=\"read\"}" "$prom")
 [ "$named" -ge 990 ] && pass thousand_names_promoted ||
     bad thousand_names_promoted "$named of the 1000 names have series"
 left=$(find "$work/prom" -name '*.tmp' | head -3)
 [ -n "$left" ] && bad no_tmp_left "$left is left" || pass no_tmp_left
+
+# --- two disks: each disk's process series add up --------------------------------
+# dd reads 64 blocks of the first loop device and 32 of a second; with
+# --metrics-top 1 one of the two (dd, disk) pairs has series, the other is
+# in its disk's (other). metrics_sums.py adds them up per disk against the
+# disk totals and the csv lines of the same run.
+truncate -s 16M "$work/disk2.img"
+if loop2=$(losetup -f --show "$work/disk2.img"); then
+    trap 'losetup -d "$loop2"; loop_cleanup' EXIT
+    name2=${loop2#/dev/}
+    if command -v udevadm >/dev/null; then udevadm settle -t 5 2>/dev/null; fi
+    "$DISKMON" -d "$name,$name2" --metrics "$work/two.prom" --metrics-top 1 \
+        --interval 0.2 -f csv -o "$work/two.csv" 2>"$work/err" &
+    dm=$!
+    bg="$bg $dm"
+    sleep 0.5
+    dd if="$loop" of=/dev/null bs=4096 count=64 iflag=direct 2>/dev/null
+    dd if="$loop2" of=/dev/null bs=4096 count=32 iflag=direct 2>/dev/null
+    # Writes with flags to count: sync (O_DIRECT|O_SYNC), and the fsync's
+    # empty preflush.
+    dd if=/dev/zero of="$loop2" bs=4096 count=8 oflag=direct,sync conv=fsync 2>/dev/null
+    sleep 0.5
+    interrupt "$dm"
+    if msg=$(python3 "$HERE/../oracles/metrics_sums.py" "$work/two.prom" "$work/two.csv" 2>&1) &&
+        [ "$rc" = 0 ]; then
+        pass two_disks_process_sums
+    else
+        bad two_disks_process_sums "exit $rc: $(printf '%s' "$msg" | head -c 400)"
+    fi
+    echo "# linux_metrics: $(printf '%s' "$msg" | tail -n 1)"
+    dd_disks=$(grep -c "^diskmon_process_bytes_total{process=\"dd\",disk=\"\($name\|$name2\)\",op=\"read\"} [1-9]" "$work/two.prom")
+    [ "$dd_disks" = 1 ] && pass two_disks_top_1_pair ||
+        bad two_disks_top_1_pair "$dd_disks (dd, disk) pairs with series, want 1"
+    if msg=$(promtool check metrics <"$work/two.prom" 2>&1); then
+        pass two_disks_promtool
+    else
+        bad two_disks_promtool "$(printf '%s' "$msg" | head -c 300)"
+    fi
+    losetup -d "$loop2"
+    trap loop_cleanup EXIT
+else
+    bad two_disks_process_sums "cannot create a second loop device"
+fi
 
 # --- a read-only directory: one message, the capture goes on ---------------------
 mkdir "$work/ro"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # metrics.sh - --metrics FILE on the real sample traces: the file passes
 # `promtool check metrics`, ends with a newline, and every counter, bucket,
-# sum, busy and in-flight time and per-process series equals what
-# metrics_check.py recomputes from the per-event json of the same trace
-# (--metrics-top 20 and 2, so "(other)" is exercised); --interval sets
+# sum, busy and in-flight time, per-flag and per-process-and-disk series
+# equals what metrics_check.py recomputes from the per-event json of the
+# same trace (--metrics-top 20 and 2, so "(other)" is exercised), and each
+# disk's process series sum to its totals and to the csv's
+# (metrics_sums.py); --interval sets
 # --top's interval; docs/metrics.md's alert rule passes promtool; the daemon mode
 # prints no lines while -f json beside --metrics prints the same lines as
 # without; an unwritable directory gives one message and exit 1;
@@ -54,6 +56,7 @@ command -v promtool >/dev/null ||
 for etl in "$ETL"/*.etl; do
     base=$(basename "$etl" .etl)
     "$DISKMON" -r "$etl" -f json >"$TMP/ev.json" 2>/dev/null
+    "$DISKMON" -r "$etl" -f csv >"$TMP/ev.csv" 2>/dev/null
     for k in 20 2; do
         rm -f "$TMP/m.prom"
         "$DISKMON" -r "$etl" --metrics "$TMP/m.prom" --metrics-top "$k" \
@@ -75,6 +78,12 @@ for etl in "$ETL"/*.etl; do
             pass "$base/k$k/totals"
         else
             fail "$base/k$k/totals" "$(printf '%s' "$out" | head -c 600)"
+        fi
+        # Each disk's process series add up to its totals and to the csv's.
+        if out=$(python3 "$HERE/../oracles/metrics_sums.py" "$TMP/m.prom" "$TMP/ev.csv" 2>&1); then
+            pass "$base/k$k/process_sums_per_disk"
+        else
+            fail "$base/k$k/process_sums_per_disk" "$(printf '%s' "$out" | head -c 600)"
         fi
     done
     # Lines and metrics together: -f json prints what it prints without.

@@ -6,7 +6,8 @@
 # tests/bench/gen_etl, the same number of requests, and the same processes
 # coming and going: the second trace's new processes take 10 names in turn,
 # so only the names differ, not what the decoder's thread and process tables
-# hold), and its file still has K + 1 process series and passes promtool.
+# hold), and its file still has K process series plus one (other) per disk
+# and passes promtool.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 BUILD=$(realpath "${1:?usage: metrics_memory.sh BUILD_DIR}")
@@ -61,6 +62,8 @@ else
     fail rss_within_2MiB "10 names: $r10 KiB, $n names: $r100k KiB"
 fi
 series=$(grep -c '^diskmon_process_bytes_total{' "$TMP/names100k.prom")
-check process_series_k_plus_1 test "$series" -eq $(((20 + 1) * 4))
+# K (process, disk) pairs and one "(other)" per disk, four ops each.
+disks=$(grep '^diskmon_busy_seconds_total{' "$TMP/names100k.prom" | grep -c .)
+check process_series_k_plus_disks test "$series" -eq $(((20 + disks) * 4))
 check promtool_100k promtool check metrics <"$TMP/names100k.prom"
 [ "$fails" -eq 0 ]

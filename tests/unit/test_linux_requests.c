@@ -581,7 +581,47 @@ DM_TEST(merge_holds_back_past_the_horizon)
     dm_cpu_merge_free(&m);
 }
 
+/*
+ * A completion whose start never came: within the first 30 s of the
+ * capture it may be a request issued before the capture began (no loss,
+ * exit 0); after that it cannot be, and it is counted as lost (the loss
+ * line, exit 3).
+ */
+DM_TEST(startless_completion_lost_after_30_s)
+{
+    static const struct {
+        uint64_t at_ns;
+        uint64_t lost;
+    } cases[] = {{29999 * MS, 0}, {30001 * MS, 1}, {3600000 * MS, 1}};
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dm_requests r;
+        struct dm_event ev;
+        struct dm_notes notes;
+        char why[256];
+        struct dm_blk_losses l = {"tracefs", "perf", 0, 0, 0};
+        struct dm_blk_names names;
+        uint64_t t = T0 + cases[i].at_ns;
+
+        memset(&names, 0, sizeof names);
+        memset(&notes, 0, sizeof notes);
+        DM_ASSERT_EQ_INT(dm_requests_init(&r, 0, 0, T0), 0);
+        DM_ASSERT_EQ_INT(feed(&r, smp(DM_BLK_RQ_COMPLETE, t, "W", 4096, 8, 0, NULL), &ev), 0);
+        /* Parked, then expired (its start is not coming) before the end. */
+        dm_requests_expire(&r, t + 5000 * MS);
+        dm_requests_finish(&r, t + 6000 * MS);
+        DM_ASSERT_EQ_U64(dm_requests_report(&r, &l, &names, why, sizeof why, &notes),
+                         cases[i].lost);
+        if (cases[i].lost)
+            DM_ASSERT(strstr(why, "1 completion whose start never came") != NULL);
+        else
+            DM_ASSERT_STR_EQ(why, "");
+        dm_requests_free(&r);
+    }
+}
+
 const struct dmt_case dm_suite_linux_requests[] = {
+    {"startless_completion_lost_after_30_s", startless_completion_lost_after_30_s},
     {"same_sector_reads_in_time_order_pair_exactly",
      same_sector_reads_in_time_order_pair_exactly},
     {"same_sector_reads_out_of_order_mispair", same_sector_reads_out_of_order_mispair},

@@ -81,10 +81,10 @@ DM_TEST(label_escaping)
     /* backslash, quote and line feed escaped; 0xFF is no UTF-8: U+FFFD;
      * U+00E9 stays as it is */
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"a\\\\b\\\"c\\nd"
-                                    "\xEF\xBF\xBD\xC3\xA9\",op=\"read\"}"),
+                                    "\xEF\xBF\xBD\xC3\xA9\",disk=\"sda\",op=\"read\"}"),
                      "1");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"a\\\\b\\\"c\\nd"
-                                    "\xEF\xBF\xBD\xC3\xA9\",op=\"read\"}"),
+                                    "\xEF\xBF\xBD\xC3\xA9\",disk=\"sda\",op=\"read\"}"),
                      "4096");
     free(text);
     dm_metrics_destroy(m);
@@ -214,10 +214,11 @@ DM_TEST(promotion_only_grows)
     dm_metrics_add(m, &b);
     text = render(m);
     DM_ASSERT(text != NULL);
-    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\",op=\"read\"}"),
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"read\"}"),
                      "100");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "50");
     DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
     free(text);
@@ -226,13 +227,14 @@ DM_TEST(promotion_only_grows)
     dm_metrics_add(m, &a);
     text = render(m);
     DM_ASSERT(text != NULL);
-    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\",op=\"read\"}"),
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"read\"}"),
                      "200");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "560");
     DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"(other)\","
-                                    "op=\"read\"}"),
+                                    "disk=\"sda\",op=\"read\"}"),
                      "3");
     DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
     free(text);
@@ -266,7 +268,8 @@ DM_TEST(many_names_all_counted)
         if (strstr(p, "op=\"write\"") != NULL && strstr(p, "op=\"write\"") < sp)
             named += strtoull(sp + 1, NULL, 10);
     }
-    v = value_of(text, "diskmon_process_bytes_total{process=\"(other)\",op=\"write\"}");
+    v = value_of(text,
+                 "diskmon_process_bytes_total{process=\"(other)\",disk=\"sda\",op=\"write\"}");
     other = strtoull(v, NULL, 10);
     /* 1 + 2 + ... + 5000 */
     DM_ASSERT_EQ_U64(named + other, 5000u * 5001u / 2);
@@ -275,7 +278,84 @@ DM_TEST(many_names_all_counted)
     dm_metrics_destroy(m);
 }
 
+/* The commit of docs/linux-live.md "Flushes that ride on writes": flush,
+ * preflush|fua write, flush. The device did two flushes: flush counts 2,
+ * write 1 with its bytes. */
+DM_TEST(preflush_write_is_one_write)
+{
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 20, 0, stderr);
+    struct dm_event pre = event("kworker/0:1H", DM_REQ_FLUSH, 1000, 10, 0);
+    struct dm_event commit = event("jbd2/sda-8", DM_REQ_WRITE, 2000, 10, 1024);
+    struct dm_event post = event("kworker/0:1H", DM_REQ_FLUSH, 3000, 10, 0);
+    char *text;
+
+    DM_ASSERT(m != NULL);
+    pre.req_flags = post.req_flags = DM_RQ_PREFLUSH;
+    commit.req_flags = DM_RQ_PREFLUSH | DM_RQ_FUA;
+    dm_metrics_add(m, &pre);
+    dm_metrics_add(m, &commit);
+    dm_metrics_add(m, &post);
+    text = render(m);
+    DM_ASSERT(text != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_total{disk=\"sda\",op=\"flush\"}"), "2");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_total{disk=\"sda\",op=\"write\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"write\"}"), "1024");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_bytes_total{disk=\"sda\",op=\"flush\"}"), "0");
+    /* Each flag of each request once: preflush on all three, fua on the
+     * write alone; every word of the vocabulary has its series. */
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"preflush\"}"), "3");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"fua\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_requests_by_flag_total{disk=\"sda\","
+                                    "flag=\"sync_paging\"}"), "0");
+    DM_ASSERT(strstr(text, "# TYPE diskmon_requests_by_flag_total counter\n") != NULL);
+    free(text);
+    dm_metrics_destroy(m);
+}
+
+/*
+ * K = 2 over (process, disk) pairs: A on sda 300 B, A on sdb 200 B, B on
+ * sdb 100 B, C on sda 50 B. The two largest pairs (A/sda, A/sdb) have
+ * series; B/sdb goes to sdb's (other), C/sda to sda's. So each disk's
+ * process series sum to its own totals: sda 350 B, sdb 300 B.
+ */
+DM_TEST(process_pairs_per_disk)
+{
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 2, 0, stderr);
+    struct dm_event evs[] = {
+        event("A", DM_REQ_WRITE, 1, 1, 300), event("A", DM_REQ_WRITE, 2, 1, 200),
+        event("B", DM_REQ_WRITE, 3, 1, 100), event("C", DM_REQ_READ, 4, 1, 50),
+    };
+    char *text;
+
+    DM_ASSERT(m != NULL);
+    evs[1].disk_name = evs[2].disk_name = "sdb";
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        dm_metrics_add(m, &evs[i]);
+    text = render(m);
+    DM_ASSERT(text != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sda\",op=\"write\"}"), "300");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"A\","
+                                    "disk=\"sdb\",op=\"write\"}"), "200");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sdb\",op=\"write\"}"), "100");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"read\"}"), "50");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_requests_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"read\"}"), "1");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_process_bytes_total{process=\"(other)\","
+                                    "disk=\"sda\",op=\"write\"}"), "0");
+    DM_ASSERT(strstr(text, "process=\"B\"") == NULL);
+    DM_ASSERT(strstr(text, "process=\"C\"") == NULL);
+    free(text);
+    dm_metrics_destroy(m);
+}
+
 const struct dmt_case dm_suite_metrics[] = {
+    {"process_pairs_per_disk", process_pairs_per_disk},
+    {"preflush_write_is_one_write", preflush_write_is_one_write},
     {"label_escaping", label_escaping},
     {"bucket_edges", bucket_edges},
     {"busy_is_the_union", busy_is_the_union},

@@ -335,6 +335,36 @@ DM_TEST(json_disk_row)
         "\"w_await_ms\":8.000000,\"aqu_sz\":0.617,\"util_pct\":16.67}\n");
 }
 
+/* The commit of docs/linux-live.md "Flushes that ride on writes": flush,
+ * preflush|fua write, flush. Two flushes (the device's), one write. */
+DM_TEST(preflush_write_is_one_write)
+{
+    struct seen s;
+    struct dm_top *t;
+    struct dm_event evs[] = {
+        req(100 * MS, 2 * MS, DM_REQ_FLUSH, 7),
+        req(101 * MS, 3 * MS, DM_REQ_WRITE, 8),
+        req(102 * MS, 1 * MS, DM_REQ_FLUSH, 7),
+    };
+
+    evs[0].req_flags = evs[2].req_flags = DM_RQ_PREFLUSH;
+    evs[1].req_flags = DM_RQ_PREFLUSH | DM_RQ_FUA;
+    evs[1].transfer_size = 1024;
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_DISK, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        DM_ASSERT_EQ_INT(dm_top_add(t, &evs[i], 0), 0);
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_INT(s.n_rows[0], 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].writes, 1);
+    DM_ASSERT_EQ_U64(s.rows[0][0].write_bytes, 1024);
+    DM_ASSERT_EQ_U64(s.rows[0][0].flushes, 2);
+    DM_ASSERT_EQ_U64(s.rows[0][0].write_latency_ns, 3 * MS);
+}
+
 static int parse(struct dm_options *o, int argc, const char *const *args)
 {
     char *argv[8];
@@ -382,6 +412,7 @@ DM_TEST(command_line)
 }
 
 const struct dmt_case dm_suite_top[] = {
+    {"preflush_write_is_one_write", preflush_write_is_one_write},
     {"util_and_queue_by_hand", util_and_queue_by_hand},
     {"util_random_against_bitmap", util_random_against_bitmap},
     {"bounded_groups_other_row", bounded_groups_other_row},
