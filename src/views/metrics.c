@@ -5,7 +5,8 @@
  * kind, busy time and the sum of durations. Per process image name:
  * requests and bytes per request kind, for the K names that came first by
  * bytes, and one "(other)" for the rest. Names, not pids, because a pid
- * label would make a new series for every process started.
+ * label would make a new series for every process started. Per cgroup v2
+ * path (Linux live), the same counts bounded the same way.
  *
  * Promotion keeps every published counter going up. A name seen since the
  * last write and not yet promoted is a candidate: its counts wait in the
@@ -26,13 +27,39 @@
 /* ---- creating -------------------------------------------------------------- */
 
 /* Candidates a table holds between writes, besides the K promoted: enough
- * for the distinct names of a busy machine's interval. */
+ * for the distinct names of a busy machine's interval. A machine has far
+ * fewer cgroups doing I/O (a unit or a container each) than names. */
 #define CANDIDATES 1024
+#define CGROUP_CANDIDATES 256
+
+static int names_init(struct dm_metrics_names *n, unsigned top_k, unsigned candidates)
+{
+    uint32_t size = 1;
+
+    /* load at most one half: linear probing stays a probe or two */
+    while (size < 2 * (top_k + candidates))
+        size *= 2;
+    n->top_k = top_k;
+    n->table_mask = size - 1;
+    n->table_limit = top_k + candidates;
+    n->table = calloc(size, sizeof *n->table);
+    n->slots = calloc(top_k + 1, sizeof *n->slots);
+    n->scratch = calloc(size, sizeof *n->scratch);
+    n->keep = calloc(top_k + 1, sizeof *n->keep);
+    return n->table != NULL && n->slots != NULL && n->scratch != NULL && n->keep != NULL;
+}
+
+static void names_free(struct dm_metrics_names *n)
+{
+    free(n->table);
+    free(n->slots);
+    free(n->scratch);
+    free(n->keep);
+}
 
 struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf)
 {
     struct dm_metrics *m = calloc(1, sizeof *m);
-    uint32_t size = 1;
 
     if (m == NULL)
         return NULL;
@@ -42,16 +69,8 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live,
     m->errf = errf;
     m->live = live;
     m->top_k = top_k;
-    /* load at most one half: linear probing stays a probe or two */
-    while (size < 2 * (top_k + CANDIDATES))
-        size *= 2;
-    m->table_mask = size - 1;
-    m->table_limit = top_k + CANDIDATES;
-    m->table = calloc(size, sizeof *m->table);
-    m->slots = calloc(top_k + 1, sizeof *m->slots);
-    m->scratch = calloc(size, sizeof *m->scratch);
-    m->keep = calloc(top_k + 1, sizeof *m->keep);
-    if (m->table == NULL || m->slots == NULL || m->scratch == NULL || m->keep == NULL) {
+    if (!names_init(&m->procs, top_k, CANDIDATES) ||
+        !names_init(&m->cgroups, top_k, CGROUP_CANDIDATES)) {
         dm_metrics_destroy(m);
         return NULL;
     }
@@ -62,10 +81,8 @@ void dm_metrics_destroy(struct dm_metrics *m)
 {
     if (m == NULL)
         return;
-    free(m->table);
-    free(m->slots);
-    free(m->scratch);
-    free(m->keep);
+    names_free(&m->procs);
+    names_free(&m->cgroups);
     free(m->text);
     free(m);
 }
@@ -96,29 +113,29 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-/* Where a process name's counts go: its entry, or "(other)" when the table
- * has no room for another candidate. */
-static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name)
+/* Where a name's counts go: its entry, or "(other)" when the table has no
+ * room for another candidate. */
+static struct dm_metrics_counts *counts_of(struct dm_metrics_names *n, const char *name)
 {
-    uint32_t h = name_hash(name), i = h & m->table_mask;
+    uint32_t h = name_hash(name), i = h & n->table_mask;
 
     for (;;) {
-        struct dm_metrics_proc *e = &m->table[i];
+        struct dm_metrics_name *e = &n->table[i];
 
         if (!e->used)
             break;
         if (e->hash == h && strcmp(e->name, name) == 0)
             return &e->counts;
-        i = (i + 1) & m->table_mask;
+        i = (i + 1) & n->table_mask;
     }
-    if (m->table_used >= m->table_limit)
-        return &m->other;
-    m->table_used++;
-    m->table[i].used = 1;
-    m->table[i].hash = h;
-    m->table[i].slot = -1;
-    strncpy(m->table[i].name, name, sizeof m->table[i].name - 1);
-    return &m->table[i].counts;
+    if (n->table_used >= n->table_limit)
+        return &n->other;
+    n->table_used++;
+    n->table[i].used = 1;
+    n->table[i].hash = h;
+    n->table[i].slot = -1;
+    strncpy(n->table[i].name, name, sizeof n->table[i].name - 1);
+    return &n->table[i].counts;
 }
 
 /* A request without a process name (a kernel flush, lazy writes). */
@@ -147,11 +164,17 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
     /* cap == max: the window is never reallocated, so this cannot fail */
     (void)dm_busy_add(&d->busy, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
                       ev->time_ns);
-    pc = proc_of(m, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
-                        ? ev->process
-                        : NO_PROCESS);
+    pc = counts_of(&m->procs, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
+                                  ? ev->process
+                                  : NO_PROCESS);
     pc->requests[rq]++;
     pc->bytes[rq] += ev->transfer_size;
+    /* Only a source that knows cgroups names them (Linux live). */
+    if (ev->cgroup[0] != '\0') {
+        pc = counts_of(&m->cgroups, ev->cgroup);
+        pc->requests[rq]++;
+        pc->bytes[rq] += ev->transfer_size;
+    }
 }
 
 /* ---- promotion at a write ----------------------------------------------------- */
@@ -178,8 +201,8 @@ static uint64_t total_requests(const struct dm_metrics_counts *c)
  * the same input. */
 static int by_bytes(const void *a, const void *b)
 {
-    const struct dm_metrics_proc *x = *(const struct dm_metrics_proc *const *)a;
-    const struct dm_metrics_proc *y = *(const struct dm_metrics_proc *const *)b;
+    const struct dm_metrics_name *x = *(const struct dm_metrics_name *const *)a;
+    const struct dm_metrics_name *y = *(const struct dm_metrics_name *const *)b;
     uint64_t bx = total_bytes(&x->counts), by = total_bytes(&y->counts);
     uint64_t rx = total_requests(&x->counts), ry = total_requests(&y->counts);
 
@@ -200,38 +223,44 @@ static void add_counts(struct dm_metrics_counts *to, const struct dm_metrics_cou
 
 /* Fill free slots from the candidates, give the rest to "(other)", and
  * rebuild the table with the promoted names alone. */
-void dm_metrics_promote(struct dm_metrics *m)
+static void promote(struct dm_metrics_names *t)
 {
-    uint32_t n = 0, size = m->table_mask + 1;
+    uint32_t n = 0, size = t->table_mask + 1;
 
     for (uint32_t i = 0; i < size; i++)
-        if (m->table[i].used && m->table[i].slot < 0)
-            m->scratch[n++] = &m->table[i];
+        if (t->table[i].used && t->table[i].slot < 0)
+            t->scratch[n++] = &t->table[i];
     if (n == 0)
         return;
-    qsort(m->scratch, n, sizeof m->scratch[0], by_bytes);
+    qsort(t->scratch, n, sizeof t->scratch[0], by_bytes);
     for (uint32_t i = 0; i < n; i++) {
-        struct dm_metrics_proc *e = m->scratch[i];
+        struct dm_metrics_name *e = t->scratch[i];
 
-        if (m->n_slots < m->top_k) {
-            e->slot = (int)m->n_slots;
-            m->slots[m->n_slots++] = e;
+        if (t->n_slots < t->top_k) {
+            e->slot = (int)t->n_slots;
+            t->slots[t->n_slots++] = e;
         } else {
-            add_counts(&m->other, &e->counts);
+            add_counts(&t->other, &e->counts);
         }
     }
     /* Rebuild: the promoted entries copied out, the table cleared, they
      * go back in. */
-    for (unsigned k = 0; k < m->n_slots; k++)
-        m->keep[k] = *m->slots[k];
-    memset(m->table, 0, size * sizeof *m->table);
-    for (unsigned k = 0; k < m->n_slots; k++) {
-        uint32_t i = m->keep[k].hash & m->table_mask;
+    for (unsigned k = 0; k < t->n_slots; k++)
+        t->keep[k] = *t->slots[k];
+    memset(t->table, 0, size * sizeof *t->table);
+    for (unsigned k = 0; k < t->n_slots; k++) {
+        uint32_t i = t->keep[k].hash & t->table_mask;
 
-        while (m->table[i].used)
-            i = (i + 1) & m->table_mask;
-        m->table[i] = m->keep[k];
-        m->slots[k] = &m->table[i];
+        while (t->table[i].used)
+            i = (i + 1) & t->table_mask;
+        t->table[i] = t->keep[k];
+        t->slots[k] = &t->table[i];
     }
-    m->table_used = m->n_slots;
+    t->table_used = t->n_slots;
+}
+
+void dm_metrics_promote(struct dm_metrics *m)
+{
+    promote(&m->procs);
+    promote(&m->cgroups);
 }

@@ -63,13 +63,28 @@ struct dm_metrics_counts {
     uint64_t bytes[DM_REQ_COUNT];
 };
 
-/* A name in the table: promoted (slot >= 0) or a candidate (slot < 0). */
-struct dm_metrics_proc {
-    char name[DM_PROCESS_MAX];
+/* A name in a table: promoted (slot >= 0) or a candidate (slot < 0). */
+struct dm_metrics_name {
+    char name[DM_CGROUP_MAX];    /* a process image name or a cgroup path */
     uint32_t hash;
     int used;
     int slot;
     struct dm_metrics_counts counts;
+};
+
+/* Names with series of their own, the top K by bytes (metrics.c): an
+ * open-addressing table (linear probing). */
+struct dm_metrics_names {
+    struct dm_metrics_name *table;
+    uint32_t table_mask;
+    uint32_t table_used;
+    uint32_t table_limit;    /* at most this many used: probes stay short */
+    unsigned top_k;
+    struct dm_metrics_name **slots;     /* the promoted, in promotion order */
+    unsigned n_slots;
+    struct dm_metrics_name **scratch;   /* candidates at a write */
+    struct dm_metrics_name *keep;       /* the promoted, while the table is rebuilt */
+    struct dm_metrics_counts other;
 };
 
 struct dm_metrics {
@@ -85,23 +100,16 @@ struct dm_metrics {
     struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk other_disk;
-    /* process names: an open-addressing table (linear probing) */
-    struct dm_metrics_proc *table;
-    uint32_t table_mask;
-    uint32_t table_used;
-    uint32_t table_limit;    /* at most this many used: probes stay short */
-    struct dm_metrics_proc **slots;     /* the promoted, in promotion order */
-    unsigned n_slots;
-    struct dm_metrics_proc **scratch;   /* candidates at a write */
-    struct dm_metrics_proc *keep;       /* the promoted, while the table is rebuilt */
-    struct dm_metrics_counts other;
+    struct dm_metrics_names procs;    /* process image names */
+    struct dm_metrics_names cgroups;  /* Linux: the issuers' cgroup v2 paths */
     /* the text, reused from write to write */
     char *text;
     size_t text_cap;
 };
 
 /* Promote the candidates with the most bytes into the free places of the
- * K, give the rest to "(other)" (metrics.c; called at each write). */
+ * K, give the rest to "(other)", for both tables (metrics.c; called at
+ * each write). */
 void dm_metrics_promote(struct dm_metrics *m);
 
 #endif /* DM_METRICS_STATE_H */

@@ -198,17 +198,26 @@ static void histogram(struct text *t, const struct dm_metrics *m)
     }
 }
 
-static void process_counter(struct text *t, const struct dm_metrics *m, const char *name,
-                            int bytes)
+/* One series per promoted name of a table and one for "(other)". */
+static void name_counter(struct text *t, const struct dm_metrics_names *n, const char *name,
+                         const char *key, int bytes)
 {
-    for (unsigned i = 0; i <= m->n_slots; i++) {
-        const struct dm_metrics_counts *c = i < m->n_slots ? &m->slots[i]->counts : &m->other;
-        const char *label = i < m->n_slots ? m->slots[i]->name : "(other)";
+    for (unsigned i = 0; i <= n->n_slots; i++) {
+        const struct dm_metrics_counts *c = i < n->n_slots ? &n->slots[i]->counts : &n->other;
+        const char *label = i < n->n_slots ? n->slots[i]->name : "(other)";
 
         for (int r = 0; r < DM_REQ_COUNT; r++)
-            sample(t, name, "process", label, "op", op_labels[r], NULL, V_COUNT,
+            sample(t, name, key, label, "op", op_labels[r], NULL, V_COUNT,
                    bytes ? c->bytes[r] : c->requests[r]);
     }
+}
+
+/* The sources that name each request's cgroup (Linux live): their file
+ * has the cgroup families from the first write on, zeros included; the
+ * others' (ETW, a replay) never. */
+static int source_has_cgroups(const char *source)
+{
+    return source != NULL && (strcmp(source, "tracefs") == 0 || strcmp(source, "perf") == 0);
 }
 
 static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
@@ -246,11 +255,21 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
     }
     family(t, "diskmon_process_requests_total", "counter",
            "Disk requests by process image name; names past the top K are in (other).");
-    process_counter(t, m, "diskmon_process_requests_total", 0);
+    name_counter(t, &m->procs, "diskmon_process_requests_total", "process", 0);
     family(t, "diskmon_process_bytes_total", "counter",
            "Bytes of disk requests by process image name; names past the top K are in "
            "(other).");
-    process_counter(t, m, "diskmon_process_bytes_total", 1);
+    name_counter(t, &m->procs, "diskmon_process_bytes_total", "process", 1);
+    if (source_has_cgroups(run->source)) {
+        family(t, "diskmon_cgroup_requests_total", "counter",
+               "Disk requests by the issuer's cgroup v2 path; paths past the top K are in "
+               "(other).");
+        name_counter(t, &m->cgroups, "diskmon_cgroup_requests_total", "cgroup", 0);
+        family(t, "diskmon_cgroup_bytes_total", "counter",
+               "Bytes of disk requests by the issuer's cgroup v2 path; paths past the top K "
+               "are in (other).");
+        name_counter(t, &m->cgroups, "diskmon_cgroup_bytes_total", "cgroup", 1);
+    }
     family(t, "diskmon_events_lost_total", "counter",
            "Requests diskmon did not count: ring_full (the output could not keep up) "
            "or source (lost by the kernel or the trace).");
