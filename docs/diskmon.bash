@@ -23,7 +23,7 @@ _diskmon()
     fi
 
     local opts="-r --replay -f --format -o --output -d --disk --op --flags -p --pid
-        -c --comm -m --min-latency -n --count -t --duration --clock --utc
+        -c --comm --cgroup -m --min-latency -n --count -t --duration --clock --utc
         --no-header -s --summary --hist --top --by --queue --backend --force --cleanup --self-test -h --help
         -V --version --metrics --interval --metrics-top --"
 
@@ -55,7 +55,7 @@ _diskmon()
         return
         ;;
     --by)
-        COMPREPLY=($(compgen -W "process file disk" -- "$cur"))
+        COMPREPLY=($(compgen -W "process file disk cgroup" -- "$cur"))
         return
         ;;
     --op)
@@ -82,6 +82,12 @@ _diskmon()
         ;;
     -c | --comm)
         COMPREPLY=($(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$cur"))
+        return
+        ;;
+    --cgroup)
+        # The v2 paths of the running processes (their 0:: line).
+        COMPREPLY=($(compgen -W "$(sed -n 's/^0:://p' /proc/[0-9]*/cgroup 2>/dev/null | sort -u)" \
+            -- "$cur"))
         return
         ;;
     -m | --min-latency | -n | --count | -t | --duration | --interval | --metrics-top)

@@ -16,7 +16,7 @@ enum opt_id {
     O_REPLAY, O_FORMAT, O_OUTPUT, O_DISK, O_OP, O_FLAGS, O_PID, O_COMM, O_MIN_LATENCY,
     O_COUNT, O_DURATION, O_CLOCK, O_UTC, O_NO_HEADER, O_SUMMARY, O_HIST, O_QUEUE,
     O_FORCE, O_CLEANUP, O_HELP, O_VERSION, O_BACKEND, O_TOP, O_BY,
-    O_METRICS, O_INTERVAL, O_METRICS_TOP, O_SELF_TEST
+    O_METRICS, O_INTERVAL, O_METRICS_TOP, O_SELF_TEST, O_CGROUP
 };
 
 /* --top [SEC]: the value is optional (dm_options_parse's contract). */
@@ -33,7 +33,7 @@ static const struct opt_spec specs[] = {
     {O_REPLAY, 'r', "replay", 1},   {O_FORMAT, 'f', "format", 1},
     {O_OUTPUT, 'o', "output", 1},   {O_DISK, 'd', "disk", 1},
     {O_OP, 0, "op", 1},             {O_FLAGS, 0, "flags", 1},
-    {O_PID, 'p', "pid", 1},
+    {O_PID, 'p', "pid", 1},         {O_CGROUP, 0, "cgroup", 1},
     {O_COMM, 'c', "comm", 1},       {O_MIN_LATENCY, 'm', "min-latency", 1},
     {O_COUNT, 'n', "count", 1},     {O_DURATION, 't', "duration", 1},
     {O_CLOCK, 0, "clock", 0},       {O_UTC, 0, "utc", 0},
@@ -82,6 +82,9 @@ int dm_options_help(FILE *out)
         "  -p, --pid PID          only I/O issued by this process id\n"
         "  -c, --comm NAME        only I/O issued by this process name (any case;\n"
         "                         .exe optional; Linux: 15 characters at most)\n"
+        "      --cgroup PATH      (Linux) only I/O issued from this cgroup v2 path or\n"
+        "                         below it (/system.slice matches\n"
+        "                         /system.slice/foo.service)\n"
         "  -m, --min-latency MS   only requests that took at least MS milliseconds\n"
         "\n"
         "Stop:\n"
@@ -100,7 +103,8 @@ int dm_options_help(FILE *out)
         "      --hist             at exit, a log2 latency histogram per disk (stderr)\n"
         "      --top [SEC]        who uses the disk: sums every SEC seconds (default 1),\n"
         "                         a screen redrawn in place on a terminal\n"
-        "      --by KEY           --top rows per process (default), file or disk\n"
+        "      --by KEY           --top rows per process (default), file, disk or\n"
+        "                         cgroup (Linux)\n"
         "      --metrics FILE     Prometheus counters and latency histograms in FILE,\n"
         "                         replaced every interval (for node_exporter's or\n"
         "                         windows_exporter's textfile collector); alone,\n"
@@ -108,9 +112,9 @@ int dm_options_help(FILE *out)
         "                         a regular file or a new name, never a link or a\n"
         "                         device, and not the -r or -o file\n"
         "      --interval SEC     how often --metrics (default 15) or --top writes\n"
-        "      --metrics-top K    process and disk pairs with series of their own\n"
-        "                         (default 20); the rest are summed as (other),\n"
-        "                         one per disk\n"
+        "      --metrics-top K    process and disk pairs (and Linux cgroups) with\n"
+        "                         series of their own (default 20); the rest are\n"
+        "                         summed as (other), one per disk\n"
         "  -h, --help             this help\n"
         "  -V, --version          version, compiler and target\n"
         "      --                 end of options\n"
@@ -308,6 +312,25 @@ static int one_comm(struct dm_options *opt, char *tok, const char *shown, char *
     return 0;
 }
 
+/* A cgroup v2 path as /proc/PID/cgroup shows it: from the root, "/a/b".
+ * A trailing '/' is dropped (written over), so "/a/" is "/a". */
+static int one_cgroup(struct dm_options *opt, char *tok, const char *shown, char *err,
+                      size_t errlen)
+{
+    size_t n = strlen(tok);
+
+    if (tok[0] != '/')
+        return fail(err, errlen, "bad cgroup '%s' for %s (a path from the cgroup "
+                                 "root, starting with /)", tok, shown);
+    while (n > 1 && tok[n - 1] == '/')
+        tok[--n] = '\0';
+    if (opt->n_cgroups == DM_MAX_CGROUP_FILTERS)
+        return fail(err, errlen, "too many cgroups for %s (at most %d)", shown,
+                    DM_MAX_CGROUP_FILTERS);
+    opt->cgroups[opt->n_cgroups++] = tok;
+    return 0;
+}
+
 /* --metrics, --interval, --metrics-top. */
 static int apply_metrics(struct dm_options *opt, enum opt_id id, char *value,
                          const char *shown, char *err, size_t errlen)
@@ -376,6 +399,8 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
         return each_piece(value, shown, "process id", one_pid, opt, err, errlen);
     case O_COMM:
         return each_piece(value, shown, "process name", one_comm, opt, err, errlen);
+    case O_CGROUP:
+        return each_piece(value, shown, "cgroup", one_cgroup, opt, err, errlen);
     case O_MIN_LATENCY:
         if (parse_ns(value, 1e6, &opt->min_latency_ns) != 0)
             return fail(err, errlen, "bad latency '%s' for %s (milliseconds, e.g. 2.5)",
@@ -442,8 +467,10 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
             opt->top_by = DM_TOP_BY_FILE;
         else if (same_word(value, "disk"))
             opt->top_by = DM_TOP_BY_DISK;
+        else if (same_word(value, "cgroup"))
+            opt->top_by = DM_TOP_BY_CGROUP;
         else
-            return fail(err, errlen, "bad key '%s' for %s (process, file or disk)",
+            return fail(err, errlen, "bad key '%s' for %s (process, file, disk or cgroup)",
                         value, shown);
         break;
     case O_SELF_TEST:
@@ -595,6 +622,9 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         return fail(err, errlen, "--queue is for Linux live capture, not -r");
     if (opt->replay_path != NULL && opt->backend != DM_BACKEND_DEFAULT)
         return fail(err, errlen, "--backend is for Linux live capture, not -r");
+    if (opt->replay_path != NULL && (opt->n_cgroups > 0 || opt->top_by == DM_TOP_BY_CGROUP))
+        return fail(err, errlen, "%s is for Linux live capture, not -r: a trace has no cgroups",
+                    opt->n_cgroups > 0 ? "--cgroup" : "--by cgroup");
     if (opt->top_ns != 0 && opt->clock)
         return fail(err, errlen, "--clock and --utc set the Time column of event "
                                  "lines; --top has no Time column");

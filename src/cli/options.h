@@ -16,6 +16,7 @@ enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };
 #define DM_MAX_DISK_FILTERS 16
 #define DM_MAX_PID_FILTERS 16
 #define DM_MAX_COMM_FILTERS 16
+#define DM_MAX_CGROUP_FILTERS 16
 
 struct dm_options {
     /* source */
@@ -29,6 +30,10 @@ struct dm_options {
     int n_pids;
     const char *comms[DM_MAX_COMM_FILTERS]; /* -c: any of these, case-insensitive */
     int n_comms;
+    /* --cgroup (Linux live): cgroup v2 path prefixes, any of these; each
+     * starts with '/' and has no trailing '/' (but "/" itself) */
+    const char *cgroups[DM_MAX_CGROUP_FILTERS];
+    int n_cgroups;
     uint64_t min_latency_ns;      /* -m MS */
     /* stop conditions */
     uint64_t count;               /* -n; 0 = unlimited */
@@ -92,7 +97,7 @@ struct dm_options {
  * writing one line (no trailing newline) into err that names the bad
  * argument.
  *
- * Every filter (-d, --op, -p, -c) takes a comma-separated list and may be
+ * Every filter (-d, --op, -p, -c, --cgroup) takes a comma-separated list and may be
  * repeated; all the values given are one union ("any of"). Enumerated values
  * (-f, --op) are matched in any case. "--" ends the options. The pieces of a
  * list point into argv (commas are overwritten with NULs), so argv must
@@ -101,6 +106,7 @@ struct dm_options {
  * --top's SEC is optional: the next argument is taken as SEC when it does
  * not start with '-' (diskmon takes no other plain arguments), otherwise the
  * interval is 1 s. --top with -n, and --by without --top, are refused.
+ * --cgroup and --by cgroup are refused with -r (a trace has no cgroups).
  * --self-test's PATH is optional the same way.
  */
 int dm_options_parse(struct dm_options *opt, int argc, char **argv,

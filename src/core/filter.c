@@ -1,5 +1,5 @@
 /*
- * filter.c - the user's filters (-d, --op, --flags, -p, -c, -m) as one
+ * filter.c - the user's filters (-d, --op, --flags, -p, -c, --cgroup, -m) as one
  * predicate.
  */
 #include <ctype.h>
@@ -24,8 +24,11 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt)
         f->pids[f->n_pids++] = opt->pids[i];
     for (int i = 0; i < opt->n_comms && i < DM_MAX_COMM_FILTERS; i++)
         snprintf(f->comms[f->n_comms++], DM_PROCESS_MAX, "%s", opt->comms[i]);
+    for (int i = 0; i < opt->n_cgroups && i < DM_MAX_CGROUP_FILTERS; i++)
+        f->cgroups[f->n_cgroups++] = opt->cgroups[i];
     f->min_latency_ns = opt->min_latency_ns;
     f->pass_all = f->n_disks == 0 && f->n_pids == 0 && f->n_comms == 0 &&
+                  f->n_cgroups == 0 &&
                   f->req_flags_mask == 0 &&
                   f->min_latency_ns == 0 && (f->op_mask & ALL_REQUESTS) == ALL_REQUESTS;
 }
@@ -172,6 +175,26 @@ static int any_comm_matches(const struct dm_filter *f, const struct dm_event *ev
     return 0;
 }
 
+/* One --cgroup prefix, whole components (filter.h). */
+static int cgroup_matches(const char *want, const char *cgroup)
+{
+    size_t n = strlen(want);
+
+    if (cgroup == NULL || cgroup[0] != '/')
+        return 0;
+    if (n == 1) /* "/": the root holds every cgroup */
+        return 1;
+    return strncmp(cgroup, want, n) == 0 && (cgroup[n] == '\0' || cgroup[n] == '/');
+}
+
+static int any_cgroup_matches(const struct dm_filter *f, const struct dm_event *ev)
+{
+    for (int i = 0; i < f->n_cgroups; i++)
+        if (cgroup_matches(f->cgroups[i], ev->cgroup))
+            return 1;
+    return 0;
+}
+
 int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
 {
     /* The census sees every event, before any filter says no. */
@@ -187,6 +210,8 @@ int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
     if (f->n_pids > 0 && !pid_matches(f, ev))
         return 0;
     if (f->n_comms > 0 && !any_comm_matches(f, ev))
+        return 0;
+    if (f->n_cgroups > 0 && !any_cgroup_matches(f, ev))
         return 0;
     return dm_filter_disk(f, ev->disk, ev->disk_name);
 }

@@ -1,6 +1,6 @@
 /*
  * filter.h - which events the user asked to see (-d, --op, --flags, -p, -c,
- * -m).
+ * --cgroup, -m).
  *
  * Applied on the source thread before the ring, so unwanted events cost no
  * ring space. The filter itself does not change after dm_filter_init; the
@@ -40,6 +40,8 @@ struct dm_filter {
     int n_pids;
     char comms[DM_MAX_COMM_FILTERS][DM_PROCESS_MAX];
     int n_comms;
+    const char *cgroups[DM_MAX_CGROUP_FILTERS]; /* --cgroup prefixes (options.h) */
+    int n_cgroups;
     uint64_t min_latency_ns;
     struct dm_disk_census *census;  /* NULL: not kept */
     /* No filter given (every request, no -d/--flags/-p/-c/-m): dm_filter_match
@@ -53,7 +55,9 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt);
 void dm_filter_keep_census(struct dm_filter *f, struct dm_disk_census *census);
 
 /* Nonzero when ev passes every filter: within one filter any of the values
- * given matches (a union); across filters all must match. Also updates the
+ * given matches (a union); across filters all must match. A --cgroup PATH
+ * matches by whole components: /a matches /a and /a/b, not /ab; an event
+ * with no cgroup ("") matches none. Also updates the
  * census, when there is one and a disk filter is set. Inline so that the
  * live callback's usual case, no filter at all, costs one test; the rest is
  * dm_filter_match_all. */

@@ -612,6 +612,9 @@ static const char *etw_refuse(const struct dm_options *opt)
     if (opt->backend != DM_BACKEND_DEFAULT)
         return "--backend is for Linux live capture (tracefs or perf); "
                "Windows reads the kernel's ETW session";
+    if (opt->n_cgroups > 0 || (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_CGROUP))
+        return "--cgroup and --by cgroup are for Linux live capture; Windows has no "
+               "cgroups";
     return NULL;
 }
 

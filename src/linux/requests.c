@@ -34,8 +34,10 @@ int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0)
     r->legacy = legacy;
     r->queue = queue;
     r->t0 = t0;
-    if (dm_pairing_init(&r->pairs, PAIR_SLOTS) != 0)
+    if (dm_pairing_init(&r->pairs, PAIR_SLOTS) != 0 || dm_cgroups_init(&r->cgroups) != 0) {
+        dm_requests_free(r);
         return DM_ENOMEM;
+    }
     /* Until then a completion without a start may belong to a request
      * issued before the capture: not a loss. */
     r->pairs.grace_until_ns = t0 + BEFORE_CAPTURE_MAX_NS;
@@ -45,6 +47,7 @@ int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0)
 void dm_requests_free(struct dm_requests *r)
 {
     dm_pairing_free(&r->pairs);
+    dm_cgroups_free(&r->cgroups);
 }
 
 /* The device's counters; a shared overflow slot past DM_REQ_MAX_DEVS. */
@@ -85,7 +88,9 @@ static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
     ev->irp_flags = 0;
     ev->file = "";
     ev->partition = "";
-    ev->cgroup = "";
+    /* At the completion, not the start: one probe per request, and the
+     * two are a few milliseconds apart in the same pass of the reader. */
+    ev->cgroup = dm_cgroup_of(&r->cgroups, start->pid, start->comm);
     ev->pid = start->pid;
     ev->tid = start->tid;
     ev->request = start->request;

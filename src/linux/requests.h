@@ -27,7 +27,8 @@
  * It also keeps, per device, how many requests started and how many of
  * them completed, so the end-of-run report can say plainly when one disk's
  * completions did not arrive. No system calls except /proc/PID/comm on
- * kernels whose start tracepoint has no comm. Single-threaded.
+ * kernels whose start tracepoint has no comm, and /proc/PID/cgroup the
+ * first time a process is seen (cgroups.h). Single-threaded.
  */
 #ifndef DM_REQUESTS_H
 #define DM_REQUESTS_H
@@ -38,6 +39,7 @@
 #include "diskmon.h"
 #include "linux/block_decode.h"
 #include "linux/block_devices.h"
+#include "linux/cgroups.h"
 #include "linux/pairing.h"
 
 #define DM_REQ_MAX_DEVS 32
@@ -59,6 +61,7 @@ struct dm_requests {
     struct dm_req_dev devs[DM_REQ_MAX_DEVS];
     int n_devs;
     char process[DM_PROCESS_MAX]; /* the last completed request's comm */
+    struct dm_cgroups cgroups;    /* the issuers' cgroup v2 paths */
 };
 
 /* Returns 0 or DM_ENOMEM. */
@@ -68,7 +71,8 @@ void dm_requests_free(struct dm_requests *r);
 /*
  * One sample. Returns 1 when it completed a request: *ev then holds it
  * (every field but disk_name, which the caller points at its name; "" here),
- * else 0. ev->process points into r: valid until the next call.
+ * else 0. ev->process and ev->cgroup point into r: valid until the next
+ * call.
  */
 int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
                      struct dm_event *ev);

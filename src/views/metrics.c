@@ -7,7 +7,8 @@
  * K (name, disk) pairs that came first by bytes, and one "(other)" per disk
  * for the rest, so each disk's process series sum to its own totals. Names,
  * not pids, because a pid label would make a new series for every process
- * started.
+ * started. Per cgroup v2 path (Linux live), the same counts bounded the same
+ * way, with one "(other)" in all.
  *
  * Promotion keeps every published counter going up. A pair seen since the
  * last write and not yet promoted is a candidate: its counts wait in the
@@ -29,13 +30,39 @@
 /* ---- creating -------------------------------------------------------------- */
 
 /* Candidates a table holds between writes, besides the K promoted: enough
- * for the distinct names of a busy machine's interval. */
+ * for the distinct names of a busy machine's interval. A machine has far
+ * fewer cgroups doing I/O (a unit or a container each) than names. */
 #define CANDIDATES 1024
+#define CGROUP_CANDIDATES 256
+
+static int names_init(struct dm_metrics_names *n, unsigned top_k, unsigned candidates)
+{
+    uint32_t size = 1;
+
+    /* load at most one half: linear probing stays a probe or two */
+    while (size < 2 * (top_k + candidates))
+        size *= 2;
+    n->top_k = top_k;
+    n->table_mask = size - 1;
+    n->table_limit = top_k + candidates;
+    n->table = calloc(size, sizeof *n->table);
+    n->slots = calloc(top_k + 1, sizeof *n->slots);
+    n->scratch = calloc(size, sizeof *n->scratch);
+    n->keep = calloc(top_k + 1, sizeof *n->keep);
+    return n->table != NULL && n->slots != NULL && n->scratch != NULL && n->keep != NULL;
+}
+
+static void names_free(struct dm_metrics_names *n)
+{
+    free(n->table);
+    free(n->slots);
+    free(n->scratch);
+    free(n->keep);
+}
 
 struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf)
 {
     struct dm_metrics *m = calloc(1, sizeof *m);
-    uint32_t size = 1;
 
     if (m == NULL)
         return NULL;
@@ -45,16 +72,8 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live,
     m->errf = errf;
     m->live = live;
     m->top_k = top_k;
-    /* load at most one half: linear probing stays a probe or two */
-    while (size < 2 * (top_k + CANDIDATES))
-        size *= 2;
-    m->table_mask = size - 1;
-    m->table_limit = top_k + CANDIDATES;
-    m->table = calloc(size, sizeof *m->table);
-    m->slots = calloc(top_k + 1, sizeof *m->slots);
-    m->scratch = calloc(size, sizeof *m->scratch);
-    m->keep = calloc(top_k + 1, sizeof *m->keep);
-    if (m->table == NULL || m->slots == NULL || m->scratch == NULL || m->keep == NULL) {
+    if (!names_init(&m->procs, top_k, CANDIDATES) ||
+        !names_init(&m->cgroups, top_k, CGROUP_CANDIDATES)) {
         dm_metrics_destroy(m);
         return NULL;
     }
@@ -65,10 +84,8 @@ void dm_metrics_destroy(struct dm_metrics *m)
 {
     if (m == NULL)
         return;
-    free(m->table);
-    free(m->slots);
-    free(m->scratch);
-    free(m->keep);
+    names_free(&m->procs);
+    names_free(&m->cgroups);
     free(m->text);
     free(m);
 }
@@ -99,33 +116,35 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-/* Where the counts of a process name on disk row disk go: the pair's
- * entry, or the disk's "(other)" when the table has no room for another
- * candidate. The disk is mixed into the name's hash by a multiplication
- * by 2^32 / phi (Knuth's multiplicative hashing), so one name's pairs on
+/* Where the counts of a name go: its entry, or its "(other)" when the
+ * table has no room for another candidate. A process name is counted per
+ * disk row (disk, labelled disk_label); a cgroup path passes disk 0 and no
+ * label. The disk is mixed into the name's hash by a multiplication by
+ * 2^32 / phi (Knuth's multiplicative hashing), so one name's pairs on
  * several disks land apart. */
-static struct dm_metrics_counts *proc_of(struct dm_metrics *m, const char *name, int disk)
+static struct dm_metrics_counts *counts_of(struct dm_metrics_names *n, const char *name,
+                                           int disk, const char *disk_label)
 {
     uint32_t h = name_hash(name) ^ ((uint32_t)disk + 1u) * 2654435769u;
-    uint32_t i = h & m->table_mask;
-    struct dm_metrics_proc *e;
+    uint32_t i = h & n->table_mask;
+    struct dm_metrics_name *e;
 
     for (;;) {
-        e = &m->table[i];
+        e = &n->table[i];
         if (!e->used)
             break;
         if (e->hash == h && e->disk == disk && strcmp(e->name, name) == 0)
             return &e->counts;
-        i = (i + 1) & m->table_mask;
+        i = (i + 1) & n->table_mask;
     }
-    if (m->table_used >= m->table_limit)
-        return &m->other[disk];
-    m->table_used++;
+    if (n->table_used >= n->table_limit)
+        return &n->other[disk];
+    n->table_used++;
     e->used = 1;
     e->hash = h;
     e->slot = -1;
     e->disk = disk;
-    e->disk_label = disk == DM_METRICS_OTHER_DISK ? "(other)" : m->disk_ids[disk].text;
+    e->disk_label = disk_label;
     strncpy(e->name, name, sizeof e->name - 1);
     return &e->counts;
 }
@@ -162,12 +181,18 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
     /* cap == max: the window is never reallocated, so this cannot fail */
     (void)dm_busy_add(&d->busy, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
                       ev->time_ns);
-    pc = proc_of(m, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
-                        ? ev->process
-                        : NO_PROCESS,
-                 row);
+    pc = counts_of(&m->procs, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
+                                  ? ev->process
+                                  : NO_PROCESS,
+                   row, row == DM_METRICS_OTHER_DISK ? "(other)" : m->disk_ids[row].text);
     pc->requests[rq]++;
     pc->bytes[rq] += ev->transfer_size;
+    /* Only a source that knows cgroups names them (Linux live). */
+    if (ev->cgroup[0] != '\0') {
+        pc = counts_of(&m->cgroups, ev->cgroup, 0, NULL);
+        pc->requests[rq]++;
+        pc->bytes[rq] += ev->transfer_size;
+    }
 }
 
 /* ---- promotion at a write ----------------------------------------------------- */
@@ -194,8 +219,8 @@ static uint64_t total_requests(const struct dm_metrics_counts *c)
  * same file for the same input. */
 static int by_bytes(const void *a, const void *b)
 {
-    const struct dm_metrics_proc *x = *(const struct dm_metrics_proc *const *)a;
-    const struct dm_metrics_proc *y = *(const struct dm_metrics_proc *const *)b;
+    const struct dm_metrics_name *x = *(const struct dm_metrics_name *const *)a;
+    const struct dm_metrics_name *y = *(const struct dm_metrics_name *const *)b;
     uint64_t bx = total_bytes(&x->counts), by = total_bytes(&y->counts);
     uint64_t rx = total_requests(&x->counts), ry = total_requests(&y->counts);
 
@@ -218,38 +243,44 @@ static void add_counts(struct dm_metrics_counts *to, const struct dm_metrics_cou
 
 /* Fill free slots from the candidates, give the rest to "(other)", and
  * rebuild the table with the promoted names alone. */
-void dm_metrics_promote(struct dm_metrics *m)
+static void promote(struct dm_metrics_names *t)
 {
-    uint32_t n = 0, size = m->table_mask + 1;
+    uint32_t n = 0, size = t->table_mask + 1;
 
     for (uint32_t i = 0; i < size; i++)
-        if (m->table[i].used && m->table[i].slot < 0)
-            m->scratch[n++] = &m->table[i];
+        if (t->table[i].used && t->table[i].slot < 0)
+            t->scratch[n++] = &t->table[i];
     if (n == 0)
         return;
-    qsort(m->scratch, n, sizeof m->scratch[0], by_bytes);
+    qsort(t->scratch, n, sizeof t->scratch[0], by_bytes);
     for (uint32_t i = 0; i < n; i++) {
-        struct dm_metrics_proc *e = m->scratch[i];
+        struct dm_metrics_name *e = t->scratch[i];
 
-        if (m->n_slots < m->top_k) {
-            e->slot = (int)m->n_slots;
-            m->slots[m->n_slots++] = e;
+        if (t->n_slots < t->top_k) {
+            e->slot = (int)t->n_slots;
+            t->slots[t->n_slots++] = e;
         } else {
-            add_counts(&m->other[e->disk], &e->counts);
+            add_counts(&t->other[e->disk], &e->counts);
         }
     }
     /* Rebuild: the promoted entries copied out, the table cleared, they
      * go back in. */
-    for (unsigned k = 0; k < m->n_slots; k++)
-        m->keep[k] = *m->slots[k];
-    memset(m->table, 0, size * sizeof *m->table);
-    for (unsigned k = 0; k < m->n_slots; k++) {
-        uint32_t i = m->keep[k].hash & m->table_mask;
+    for (unsigned k = 0; k < t->n_slots; k++)
+        t->keep[k] = *t->slots[k];
+    memset(t->table, 0, size * sizeof *t->table);
+    for (unsigned k = 0; k < t->n_slots; k++) {
+        uint32_t i = t->keep[k].hash & t->table_mask;
 
-        while (m->table[i].used)
-            i = (i + 1) & m->table_mask;
-        m->table[i] = m->keep[k];
-        m->slots[k] = &m->table[i];
+        while (t->table[i].used)
+            i = (i + 1) & t->table_mask;
+        t->table[i] = t->keep[k];
+        t->slots[k] = &t->table[i];
     }
-    m->table_used = m->n_slots;
+    t->table_used = t->n_slots;
+}
+
+void dm_metrics_promote(struct dm_metrics *m)
+{
+    promote(&m->procs);
+    promote(&m->cgroups);
 }

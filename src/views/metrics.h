@@ -1,14 +1,15 @@
 /*
- * metrics.h - --metrics FILE: cumulative counters per disk and per process
- * and disk, and latency histograms, in the Prometheus text exposition
- * format (0.0.4), for the node_exporter and windows_exporter textfile
- * collectors.
+ * metrics.h - --metrics FILE: cumulative counters per disk, per process and
+ * disk, and (Linux live) per cgroup, and latency histograms, in the
+ * Prometheus text exposition format (0.0.4), for the node_exporter and
+ * windows_exporter textfile collectors.
  *
  * Fed by the printer thread (dm_metrics_add per event) and written by it
  * each interval (live), or once at the end (replay, and the last write of a
  * live run). What is kept grows with the number of disks and with K
  * (--metrics-top), never with time or with the number of distinct process
- * names seen: a week-long daemon stays the size it had after a minute.
+ * names or cgroups seen: a week-long daemon stays the size it had after a
+ * minute.
  *
  * The file is written whole to a new temporary file in the same folder
  * and renamed over FILE (dm_file_replace, platform.h), so a collector never

@@ -67,16 +67,34 @@ struct dm_metrics_counts {
 /* The disk row of a disk past DM_METRICS_MAX_DISKS: disk="(other)". */
 #define DM_METRICS_OTHER_DISK DM_METRICS_MAX_DISKS
 
-/* A (process name, disk) pair in the table: promoted (slot >= 0) or a
- * candidate (slot < 0). */
-struct dm_metrics_proc {
-    char name[DM_PROCESS_MAX];
+/* A name in a table: a (process image name, disk) pair or a cgroup path;
+ * promoted (slot >= 0) or a candidate (slot < 0). */
+struct dm_metrics_name {
+    char name[DM_CGROUP_MAX];    /* a process image name or a cgroup path */
     uint32_t hash;
     int used;
     int slot;
-    int disk;                /* its disk row: disks[], or DM_METRICS_OTHER_DISK */
-    const char *disk_label;  /* that row's label: disk_ids[disk].text or "(other)" */
+    int disk;                /* processes: its disk row (disks[], or
+                                DM_METRICS_OTHER_DISK); cgroups: 0 */
+    const char *disk_label;  /* processes: that row's label, disk_ids[disk].text
+                                or "(other)"; cgroups: NULL */
     struct dm_metrics_counts counts;
+};
+
+/* Names with series of their own, the top K by bytes (metrics.c): an
+ * open-addressing table (linear probing). */
+struct dm_metrics_names {
+    struct dm_metrics_name *table;
+    uint32_t table_mask;
+    uint32_t table_used;
+    uint32_t table_limit;    /* at most this many used: probes stay short */
+    unsigned top_k;
+    struct dm_metrics_name **slots;     /* the promoted, in promotion order */
+    unsigned n_slots;
+    struct dm_metrics_name **scratch;   /* candidates at a write */
+    struct dm_metrics_name *keep;       /* the promoted, while the table is rebuilt */
+    /* per disk row, the names past the top K: "(other)"; cgroups use [0] */
+    struct dm_metrics_counts other[DM_METRICS_MAX_DISKS + 1];
 };
 
 struct dm_metrics {
@@ -92,25 +110,16 @@ struct dm_metrics {
     struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk other_disk;
-    /* (process name, disk) pairs: an open-addressing table (linear probing) */
-    struct dm_metrics_proc *table;
-    uint32_t table_mask;
-    uint32_t table_used;
-    uint32_t table_limit;    /* at most this many used: probes stay short */
-    struct dm_metrics_proc **slots;     /* the promoted, in promotion order */
-    unsigned n_slots;
-    struct dm_metrics_proc **scratch;   /* candidates at a write */
-    struct dm_metrics_proc *keep;       /* the promoted, while the table is rebuilt */
-    /* per disk row, the pairs past the top K: process="(other)" */
-    struct dm_metrics_counts other[DM_METRICS_MAX_DISKS + 1];
+    struct dm_metrics_names procs;    /* (process image name, disk) pairs */
+    struct dm_metrics_names cgroups;  /* Linux: the issuers' cgroup v2 paths */
     /* the text, reused from write to write */
     char *text;
     size_t text_cap;
 };
 
-/* Promote the candidate pairs with the most bytes into the free places of
- * the K, give the rest to their disk's "(other)" (metrics.c; called at each
- * write). */
+/* Promote the candidates with the most bytes into the free places of the
+ * K, give the rest to their "(other)" (a process pair's: its disk's), for
+ * both tables (metrics.c; called at each write). */
 void dm_metrics_promote(struct dm_metrics *m);
 
 #endif /* DM_METRICS_STATE_H */

@@ -209,11 +209,12 @@ static void histogram(struct text *t, const struct dm_metrics *m)
 static void process_counter(struct text *t, const struct dm_metrics *m, const char *name,
                             int bytes)
 {
+    const struct dm_metrics_names *n = &m->procs;
     const char *kv[6] = {"process", NULL, "disk", NULL, "op", NULL};
     const char *label;
 
-    for (unsigned i = 0; i < m->n_slots; i++) {
-        const struct dm_metrics_proc *e = m->slots[i];
+    for (unsigned i = 0; i < n->n_slots; i++) {
+        const struct dm_metrics_name *e = n->slots[i];
 
         kv[1] = e->name;
         kv[3] = e->disk_label;
@@ -226,7 +227,7 @@ static void process_counter(struct text *t, const struct dm_metrics *m, const ch
     kv[1] = "(other)";
     for (int i = 0; i < n_disk_rows(m); i++) {
         const struct dm_metrics_counts *c =
-            &m->other[i < m->n_disks ? i : DM_METRICS_OTHER_DISK];
+            &n->other[i < m->n_disks ? i : DM_METRICS_OTHER_DISK];
 
         (void)disk_row(m, i, &label);
         kv[3] = label;
@@ -235,6 +236,28 @@ static void process_counter(struct text *t, const struct dm_metrics *m, const ch
             sample_n(t, name, kv, 3, NULL, V_COUNT, bytes ? c->bytes[r] : c->requests[r]);
         }
     }
+}
+
+/* The promoted cgroup paths and one "(other)" (cgroups carry no disk). */
+static void cgroup_counter(struct text *t, const struct dm_metrics_names *n, const char *name,
+                           int bytes)
+{
+    for (unsigned i = 0; i <= n->n_slots; i++) {
+        const struct dm_metrics_counts *c = i < n->n_slots ? &n->slots[i]->counts : &n->other[0];
+        const char *label = i < n->n_slots ? n->slots[i]->name : "(other)";
+
+        for (int r = 0; r < DM_REQ_COUNT; r++)
+            sample(t, name, "cgroup", label, "op", op_labels[r], NULL, V_COUNT,
+                   bytes ? c->bytes[r] : c->requests[r]);
+    }
+}
+
+/* The sources that name each request's cgroup (Linux live): their file
+ * has the cgroup families from the first write on, zeros included; the
+ * others' (ETW, a replay) never. */
+static int source_has_cgroups(const char *source)
+{
+    return source != NULL && (strcmp(source, "tracefs") == 0 || strcmp(source, "perf") == 0);
 }
 
 static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
@@ -288,6 +311,16 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
            "Bytes of disk requests by process image name and disk; pairs past the top K "
            "are in (other) of their disk.");
     process_counter(t, m, "diskmon_process_bytes_total", 1);
+    if (source_has_cgroups(run->source)) {
+        family(t, "diskmon_cgroup_requests_total", "counter",
+               "Disk requests by the issuer's cgroup v2 path; paths past the top K are in "
+               "(other).");
+        cgroup_counter(t, &m->cgroups, "diskmon_cgroup_requests_total", 0);
+        family(t, "diskmon_cgroup_bytes_total", "counter",
+               "Bytes of disk requests by the issuer's cgroup v2 path; paths past the top K "
+               "are in (other).");
+        cgroup_counter(t, &m->cgroups, "diskmon_cgroup_bytes_total", 1);
+    }
     family(t, "diskmon_events_lost_total", "counter",
            "Requests diskmon did not count: ring_full (the output could not keep up) "
            "or source (lost by the kernel or the trace).");

@@ -93,6 +93,10 @@ static void key_of(enum dm_top_by by, const struct dm_event *ev, struct dm_top_g
         else
             snprintf(g->disk, sizeof g->disk, "%" PRIu32, ev->disk);
         return;
+    case DM_TOP_BY_CGROUP:
+        /* The whole cgroup is one row, whichever processes it holds. */
+        snprintf(g->cgroup, sizeof g->cgroup, "%s", ev->cgroup);
+        return;
     case DM_TOP_BY_FILE:
         if (ev->flags & DM_EV_HAS_FILE) {
             g->has_file = 1;
@@ -119,7 +123,7 @@ static int same_key(const struct dm_top_group *a, const struct dm_top_group *b)
     return a->has_pid == b->has_pid && a->pid == b->pid &&
            a->has_process == b->has_process && strcmp(a->process, b->process) == 0 &&
            a->has_file == b->has_file && strcmp(a->file, b->file) == 0 &&
-           strcmp(a->disk, b->disk) == 0;
+           strcmp(a->disk, b->disk) == 0 && strcmp(a->cgroup, b->cgroup) == 0;
 }
 
 /* FNV-1a (Fowler, Noll, Vo; 64-bit offset basis and prime). */
@@ -141,7 +145,8 @@ static uint64_t hash_key(const struct dm_top_group *g)
     h = fnv(h, &g->pid, sizeof g->pid);
     h = fnv(h, g->process, strlen(g->process));
     h = fnv(h, g->file, strlen(g->file));
-    return fnv(h, g->disk, strlen(g->disk));
+    h = fnv(h, g->disk, strlen(g->disk));
+    return fnv(h, g->cgroup, strlen(g->cgroup));
 }
 
 /* The group of ev in the open interval: found, new, or (other). */

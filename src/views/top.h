@@ -62,6 +62,7 @@ struct dm_top_group {
     int has_file;
     char file[DM_FILE_MAX + 3];   /* "..." + the path's tail when it was cut */
     char disk[DM_DISK_NAME_MAX];  /* the Disk column's text: "0", "sda" */
+    char cgroup[DM_CGROUP_MAX];   /* --by cgroup: the issuer's v2 path; "" unknown */
     /* The figures. */
     uint64_t reads, writes, flushes;
     uint64_t read_bytes, write_bytes;

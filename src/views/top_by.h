@@ -6,6 +6,6 @@
 #ifndef DM_TOP_BY_H
 #define DM_TOP_BY_H
 
-enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK };
+enum dm_top_by { DM_TOP_BY_PROCESS = 0, DM_TOP_BY_FILE, DM_TOP_BY_DISK, DM_TOP_BY_CGROUP };
 
 #endif /* DM_TOP_BY_H */

@@ -73,10 +73,11 @@ static uint64_t ios(const struct dm_top_group *g)
 /* ---- the key columns of each --by ------------------------------------------- */
 
 /*
- * What differs between --by process, file and disk is said once, here: the
- * key columns of a row in each form (json, csv, text) and whether the row
- * carries a device's figures (r_await, w_await, aqu-sz, %util, as iostat
- * -x) instead of a process's (Reads/s ... Max ms). Indexed by enum dm_top_by.
+ * What differs between --by process, file, disk and cgroup is said once,
+ * here: the key columns of a row in each form (json, csv, text) and
+ * whether the row carries a device's figures (r_await, w_await, aqu-sz,
+ * %util, as iostat -x) instead of a process's (Reads/s ... Max ms).
+ * Indexed by enum dm_top_by.
  */
 struct by_columns {
     const char *csv_titles;               /* the csv header's key names */
@@ -233,16 +234,25 @@ static void titles(char *buf, size_t cap, enum dm_top_by by)
 
 /* A long path keeps its tail (the file name), behind "...", cut at the
  * start of a character; control bytes shown as escapes (dm_escape_term). */
+static const char *tail_cell(const char *s, char *buf, size_t cap);
+
 static const char *file_cell(const struct dm_top_group *g, char *buf, size_t cap)
 {
-    char term[4 * sizeof g->file + 8];
-    size_t n, from;
-
     if (g->is_other)
         return "(other)";
     if (!g->has_file)
         return "-";
-    n = dm_escape_term_string(term, sizeof term, g->file);
+    return tail_cell(g->file, buf, cap);
+}
+
+/* A path for a FILE_WIDTH column, escaped for the terminal: a longer one
+ * keeps its tail (the file's name; a cgroup's leaf) after "...". */
+static const char *tail_cell(const char *s, char *buf, size_t cap)
+{
+    char term[4 * (DM_FILE_MAX + 3) + 8];
+    size_t n, from;
+
+    n = dm_escape_term_string(term, sizeof term, s);
     from = n <= FILE_WIDTH ? 0 : n - (FILE_WIDTH - 3);
     while (from > 0 && from < n && ((unsigned char)term[from] & 0xC0) == 0x80)
         from++;
@@ -374,11 +384,38 @@ static void disk_keys(char *buf, size_t cap, const struct dm_top_group *g)
     snprintf(buf, cap, "%-8s ", g->is_other ? "(other)" : term_disk);
 }
 
+static void cgroup_json(struct dm_text *out, const struct dm_top_group *g)
+{
+    json_str(out, "cgroup", g->is_other || g->cgroup[0] != '\0',
+             g->is_other ? "(other)" : g->cgroup);
+}
+
+static void cgroup_csv(struct dm_text *out, const struct dm_top_group *g)
+{
+    csv_str(out, g->is_other || g->cgroup[0] != '\0', g->is_other ? "(other)" : g->cgroup);
+}
+
+static void cgroup_titles(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%-*s ", FILE_WIDTH, "Cgroup");
+}
+
+static void cgroup_keys(char *buf, size_t cap, const struct dm_top_group *g)
+{
+    char cell[FILE_WIDTH + 8];
+
+    snprintf(buf, cap, "%-*s ", FILE_WIDTH,
+             g->is_other               ? "(other)"
+             : g->cgroup[0] == '\0' ? "-"
+                                       : tail_cell(g->cgroup, cell, sizeof cell));
+}
+
 static const struct by_columns by_table[] = {
     [DM_TOP_BY_PROCESS] = {"pid,process", process_json, process_csv, process_titles,
                            process_keys, 0},
     [DM_TOP_BY_FILE] = {"file,process", file_json, file_csv, file_titles, file_keys, 0},
     [DM_TOP_BY_DISK] = {"disk", disk_json, disk_csv, disk_titles, disk_keys, 1},
+    [DM_TOP_BY_CGROUP] = {"cgroup", cgroup_json, cgroup_csv, cgroup_titles, cgroup_keys, 0},
 };
 
 static const struct by_columns *columns_of(enum dm_top_by by)

@@ -1,5 +1,5 @@
 /*
- * test_filter.c - -d, --op, -p, -c and -m, alone and together.
+ * test_filter.c - -d, --op, -p, -c, --cgroup and -m, alone and together.
  */
 #include "core/filter.h"
 #include "dmtest.h"
@@ -70,6 +70,7 @@ DM_TEST(pass_all_only_without_filters)
     const char *all_ops[] = {"--op", "read,write,flush,discard"};
     const char *one[][2] = {
         {"-d", "1"}, {"-p", "5"}, {"-c", "fio"}, {"-m", "1"}, {"--op", "read"},
+        {"--cgroup", "/"},
     };
     struct dm_event flush = ev_of(3, "", DM_REQ_FLUSH, 0, NULL, 0);
 
@@ -79,8 +80,8 @@ DM_TEST(pass_all_only_without_filters)
         struct dm_filter f = filter_of(one[i], 2);
 
         DM_ASSERT_EQ_INT(f.pass_all, 0);
-        /* disk 3, no pid, no process, no duration, a flush: each of the
-         * five filters above refuses it. */
+        /* disk 3, no pid, no process, no duration, no cgroup, a flush:
+         * each of the filters above refuses it. */
         DM_ASSERT_EQ_INT(dm_filter_match(&f, &flush), 0);
     }
 }
@@ -234,7 +235,47 @@ DM_TEST(census_names_unmatched_entries)
     DM_ASSERT(!c.entry_matched[2]); /* 99 */
 }
 
+static struct dm_event ev_in(const char *cgroup)
+{
+    struct dm_event ev = ev_of(0, "", DM_REQ_WRITE, 1, "dd", 0);
+
+    ev.cgroup = cgroup;
+    return ev;
+}
+
+DM_TEST(cgroup_prefix_by_whole_components)
+{
+    const char *a[] = {"--cgroup", "/system.slice/"};
+    const char *root[] = {"--cgroup", "/"};
+    const char *two[] = {"--cgroup", "/a/b,/c", "--cgroup", "/d"};
+    struct dm_filter f = filter_of(a, 2), fr = filter_of(root, 2), f2 = filter_of(two, 4);
+    struct dm_event self = ev_in("/system.slice"), below = ev_in("/system.slice/x.service");
+    struct dm_event near = ev_in("/system.slicer"), other = ev_in("/user.slice");
+    struct dm_event none = ev_in("");
+
+    /* the trailing / is dropped: /system.slice/ is /system.slice */
+    DM_ASSERT(dm_filter_match(&f, &self));
+    DM_ASSERT(dm_filter_match(&f, &below));
+    DM_ASSERT(!dm_filter_match(&f, &near));
+    DM_ASSERT(!dm_filter_match(&f, &other));
+    DM_ASSERT(!dm_filter_match(&f, &none));
+    DM_ASSERT(dm_filter_match(&fr, &near));
+    DM_ASSERT(!dm_filter_match(&fr, &none));
+    /* a list and a repeat: one union */
+    {
+        struct dm_event ab = ev_in("/a/b/c"), a_only = ev_in("/a"), c = ev_in("/c");
+        struct dm_event d = ev_in("/d"), e = ev_in("/e");
+
+        DM_ASSERT(dm_filter_match(&f2, &ab));
+        DM_ASSERT(!dm_filter_match(&f2, &a_only));
+        DM_ASSERT(dm_filter_match(&f2, &c));
+        DM_ASSERT(dm_filter_match(&f2, &d));
+        DM_ASSERT(!dm_filter_match(&f2, &e));
+    }
+}
+
 const struct dmt_case dm_suite_filter[] = {
+    {"cgroup_prefix_by_whole_components", cgroup_prefix_by_whole_components},
     {"no_filter_passes_everything", no_filter_passes_everything},
     {"pass_all_only_without_filters", pass_all_only_without_filters},
     {"disk_by_number_name_and_majmin", disk_by_number_name_and_majmin},

@@ -1,7 +1,8 @@
 /*
  * test_metrics.c - the --metrics counters and their text (views/metrics.h):
  * label escaping, bucket edges, busy time against a plain union of the
- * spans, and process promotion keeping every published series going up.
+ * spans, process promotion keeping every published series going up, and
+ * the cgroup families (Linux live only).
  * The expected texts are written out by hand from the text format's rules
  * (prometheus.io "Exposition formats"), not taken from the program.
  */
@@ -353,9 +354,52 @@ DM_TEST(process_pairs_per_disk)
     dm_metrics_destroy(m);
 }
 
+/* Per cgroup: bounded by K like the process names, "(other)" for the
+ * rest; only a Linux live source's file has the families, from the first
+ * write on; a replay's never. */
+DM_TEST(cgroup_families_live_only)
+{
+    static const struct dm_metrics_run live = {"tracefs", 0, 0};
+    struct dm_metrics *m = dm_metrics_create("unused.prom", 1, 1, stderr);
+    struct dm_event a = event("dd", DM_REQ_WRITE, 1, 1, 4096);
+    struct dm_event b = event("dd", DM_REQ_WRITE, 1, 1, 512);
+    struct dm_event none = event("kworker", DM_REQ_WRITE, 1, 1, 8);
+    char *text = malloc(TEXT_CAP);
+
+    DM_ASSERT(m != NULL && text != NULL);
+    dm_metrics_render(m, &live, 0, text, TEXT_CAP);
+    DM_ASSERT(strstr(text, "# TYPE diskmon_cgroup_bytes_total counter\n") != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_cgroup_bytes_total{cgroup=\"(other)\","
+                                    "op=\"write\"}"),
+                     "0");
+    a.cgroup = "/system.slice/docker-1.scope";
+    b.cgroup = "/user.slice";
+    dm_metrics_add(m, &a);
+    dm_metrics_add(m, &a);
+    dm_metrics_add(m, &b);
+    dm_metrics_add(m, &none); /* no cgroup known: in no cgroup series */
+    dm_metrics_render(m, &live, 0, text, TEXT_CAP);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_cgroup_bytes_total{cgroup=\"/system.slice/"
+                                    "docker-1.scope\",op=\"write\"}"),
+                     "8192");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_cgroup_requests_total{cgroup=\"/system.slice/"
+                                    "docker-1.scope\",op=\"write\"}"),
+                     "2");
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_cgroup_bytes_total{cgroup=\"(other)\","
+                                    "op=\"write\"}"),
+                     "512");
+    free(text);
+    text = render(m);
+    DM_ASSERT(text != NULL);
+    DM_ASSERT(strstr(text, "diskmon_cgroup") == NULL);
+    free(text);
+    dm_metrics_destroy(m);
+}
+
 const struct dmt_case dm_suite_metrics[] = {
     {"process_pairs_per_disk", process_pairs_per_disk},
     {"preflush_write_is_one_write", preflush_write_is_one_write},
+    {"cgroup_families_live_only", cgroup_families_live_only},
     {"label_escaping", label_escaping},
     {"bucket_edges", bucket_edges},
     {"busy_is_the_union", busy_is_the_union},

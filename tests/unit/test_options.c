@@ -134,7 +134,7 @@ DM_TEST(help_text_lists_every_option)
         "--replay", "--format", "--output", "--disk", "--op", "--flags", "--pid", "--comm",
         "--min-latency", "--count", "--duration", "--clock", "--no-header",
         "--summary", "--hist", "--queue", "--force", "--cleanup", "--help",
-        "--version", "--utc"};
+        "--version", "--utc", "--cgroup"};
     char text[8192];
     FILE *f = tmpfile();
     size_t n;
@@ -244,6 +244,12 @@ DM_TEST(findings_messages)
          "bad interval '0.0000001' for --top (seconds, at least 0.001, at most 86400)"},
         /* Options that would be ignored are refused, as -r --queue is. */
         {{"-r", "a.etl", "--backend", "perf"}, 4, "--backend is for Linux live capture, not -r"},
+        {{"-r", "a.etl", "--cgroup", "/a"}, 4,
+         "--cgroup is for Linux live capture, not -r: a trace has no cgroups"},
+        {{"-r", "a.etl", "--top", "--by=cgroup"}, 4,
+         "--by cgroup is for Linux live capture, not -r: a trace has no cgroups"},
+        {{"--cgroup", "system.slice"}, 2,
+         "bad cgroup 'system.slice' for --cgroup (a path from the cgroup root, starting with /)"},
         {{"--top", "--clock"}, 2,
          "--clock and --utc set the Time column of event lines; --top has no Time column"},
         {{"--utc", "--top", "2"}, 3,

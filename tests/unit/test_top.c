@@ -365,6 +365,57 @@ DM_TEST(preflush_write_is_one_write)
     DM_ASSERT_EQ_U64(s.rows[0][0].write_latency_ns, 3 * MS);
 }
 
+/* --by cgroup: one row per cgroup, whichever processes issued its I/O;
+ * the csv key column is the path (empty when unknown). */
+DM_TEST(by_cgroup_rows_and_csv)
+{
+    static const char *const in[] = {"/a", "/a/b", "/a", "", "/a"};
+    struct dm_top_group g;
+    const struct dm_top_group *rows[1] = {&g};
+    struct dm_top_interval iv;
+    struct dm_top_view v;
+    struct seen s;
+    struct dm_top *t;
+    char text[1024];
+    size_t n;
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_CGROUP, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (uint32_t i = 0; i < 5; i++) {
+        struct dm_event ev = req(10 * MS, MS, DM_REQ_WRITE, 100 + i);
+
+        ev.cgroup = in[i];
+        dm_top_add(t, &ev, 0);
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_INT(s.n_rows[0], 3);
+    DM_ASSERT_STR_EQ(s.rows[0][0].cgroup, "/a");
+    DM_ASSERT_EQ_U64(s.rows[0][0].writes, 3);
+    DM_ASSERT_EQ_U64(s.rows[0][0].write_bytes, 3 * 4096);
+    DM_ASSERT_EQ_U64(s.rows[0][1].writes + s.rows[0][2].writes, 2);
+
+    g = s.rows[0][0];
+    memset(&iv, 0, sizeof iv);
+    iv.end_ns = 1000 * MS;
+    iv.by = DM_TOP_BY_CGROUP;
+    iv.rows = rows;
+    iv.n_rows = 1;
+    memset(&v, 0, sizeof v);
+    v.mode = DM_TOP_CSV;
+    v.by = DM_TOP_BY_CGROUP;
+    dm_top_render_begin(&v);
+    dm_top_render(&v, &iv, 0);
+    n = v.out.len < sizeof text - 1 ? v.out.len : sizeof text - 1;
+    memcpy(text, v.out.data != NULL ? v.out.data : "", n);
+    text[n] = '\0';
+    dm_text_free(&v.out);
+    DM_ASSERT(strstr(text, "interval_start,interval_end,cgroup,") == text);
+    DM_ASSERT(strstr(text, "\r\n0.000000000,1.000000000,/a,0,3,0,0,12288,") != NULL);
+}
+
 static int parse(struct dm_options *o, int argc, const char *const *args)
 {
     char *argv[8];
@@ -413,6 +464,7 @@ DM_TEST(command_line)
 
 const struct dmt_case dm_suite_top[] = {
     {"preflush_write_is_one_write", preflush_write_is_one_write},
+    {"by_cgroup_rows_and_csv", by_cgroup_rows_and_csv},
     {"util_and_queue_by_hand", util_and_queue_by_hand},
     {"util_random_against_bitmap", util_random_against_bitmap},
     {"bounded_groups_other_row", bounded_groups_other_row},
