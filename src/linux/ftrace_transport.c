@@ -22,16 +22,21 @@
  *                              so a quiet disk's first event wakes it
  *   events/block/NAME/filter   -d as "dev == N || ...", and flush requests
  *   events/block/NAME/enable   1 for each tracepoint
- * Each CPU's per_cpu/cpuN/trace_pipe_raw is read by ftrace_ring.h: mapped
- * (Linux 6.10+, the records parsed in the kernel's own sub-buffers) or,
- * where the kernel cannot map it, with read(2), one sub-buffer at a time.
+ * Each CPU's per_cpu/cpuN/trace_pipe_raw is read by ftrace_ring.h with
+ * read(2), one sub-buffer at a time, or mapped (Linux 6.10+, the records
+ * parsed in the kernel's own sub-buffers) when DM_TRACEFS_RING=mmap asks.
+ * read(2) is the default because it costs less: the kernel swaps a full
+ * sub-buffer out whole and copies it once, where the mapped path's ioctl
+ * walks every event of it (docs/linux.md §6); measured, the mapped path
+ * cost diskmon more CPU per request (docs/benchmarks.md).
  * A CPU's next sub-buffer is fetched only when the merge has taken every
  * record of the current one, so nothing is copied ahead and what the merge
  * holds back stays in the kernel's ring. The reader sleeps in poll(2) on
  * all the files (the kernel wakes it at buffer_percent, see ftrace_wait)
  * and never asks a ring that has said it is empty again in the same pass.
- * DM_TRACEFS_RING=read forces the read path (a test knob: both paths are
- * tested on kernels that can map).
+ * DM_TRACEFS_RING=mmap asks for the mapped path, DM_TRACEFS_RING=read (or
+ * nothing) the read path (a test knob: both paths are tested on kernels
+ * that can map).
  *
  * The instance is removed in close(), which every exit path reaches:
  * normal end, -n/-t, every signal that would end the process and can be
@@ -286,12 +291,12 @@ static void note_setup(struct ftrace_transport *f, enum dm_ftrace_path want,
     for (int i = 0; i < f->n_open; i++)
         mapped += f->cpus[i].path == DM_FTRACE_MMAP;
     if (mapped == f->n_open)
-        dm_note(info, "ring: mmap\n");
+        dm_note(info, "ring: mmap (DM_TRACEFS_RING=mmap)\n");
     else if (mapped > 0)
         dm_note(info, "ring: mmap on %d of %d CPUs, read on the others (%s)\n", mapped,
                 f->n_open, why);
     else if (want == DM_FTRACE_READ)
-        dm_note(info, "ring: read (DM_TRACEFS_RING=read)\n");
+        dm_note(info, "ring: read\n");
     else
         dm_note(info, "ring: read (%s)\n", why[0] != '\0' ? why : "mapping refused");
     if (get(f->dir, "buffer_size_kb", kb, sizeof kb) <= 0)
@@ -378,7 +383,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         return DM_ENOMEM;
     }
     ring = getenv("DM_TRACEFS_RING");
-    want = ring != NULL && strcmp(ring, "read") == 0 ? DM_FTRACE_READ : DM_FTRACE_MMAP;
+    want = ring != NULL && strcmp(ring, "mmap") == 0 ? DM_FTRACE_MMAP : DM_FTRACE_READ;
     for (int i = 0; i < s->n_cpus; i++) {
         char file[256];
         struct dm_ftrace_cpu *c = &f->cpus[i];

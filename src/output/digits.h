@@ -84,14 +84,46 @@ static DM_INLINE void dm_put8(char *q, uint32_t v)
     memcpy(q + 6, dm_digit_pairs + 2 * (lo % 100), 2);
 }
 
-/* The last n <= 8 digits of v < 10^n at p, and 8 - n dm_blanks after them:
- * built in a scratch buffer and copied as one 8-byte block. */
+/* Two digits of v < 100 as the 16-bit word whose bytes, in memory order,
+ * are those digits (memcpy: the table has no alignment). */
+static DM_INLINE uint64_t dm_pair_word(uint32_t v)
+{
+    uint16_t w;
+
+    memcpy(&w, dm_digit_pairs + 2 * v, 2);
+    return w;
+}
+
+/* The last n <= 8 digits of v < 10^n at p, and 8 - n dm_blanks after them,
+ * as one 8-byte store. On little-endian machines the block is put together
+ * in a register: built in memory by 2-byte stores and read back as one
+ * 8-byte load, it stalled on every number (the load cannot be forwarded
+ * from the smaller stores; most of text_event's time in perf annotate). */
 static DM_INLINE void dm_put_upto8(char *p, uint32_t v, unsigned n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Byte i of x is digit i of the 8 (the first in the lowest byte). */
+    uint64_t x, blanks;
+
+    if (n <= 4) { /* the common small ones (pid, length, seconds): half the work */
+        uint32_t h = v / 100;
+
+        x = dm_pair_word(h) << 32 | dm_pair_word(v - h * 100) << 48;
+    } else {
+        uint32_t hi = v / 10000, lo = v - hi * 10000;
+
+        x = dm_pair_word(hi / 100) | dm_pair_word(hi % 100) << 16 |
+            dm_pair_word(lo / 100) << 32 | dm_pair_word(lo % 100) << 48;
+    }
+    /* n is 1..8: the digits drop to the bottom, blanks fill the top. */
+    blanks = n >= 8 ? 0 : UINT64_C(0x2020202020202020) << (8 * n);
+    x = x >> (8 * (8 - n)) | blanks;
+    memcpy(p, &x, 8);
+#else
     char tmp[16];
 
     memcpy(tmp + 8, dm_blanks, 8);
-    if (n <= 4) { /* the common small ones (pid, length, seconds): half the work */
+    if (n <= 4) {
         uint32_t h = v / 100;
 
         memcpy(tmp + 4, dm_digit_pairs + 2 * h, 2);
@@ -100,6 +132,7 @@ static DM_INLINE void dm_put_upto8(char *p, uint32_t v, unsigned n)
         dm_put8(tmp, v);
     }
     memcpy(p, tmp + 8 - n, 8);
+#endif
 }
 
 /* v < 10^n as exactly n decimal digits (zero-padded); returns the end.

@@ -28,10 +28,8 @@ DISKMON=${1:?usage: linux_bench.sh DISKMON [SECONDS] [ROUNDS]}
 SECONDS_EACH=${2:-10}
 ROUNDS=${3:-5}
 
-[ "$(id -u)" = 0 ] || { echo "needs root"; exit 1; }
-for t in fio perf losetup; do
-    command -v "$t" >/dev/null || { echo "needs $t"; exit 1; }
-done
+. "$(dirname "$0")/../lib/bench_common.sh"
+bench_need
 
 work=$(mktemp -d /dev/shm/diskmon_bench.XXXXXX) || exit 1
 loop=""
@@ -45,37 +43,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-truncate -s 512M "$work/disk.img"
-loop=$(losetup -f --show "$work/disk.img") || exit 1
-command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
+bench_loop
 
-run_fio() {
-    fio --name=bench --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \
-        --iodepth=32 --direct=1 --runtime="$SECONDS_EACH" --time_based \
-        --output-format=json >"$work/fio.json" 2>/dev/null || return 1
-    awk '/"read" : \{/ { r = 1 } r && /"iops"/ { gsub(/[^0-9.]/, "", $3); printf "%.0f\n", $3; exit }' \
-        "$work/fio.json"
-}
-
-# start_bg CMD...: run CMD in the background, give it a second to set up.
-start_bg() {
-    "$@" &
-    bgpid=$!
-    sleep 1
-    kill -0 "$bgpid" 2>/dev/null
-}
-
-stop_bg() {
-    kill -INT "$bgpid"
-    wait "$bgpid"
-    local rc=$?
-    bgpid=""
-    return $rc
-}
-
-median() {
-    sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
-        else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+run_fio() { # IOPS only
+    local out
+    out=$(bench_fio bench "$SECONDS_EACH") || return 1
+    echo "${out% *}"
 }
 
 # diskmon_round BACKEND TAG: one fio run under diskmon; appends IOPS, lost,
@@ -98,30 +71,7 @@ diskmon_round() {
     echo "$iops"
 }
 
-# The bpftrace peer: what biosnoop does, on tracepoints (the kprobe-based
-# libbpf-tools cannot load here; docs/linux.md §1). bpftrace 0.17's
-# syntax (args->field).
-cat >"$work/biosnoop.bt" <<'BT'
-tracepoint:block:block_io_start
-{
-    @start[args->dev, args->sector] = nsecs;
-    @pid[args->dev, args->sector] = pid;
-    @comm[args->dev, args->sector] = comm;
-}
-tracepoint:block:block_rq_complete
-/@start[args->dev, args->sector]/
-{
-    $k0 = args->dev;
-    $k1 = args->sector;
-    printf("%d %s %d %d %d %d\n", @pid[$k0, $k1], @comm[$k0, $k1], $k0, $k1,
-           args->nr_sector, (nsecs - @start[$k0, $k1]) / 1000);
-    delete(@start[$k0, $k1]);
-    delete(@pid[$k0, $k1]);
-    delete(@comm[$k0, $k1]);
-}
-BT
-have_bpftrace=0
-command -v bpftrace >/dev/null && have_bpftrace=1
+bench_biosnoop
 [ "$have_bpftrace" = 1 ] || echo "bpftrace is not installed (apt-get install bpftrace): its column shows -"
 
 printf '%-6s %12s %12s %12s %12s %12s\n' round alone tracefs perf "perf record" bpftrace
@@ -138,16 +88,7 @@ for round in $(seq "$ROUNDS"); do
     rm -f "$work/perf.data"
     b=-
     if [ "$have_bpftrace" = 1 ]; then
-        # bpftrace compiles and attaches for a few seconds before it traces.
-        bpftrace "$work/biosnoop.bt" >/dev/null 2>"$work/bt.err" &
-        bgpid=$!
-        for _ in $(seq 30); do
-            grep -q 'Attaching' "$work/bt.err" && break
-            kill -0 "$bgpid" 2>/dev/null || break
-            sleep 0.5
-        done
-        sleep 1
-        kill -0 "$bgpid" 2>/dev/null || { echo "bpftrace failed: $(cat "$work/bt.err")"; exit 1; }
+        start_bpftrace
         b=$(run_fio)
         sleep 0.5
         stop_bg

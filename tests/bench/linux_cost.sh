@@ -1,6 +1,7 @@
 #!/bin/bash
-# linux_cost.sh DISKMON [SECONDS] [ROUNDS] - what each request costs diskmon
-# on Linux, and what watching takes from fio, side by side in one run.
+# linux_cost.sh DISKMON [SECONDS] [ROUNDS] - what diskmon costs, in one
+# table: each Linux live request, what watching takes from fio, the ETW
+# live path per record, and replay.
 #
 # Not run by CI (timings need a quiet machine; on a busy one read the
 # ratios, not the absolute figures). On a loop device over /dev/shm, fio
@@ -11,10 +12,9 @@
 #   tracepoints  a tracefs instance with block_io_start and block_rq_complete
 #                enabled and no reader (overwrite on): the kernel's own cost,
 #                the floor for any tracefs reader
-#   mmap         diskmon (tracefs, the mapped ring), all disks, text to
-#                /dev/null, -s
-#   read         the same with DM_TRACEFS_RING=read (read(2) of each
-#                sub-buffer: the fallback for kernels before 6.10)
+#   read         diskmon (tracefs, read(2) of each sub-buffer: the default),
+#                all disks, text to /dev/null, -s
+#   mmap         the same with DM_TRACEFS_RING=mmap (the mapped ring)
 #   perf         diskmon --backend perf
 #   old          DISKMON_OLD (an environment variable naming another
 #                diskmon, e.g. a build of main) on its default backend;
@@ -23,12 +23,21 @@
 #                -a into /dev/shm
 #   bpftrace     a biosnoop-style bpftrace script (one printf per request),
 #                "-" when bpftrace is missing
-# For each diskmon: CPU per request, the user + system time of the whole
-# process (all its threads, /proc/PID/stat just before it is stopped)
-# divided by the requests fio made while it watched, and the requests it
-# lost. DM_COST_CONFIGS="alone mmap read ..." runs only those. The table
-# prints medians: IOPS, the share of fio's IOPS kept (ratio
-# to alone), CPU ns per request, lost.
+#   callback     bench_callback (tests/bench/bench_callback.c) on the sample
+#                traces (../shared/etl, or DM_SHARED_ETL): the ETW live
+#                path's decode + filter + enqueue, ns per DiskIo record and
+#                per record of all kinds
+#   replay       diskmon -r of a trace from gen_etl (DM_COST_IOS requests,
+#                default 1000000), text to /dev/null: MB/s, records/s and
+#                max RSS (GNU time)
+# bench_callback and gen_etl come from DISKMON's build folder (built there
+# when missing); without them, or without the sample traces, those rows
+# say why. For each diskmon: CPU per request, the user + system time of
+# the whole process (all its threads, /proc/PID/stat just before it is
+# stopped) divided by the requests fio made while it watched, and the
+# requests it lost. DM_COST_CONFIGS="alone read mmap ..." runs only those.
+# The table prints medians: IOPS, the share of fio's IOPS kept (ratio to
+# alone), CPU ns per request, lost; then the callback and replay rows.
 set -u
 
 DISKMON=${1:?usage: linux_cost.sh DISKMON [SECONDS] [ROUNDS]}
@@ -36,10 +45,12 @@ SECONDS_EACH=${2:-5}
 ROUNDS=${3:-5}
 OLD=${DISKMON_OLD:-}
 
-[ "$(id -u)" = 0 ] || { echo "needs root"; exit 1; }
-for t in fio perf losetup; do
-    command -v "$t" >/dev/null || { echo "needs $t"; exit 1; }
-done
+. "$(dirname "$0")/../lib/bench_common.sh"
+bench_need
+BUILD=$(dirname "$DISKMON")
+CALLBACK=$BUILD/bench_callback GEN=$BUILD/gen_etl
+ETL_DIR=${DM_SHARED_ETL:-$(dirname "$0")/../../../shared/etl}
+REPLAY_IOS=${DM_COST_IOS:-1000000}
 T=/sys/kernel/tracing
 [ -d "$T/instances" ] || T=/sys/kernel/debug/tracing
 [ -d "$T/instances" ] || { echo "needs tracefs instances (run diskmon once as root)"; exit 1; }
@@ -56,41 +67,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-truncate -s 512M "$work/disk.img"
-loop=$(losetup -f --show "$work/disk.img") || exit 1
-command -v udevadm >/dev/null && udevadm settle -t 5 2>/dev/null
+bench_loop
 TICKS=$(getconf CLK_TCK)
 
-# run_fio: prints "IOPS TOTAL_IOS".
-run_fio() {
-    fio --name=cost --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \
-        --iodepth=32 --direct=1 --runtime="$SECONDS_EACH" --time_based \
-        --output-format=json >"$work/fio.json" 2>/dev/null || return 1
-    awk '/"read" : \{/ { r = 1 }
-        r && /"total_ios"/ { gsub(/[^0-9]/, "", $3); n = $3 }
-        r && /"iops"/ && !i { gsub(/[^0-9.]/, "", $3); i = $3 }
-        n != "" && i != "" { printf "%.0f %s\n", i, n; exit }' "$work/fio.json"
-}
-
-start_bg() {
-    "$@" &
-    bgpid=$!
-    sleep 1
-    kill -0 "$bgpid" 2>/dev/null
-}
-
-stop_bg() {
-    kill -INT "$bgpid"
-    wait "$bgpid"
-    local rc=$?
-    bgpid=""
-    return $rc
-}
-
-median() {
-    sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
-        else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+run_fio() { bench_fio cost "$SECONDS_EACH"; }
 
 # cpu_ticks PID: utime + stime of the whole process (fields 14 and 15 of
 # /proc/PID/stat, after the parenthesised name).
@@ -131,32 +111,55 @@ plain_round() { # TAG: fio under whatever runs now
     echo "${out% *}"
 }
 
-cat >"$work/biosnoop.bt" <<'BT'
-tracepoint:block:block_io_start
-{
-    @start[args->dev, args->sector] = nsecs;
-    @pid[args->dev, args->sector] = pid;
-    @comm[args->dev, args->sector] = comm;
-}
-tracepoint:block:block_rq_complete
-/@start[args->dev, args->sector]/
-{
-    $k0 = args->dev;
-    $k1 = args->sector;
-    printf("%d %s %d %d %d %d\n", @pid[$k0, $k1], @comm[$k0, $k1], $k0, $k1,
-           args->nr_sector, (nsecs - @start[$k0, $k1]) / 1000);
-    delete(@start[$k0, $k1]);
-    delete(@pid[$k0, $k1]);
-    delete(@comm[$k0, $k1]);
-}
-BT
-have_bpftrace=0
-command -v bpftrace >/dev/null && have_bpftrace=1
+bench_biosnoop
 
-configs="alone tracepoints mmap read perf"
+# The callback and replay rows' tools: what is missing is said in the table.
+cb_why="" replay_why=""
+for t in bench_callback gen_etl; do
+    [ -x "$BUILD/$t" ] || cmake --build "$BUILD" --target "$t" >"$work/build.log" 2>&1 ||
+        { [ $t = gen_etl ] && replay_why="cannot build gen_etl in $BUILD" || cb_why="cannot build bench_callback in $BUILD"; }
+done
+[ -z "$cb_why" ] && { [ -f "$ETL_DIR/perfview-net452-x64-win8.etl" ] && [ -f "$ETL_DIR/filtrace-diskio-win11.etl" ]; } ||
+    cb_why=${cb_why:-"the sample traces are not in $ETL_DIR"}
+/usr/bin/time -f %M true >/dev/null 2>&1 || replay_why=${replay_why:-"GNU time is missing (apt-get install time)"}
+if [ -z "$replay_why" ]; then
+    "$GEN" --ios "$REPLAY_IOS" --cpus 8 --seed 11 "$work/replay.etl" >"$work/replay.gen" 2>"$work/replay.gen.err" ||
+        replay_why="gen_etl failed: $(tail -1 "$work/replay.gen.err")"
+fi
+
+# callback_round: one bench_callback run of 5 rounds; appends its ns per
+# record, "NAME: DiskIo records only: ...; decode+filter+enqueue X
+# ns/record" and the same with "all records", to $work/cb.NAME.{diskio,all}.
+callback_round() {
+    [ -z "$cb_why" ] || { echo -; return; }
+    "$CALLBACK" "$ETL_DIR" 5 >"$work/callback.out" 2>&1 || { echo "bench_callback failed"; exit 1; }
+    for what in diskio all; do
+        if [ $what = diskio ]; then pat='DiskIo records only'; else pat='all records'; fi
+        sed -n "s/^\([^:]*\): $pat: .*; decode+filter+enqueue \([0-9.]*\) ns\/record\$/\1 \2/p" \
+            "$work/callback.out" | while read -r n v; do echo "$v" >>"$work/cb.$n.$what"; done
+    done
+    echo ok
+}
+
+# replay_round: diskmon -r of the generated trace, text to /dev/null;
+# appends its wall time (ns) and max RSS (KiB); prints the ms.
+replay_round() {
+    local t0 t1
+    [ -z "$replay_why" ] || { echo -; return; }
+    t0=$(date +%s%N)
+    /usr/bin/time -f %M -o "$work/rss.tmp" "$DISKMON" -r "$work/replay.etl" -o /dev/null \
+        2>"$work/replay.err" || { echo "replay failed: $(head -2 "$work/replay.err")"; exit 1; }
+    t1=$(date +%s%N)
+    echo $((t1 - t0)) >>"$work/replay.ns"
+    tail -1 "$work/rss.tmp" >>"$work/replay.rss"
+    echo "$(((t1 - t0) / 1000000))ms"
+}
+
+configs="alone tracepoints read mmap perf"
 [ -n "$OLD" ] && configs="$configs old"
 configs="$configs record"
 [ "$have_bpftrace" = 1 ] && configs="$configs bpftrace"
+configs="$configs callback replay"
 # DM_COST_CONFIGS="alone mmap read": a subset, in that order (alone first:
 # the ratios need it).
 configs=${DM_COST_CONFIGS:-$configs}
@@ -193,37 +196,60 @@ for round in $(seq "$ROUNDS"); do
             stop_bg
             rm -f "$work/perf.data" ;;
         bpftrace)
-            bpftrace "$work/biosnoop.bt" >/dev/null 2>"$work/bt.err" &
-            bgpid=$!
-            for _ in $(seq 30); do
-                grep -q 'Attaching' "$work/bt.err" && break
-                kill -0 "$bgpid" 2>/dev/null || break
-                sleep 0.5
-            done
-            sleep 1
-            kill -0 "$bgpid" 2>/dev/null || { echo "bpftrace failed: $(cat "$work/bt.err")"; exit 1; }
+            start_bpftrace
             v=$(plain_round bpftrace)
             sleep 0.3
             stop_bg ;;
+        callback) v=$(callback_round) ;;
+        replay) v=$(replay_round) ;;
         esac
         printf ' %11s' "$v"
     done
     echo
 done
 
-ma=$(median <"$work/alone.iops")
+ma=$(median - <"$work/alone.iops")
 echo
 echo "medians of $ROUNDS rounds, fio 4 KiB randread iodepth 32 on $loop (/dev/shm), ${SECONDS_EACH}s each,"
 echo "$(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d):"
 printf '%-12s %10s %8s %14s %8s %10s\n' config IOPS kept "CPU ns/request" "of it sys" lost
 for c in $configs; do
-    m=$(median <"$work/$c.iops")
+    [ -f "$work/$c.iops" ] || continue
+    m=$(median - <"$work/$c.iops")
     kept=$(awk -v a="$ma" -v m="$m" 'BEGIN { if (a > 0) printf "%.1f%%", 100 * m / a; else print "?" }')
     ns=- sys=- lost=-
     if [ -f "$work/$c.ns" ]; then
-        ns=$(median <"$work/$c.ns")
-        sys=$(median <"$work/$c.sys")
+        ns=$(median - <"$work/$c.ns")
+        sys=$(median - <"$work/$c.sys")
         lost=$(paste -sd, "$work/$c.lost")
     fi
     printf '%-12s %10s %8s %14s %8s %10s\n' "$c" "$m" "$kept" "$ns" "$sys" "$lost"
 done
+case " $configs " in *" callback "*)
+    echo
+    if [ -n "$cb_why" ]; then
+        echo "ETW live path (bench_callback): skipped, $cb_why"
+    else
+        echo "ETW live path, decode + filter + enqueue (bench_callback, medians of the rounds' 5-round runs):"
+        for f in "$work"/cb.*.diskio; do
+            n=${f#"$work/cb."}; n=${n%.diskio}
+            # bench_callback prints fractions: keep one decimal.
+            printf '  %-32s %8s ns per DiskIo record %8s ns per record, all records\n' "$n" \
+                "$(sort -n "$f" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+                "$(sort -n "$work/cb.$n.all" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
+        done
+    fi ;;
+esac
+case " $configs " in *" replay "*)
+    if [ -n "$replay_why" ]; then
+        echo "replay: skipped, $replay_why"
+    else
+        ns=$(median - <"$work/replay.ns")
+        bytes=$(stat -c %s "$work/replay.etl")
+        records=$(awk 'NR == 1 { print $5 }' "$work/replay.gen")
+        echo "replay of gen_etl's trace ($REPLAY_IOS requests, $records records, $bytes bytes), text to /dev/null:"
+        awk -v b="$bytes" -v r="$records" -v ns="$ns" -v k="$(median - <"$work/replay.rss")" 'BEGIN {
+            printf "  %.3f s: %.0f MB/s, %.2fM records/s, max RSS %.1f MiB\n",
+                   ns / 1e9, b * 1000 / ns, r * 1000 / ns, k / 1024 }'
+    fi ;;
+esac
