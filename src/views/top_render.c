@@ -123,6 +123,8 @@ static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
                    ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
                    ",\"avg_ms\":%s,\"max_ms\":%s",
                    g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    if (iv->has_cache_writes)
+        dm_text_printf(out, ",\"cache_write_bytes\":%" PRIu64, g->cache_write_bytes);
     if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
@@ -147,14 +149,15 @@ static void csv_str(struct dm_text *out, int present, const char *s)
     dm_text_puts(out, buf);
 }
 
-static void csv_header(struct dm_text *out, enum dm_top_by by)
+static void csv_header(struct dm_text *out, enum dm_top_by by, int cache_writes)
 {
     const struct by_columns *c = columns_of(by);
 
     dm_text_printf(out,
                    "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
-                   "write_bytes,avg_ms,max_ms%s\r\n",
-                   c->csv_titles, c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
+                   "write_bytes,%savg_ms,max_ms%s\r\n",
+                   c->csv_titles, cache_writes ? "cache_write_bytes," : "",
+                   c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
 }
 
 static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
@@ -169,8 +172,11 @@ static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
     columns_of(iv->by)->csv_keys(out, g);
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
-    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
+    if (iv->has_cache_writes)
+        dm_text_printf(out, ",%" PRIu64, g->cache_write_bytes);
+    dm_text_printf(out, ",%s,%s", a, b);
     if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
@@ -206,6 +212,12 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
              per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
+    if (iv->has_cache_writes) {
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, cap - n, "; %.2f MB/s written into the page cache",
+                 per_sec(iv->cache_write_bytes, len) / BYTES_PER_MB);
+    }
     if (iv->gap) {
         size_t n = strlen(buf);
 
@@ -216,7 +228,8 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
     }
 }
 
-static void titles(char *buf, size_t cap, enum dm_top_by by)
+/* The Cache-W column sits beside Write MB/s (block writes issued). */
+static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes)
 {
     const struct by_columns *c = columns_of(by);
     size_t n;
@@ -227,8 +240,9 @@ static void titles(char *buf, size_t cap, enum dm_top_by by)
         snprintf(buf + n, cap - n, "%8s %8s %8s %8s %8s %8s %7s %6s", "r/s", "w/s",
                  "rMB/s", "wMB/s", "r_await", "w_await", "aqu-sz", "%util");
     else
-        snprintf(buf + n, cap - n, "%9s %9s %10s %10s %9s %9s", "Reads/s", "Writes/s",
-                 "Read MB/s", "Write MB/s", "Avg ms", "Max ms");
+        snprintf(buf + n, cap - n, "%9s %9s %10s %10s%s %9s %9s", "Reads/s", "Writes/s",
+                 "Read MB/s", "Write MB/s", cache_writes ? " Cache-W MB/s" : "", "Avg ms",
+                 "Max ms");
 }
 
 /* A long path keeps its tail (the file name), behind "...", cut at the
@@ -260,6 +274,7 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
     uint64_t len = iv->end_ns - iv->start_ns;
     double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
     double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
+    char cache[32] = "";
     size_t n;
 
     c->text_keys(buf, cap, g);
@@ -270,10 +285,14 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                  ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
                  len ? (double)g->overlap_ns / (double)len : 0.0,
                  len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
-    else
-        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f %9.3f %9.3f",
-                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+    else {
+        if (iv->has_cache_writes)
+            snprintf(cache, sizeof cache, " %12.2f",
+                     per_sec(g->cache_write_bytes, len) / BYTES_PER_MB);
+        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f%s %9.3f %9.3f",
+                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb, cache,
                  ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+    }
 }
 
 /* ---- the key columns, per --by ------------------------------------------------ */
@@ -418,7 +437,7 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
         dm_text_printf(&v->out, "%s\n", line);
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
-        titles(line, sizeof line, v->by);
+        titles(line, sizeof line, v->by, v->cache_writes);
         if (screen)
             screen_line(v, line, 0);
         else
@@ -444,7 +463,7 @@ void dm_top_render_begin(struct dm_top_view *v)
     if (v->mode == DM_TOP_SCREEN)
         dm_text_puts(&v->out, VT_HIDE_CURSOR);
     else if (v->mode == DM_TOP_CSV && !v->no_header)
-        csv_header(&v->out, v->by);
+        csv_header(&v->out, v->by, v->cache_writes);
 }
 
 void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
