@@ -120,11 +120,11 @@ static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
     ms6(b, sizeof b, g->max_ns);
     dm_text_printf(out,
                    ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
-                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
-                   ",\"avg_ms\":%s,\"max_ms\":%s",
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
     if (iv->has_cache_writes)
         dm_text_printf(out, ",\"cache_write_bytes\":%" PRIu64, g->cache_write_bytes);
+    dm_text_printf(out, ",\"avg_ms\":%s,\"max_ms\":%s", a, b);
     if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
