@@ -26,6 +26,9 @@
 /* /proc/PID/stat is read whole: its 52 fields fit in 1 KiB (the comm is at
  * most 64 bytes, TASK_COMM_LEN of a kernel thread's name included). */
 #define STAT_HEAD_MAX 1024
+/* TASK_COMM_LEN (include/linux/sched.h) less its NUL. */
+#define COMM_MAX 15
+#define KWORKER "kworker/"
 
 /* write_bytes out of a /proc/PID/io text; 0, or -1 when it has none. */
 static int parse_write_bytes(const char *text, uint64_t *bytes)
@@ -145,6 +148,13 @@ static int task_io_about(uint32_t pid, uint32_t *ppid, char *name, size_t cap)
         sscanf(close_paren + 1, " %c %lu", &state, &parent) != 2 || parent > UINT32_MAX)
         return -1;
     n = (size_t)(close_paren - open_paren - 1);
+    /* The comm as the block tracepoints give it: /proc adds to a work
+     * queue worker's name what it runs, after a '-' or '+'
+     * ("kworker/u8:1-writeback"; kernel/workqueue.c, wq_worker_comm). */
+    if (n > strlen(KWORKER) && strncmp(open_paren + 1, KWORKER, strlen(KWORKER)) == 0)
+        n = strcspn(open_paren + 1, "+-)");
+    if (n > COMM_MAX)
+        n = COMM_MAX;
     if (n >= cap)
         n = cap - 1;
     memcpy(name, open_paren + 1, n);

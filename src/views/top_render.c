@@ -204,20 +204,19 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
                       uint64_t lost)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
+    char cache[64] = "";
 
+    /* Linux live --by process: the cache writes beside the block writes. */
+    if (iv->has_cache_writes)
+        snprintf(cache, sizeof cache, ", %.2f MB/s cached",
+                 per_sec(iv->cache_write_bytes, len) / BYTES_PER_MB);
     snprintf(buf, cap,
              "%.3f-%.3f s: %.1f reads/s, %.1f writes/s, %.1f flushes/s, "
-             "%.2f MB/s read, %.2f MB/s written, %" PRIu64 " lost",
+             "%.2f MB/s read, %.2f MB/s written%s, %" PRIu64 " lost",
              (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
-             per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
-    if (iv->has_cache_writes) {
-        size_t n = strlen(buf);
-
-        snprintf(buf + n, cap - n, "; %.2f MB/s written into the page cache",
-                 per_sec(iv->cache_write_bytes, len) / BYTES_PER_MB);
-    }
+             per_sec(iv->write_bytes, len) / BYTES_PER_MB, cache, lost);
     if (iv->gap) {
         size_t n = strlen(buf);
 
@@ -228,7 +227,6 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
     }
 }
 
-/* The Cache-W column sits beside Write MB/s (block writes issued). */
 static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes)
 {
     const struct by_columns *c = columns_of(by);
