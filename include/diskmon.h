@@ -251,9 +251,11 @@ struct dm_task_io {
      * count (all its threads, the ended ones too). Returns the number of
      * processes or a negative dm_err. */
     long (*scan)(void (*each)(void *arg, uint32_t pid, uint64_t bytes), void *arg);
-    /* The parent of pid and its name (comm) into name, NUL-terminated; 0,
-     * or -1 when the process is gone. */
-    int (*about)(uint32_t pid, uint32_t *ppid, char *name, size_t cap);
+    /* The parent of pid, when it started (*start: any value, the same
+     * for the same process, another for a process that reused the pid)
+     * and its name (comm) into name, NUL-terminated; 0, or -1 when the
+     * process is gone. */
+    int (*about)(uint32_t pid, uint32_t *ppid, uint64_t *start, char *name, size_t cap);
 };
 
 struct dm_source {

@@ -129,13 +129,16 @@ static long task_io_scan(void (*each)(void *arg, uint32_t pid, uint64_t bytes), 
     return n;
 }
 
-/* /proc/PID/stat begins "PID (COMM) STATE PPID": COMM may hold spaces and
+/* /proc/PID/stat begins "PID (COMM) STATE PPID", and its 22nd field is
+ * the start time in clock ticks after boot: COMM may hold spaces and
  * parentheses itself, so it ends at the last ')' (proc(5)). */
-static int task_io_about(uint32_t pid, uint32_t *ppid, char *name, size_t cap)
+static int task_io_about(uint32_t pid, uint32_t *ppid, uint64_t *start, char *name,
+                         size_t cap)
 {
     char path[32], text[STAT_HEAD_MAX];
     const char *open_paren, *close_paren;
     unsigned long parent;
+    unsigned long long started;
     size_t n;
     char state;
 
@@ -145,7 +148,10 @@ static int task_io_about(uint32_t pid, uint32_t *ppid, char *name, size_t cap)
     open_paren = strchr(text, '(');
     close_paren = strrchr(text, ')');
     if (open_paren == NULL || close_paren == NULL || close_paren < open_paren ||
-        sscanf(close_paren + 1, " %c %lu", &state, &parent) != 2 || parent > UINT32_MAX)
+        sscanf(close_paren + 1,
+               " %c %lu %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+               &state, &parent, &started) != 3 ||
+        parent > UINT32_MAX)
         return -1;
     n = (size_t)(close_paren - open_paren - 1);
     /* The comm as the block tracepoints give it: /proc adds to a work
@@ -160,6 +166,7 @@ static int task_io_about(uint32_t pid, uint32_t *ppid, char *name, size_t cap)
     memcpy(name, open_paren + 1, n);
     name[n] = '\0';
     *ppid = (uint32_t)parent;
+    *start = started;
     return 0;
 }
 

@@ -12,6 +12,7 @@
 struct pid_count {
     uint32_t pid;
     uint32_t ppid;
+    uint64_t start;                /* when it started (dm_task_io.about) */
     uint64_t bytes;                /* the count the scan read */
     uint64_t grew;                 /* fill: its growth since the last scan */
     int asked;                     /* ppid and name were asked for */
@@ -121,8 +122,34 @@ void dm_top_cache_destroy(struct dm_top_cache *c)
     free(c);
 }
 
-/* Each process's growth, and, once it has written, its parent and name,
- * asked once: what settles it with its parent if it ends. */
+static void ask(const struct dm_top_cache *c, struct pid_count *e)
+{
+    e->asked = 1;
+    e->known = c->io->about(e->pid, &e->ppid, &e->start, e->name, sizeof e->name) == 0;
+}
+
+/* The process at was's pid is another one now (pid reused): was ended,
+ * and waits with the others for its parent (settle_ended). */
+static int reused(struct dm_top_cache *c, const struct pid_count *was,
+                  struct pid_count *now)
+{
+    struct pid_count ended = *was;
+
+    ask(c, now);
+    if (!now->known || now->start == was->start) {
+        now->known = now->known || was->known; /* a failed read: keep was's */
+        return 0;
+    }
+    ended.waited = ended.settled = 0;
+    push(&c->ended, &ended);
+    return 1;
+}
+
+/* Each process's growth, and, once it has written, its parent, start and
+ * name, asked once: what settles it with its parent if it ends. A count
+ * that grew is asked again: a new process may have taken an ended one's
+ * pid and written more than that one had (a count that went down is a new
+ * process without asking). */
 static void growth(struct dm_top_cache *c)
 {
     for (size_t i = 0; i < c->next.n; i++) {
@@ -134,17 +161,17 @@ static void growth(struct dm_top_cache *c)
             now->asked = was->asked;
             now->known = was->known;
             now->ppid = was->ppid;
+            now->start = was->start;
             memcpy(now->name, was->name, sizeof now->name);
+            if (now->grew > 0 && was->known && reused(c, was, now))
+                now->grew = now->bytes;
         } else {
             /* New since the last scan (counts start at zero at fork), or
              * the pid was reused: all of the count is new. */
             now->grew = now->bytes;
         }
-        if (!now->asked && now->bytes > 0) {
-            now->asked = 1;
-            now->known = c->io->about(now->pid, &now->ppid, now->name,
-                                      sizeof now->name) == 0;
-        }
+        if (!now->asked && now->bytes > 0)
+            ask(c, now);
     }
 }
 

@@ -11,7 +11,10 @@
  *
  * A process seen for the first time after the first scan started since the
  * last one (its count starts at zero at fork), so all its count is new. A
- * count lower than the last (the pid was reused) is a new process too. The
+ * count lower than the last (the pid was reused) is a new process too; a
+ * count that grew is checked against the process's start time, so a new
+ * process on an ended one's pid that wrote more than it had is new as
+ * well. The
  * bytes a process wrote after the last scan before it ended are not seen
  * under it: the kernel adds an ended child's counts into its parent's when
  * the parent reaps it, so they show up there, with whatever the child had

@@ -129,6 +129,12 @@ def check(cond, what):
     ok = ok and cond
 check(head[head.index("write_bytes") + 1] == "cache_write_bytes",
       "cache_write_bytes sits beside write_bytes in the header: %s" % ",".join(head))
+# Per interval, for a failure's reader: tar's and its parent's cache writes.
+for r in rows:
+    if r["pid"] in (tar_pid, shell_pid) and int(r["cache_write_bytes"]) > 0:
+        print("  %s-%s pid %s %s: %s cache write bytes"
+              % (r["interval_start"], r["interval_end"], r["pid"], r["process"],
+                 r["cache_write_bytes"]))
 tar_cache = sum(int(r["cache_write_bytes"]) for r in rows if r["pid"] == tar_pid)
 tar_block = sum(int(r["write_bytes"]) for r in rows if r["pid"] == tar_pid)
 shell_cache = sum(int(r["cache_write_bytes"]) for r in rows if r["pid"] == shell_pid)

@@ -19,6 +19,7 @@
 static struct fake_proc {
     uint32_t pid, ppid;
     uint64_t bytes;
+    uint64_t start;  /* a new process on the same pid gets another */
     int alive;
 } procs[PROCS_MAX];
 
@@ -35,11 +36,13 @@ static long fake_scan(void (*each)(void *arg, uint32_t pid, uint64_t bytes), voi
     return n;
 }
 
-static int fake_about(uint32_t pid, uint32_t *ppid, char *name, size_t cap)
+static int fake_about(uint32_t pid, uint32_t *ppid, uint64_t *start, char *name,
+                      size_t cap)
 {
     for (int i = 0; i < PROCS_MAX; i++) {
         if (procs[i].alive && procs[i].pid == pid) {
             *ppid = procs[i].ppid;
+            *start = procs[i].start;
             snprintf(name, cap, "w%u", (unsigned)pid);
             return 0;
         }
@@ -210,6 +213,37 @@ DM_TEST(late_reap_settled)
     dm_top_destroy(t);
 }
 
+/* A process ends and a new one takes its pid within one interval, and
+ * writes more than it had: told apart by its start, so its whole count is
+ * new, and the ended one is settled with its parent. */
+DM_TEST(reused_pid_with_a_higher_count)
+{
+    struct dm_top *t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, NULL);
+    struct dm_top_cache *c;
+
+    DM_REQUIRE(t != NULL, "out of memory");
+    memset(procs, 0, sizeof procs);
+    set_proc(0, 90, 91, 0, 1);
+    set_proc(1, 91, 1, 0, 1);
+    c = dm_top_cache_create(&fake_io);
+    DM_REQUIRE(c != NULL, "out of memory");
+    dm_top_set_fill(t, dm_top_cache_fill, c);
+    procs[0].bytes = 1000;
+    dm_top_tick(t, 1000 * MS);
+    DM_ASSERT_EQ_U64(row_of(90)->cache_write_bytes, 1000);
+    /* 90 wrote 200 more, ended and was reaped by 91; a new 90 (another
+     * start) wrote 5000. */
+    procs[1].bytes = 1200;
+    set_proc(0, 90, 91, 5000, 1);
+    procs[0].start = 7;
+    dm_top_tick(t, 2000 * MS);
+    DM_ASSERT_EQ_INT(last.n_rows, 1);
+    DM_ASSERT_EQ_U64(row_of(90)->cache_write_bytes, 5000 + 200);
+    DM_ASSERT_EQ_U64(last.total, 5200);
+    dm_top_cache_destroy(c);
+    dm_top_destroy(t);
+}
+
 static void render(struct dm_top_view *v, const struct dm_top_interval *iv, char *text,
                    size_t cap)
 {
@@ -268,6 +302,7 @@ DM_TEST(csv_and_json_fields)
 const struct dmt_case dm_suite_top_cache[] = {
     {"growth_rows_reuse_and_reaped_children", growth_rows_reuse_and_reaped_children},
     {"late_reap_settled", late_reap_settled},
+    {"reused_pid_with_a_higher_count", reused_pid_with_a_higher_count},
     {"csv_and_json_fields", csv_and_json_fields},
     {NULL, NULL},
 };
