@@ -4,12 +4,14 @@
  * counts each case sets between two intervals: growth under a row with
  * block I/O and in a row of its own, a reused pid, a new process, a
  * reaped child settled with its parent (in the same scan and one late),
- * and the csv and json fields. The real /proc is checked by
+ * a pid reused by a process that wrote more, the csv and json fields, and
+ * the one note (and no column) of a kernel without task I/O accounting. The real /proc is checked by
  * tests/scripts/linux_pagecache.sh.
  */
 #include "views/top.h"
 #include "views/top_cache.h"
 #include "views/top_render.h"
+#include "views/view.h"
 #include "dmtest.h"
 
 #define MS 1000000ull
@@ -299,7 +301,81 @@ DM_TEST(csv_and_json_fields)
     DM_ASSERT(strstr(text, "cache_write") == NULL);
 }
 
+static int no_accounting(char *why, size_t cap)
+{
+    snprintf(why, cap, "/proc/self/io: No such file or directory");
+    return DM_ENOTFOUND;
+}
+
+static const struct dm_task_io absent_io = {no_accounting, fake_scan, fake_about};
+
+static uint64_t none_dropped(const void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+/* The view as the pipeline builds it, live --by process -f csv with io:
+ * the csv header it drew and what it said on errf. */
+static int view_start(const struct dm_task_io *io, int live, char *header, size_t hcap,
+                      char *said, size_t scap)
+{
+    struct dm_view_config cfg;
+    struct dm_text drawn;
+    void *view = NULL;
+    FILE *errf = tmpfile();
+    size_t n;
+    int rc;
+
+    if (errf == NULL)
+        return -1;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&drawn, 0, sizeof drawn);
+    cfg.top_ns = 1000 * MS;
+    cfg.top_by = DM_TOP_BY_PROCESS;
+    cfg.format = DM_FMT_CSV;
+    cfg.live = live;
+    cfg.task_io = io;
+    cfg.drawn = &drawn;
+    cfg.errf = errf;
+    cfg.ring_dropped = none_dropped;
+    rc = dm_top_view.create(&cfg, &view);
+    if (view != NULL)
+        dm_top_view.destroy(view);
+    n = drawn.len < hcap - 1 ? drawn.len : hcap - 1;
+    memcpy(header, drawn.data != NULL ? drawn.data : "", n);
+    header[n] = '\0';
+    dm_text_free(&drawn);
+    rewind(errf);
+    n = fread(said, 1, scap - 1, errf);
+    said[n] = '\0';
+    fclose(errf);
+    return rc;
+}
+
+/* No task I/O accounting: one note that says why, and no column (not
+ * zeros); with it, the column; replay (not live): neither. */
+DM_TEST(no_accounting_one_note_no_column)
+{
+    char header[512], said[512];
+
+    memset(procs, 0, sizeof procs);
+    DM_ASSERT_EQ_INT(view_start(&absent_io, 1, header, sizeof header, said, sizeof said), 0);
+    DM_ASSERT(strstr(header, "write_bytes,avg_ms") != NULL);
+    DM_ASSERT(strstr(header, "cache_write") == NULL);
+    DM_ASSERT(strstr(said, "no Cache-W column") != NULL);
+    DM_ASSERT(strstr(said, "/proc/self/io: No such file or directory") != NULL);
+    DM_ASSERT(strchr(said, '\n') == said + strlen(said) - 1);
+    DM_ASSERT_EQ_INT(view_start(&fake_io, 1, header, sizeof header, said, sizeof said), 0);
+    DM_ASSERT(strstr(header, "write_bytes,cache_write_bytes,avg_ms") != NULL);
+    DM_ASSERT_STR_EQ(said, "");
+    DM_ASSERT_EQ_INT(view_start(&fake_io, 0, header, sizeof header, said, sizeof said), 0);
+    DM_ASSERT(strstr(header, "cache_write") == NULL);
+    DM_ASSERT_STR_EQ(said, "");
+}
+
 const struct dmt_case dm_suite_top_cache[] = {
+    {"no_accounting_one_note_no_column", no_accounting_one_note_no_column},
     {"growth_rows_reuse_and_reaped_children", growth_rows_reuse_and_reaped_children},
     {"late_reap_settled", late_reap_settled},
     {"reused_pid_with_a_higher_count", reused_pid_with_a_higher_count},
