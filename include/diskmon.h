@@ -242,6 +242,31 @@ struct dm_source_ops {
     const char *(*refuse)(const struct dm_options *opt);
 };
 
+/*
+ * Per-process counts of bytes written into the page cache, for --top --by
+ * process: a write the kernel's flusher threads send to the disk later
+ * shows up there under the process that wrote it, not under the flusher.
+ * A live source that can read them gives its dm_source this; the views
+ * read it on the printer thread. Linux: task I/O accounting, /proc/PID/io
+ * write_bytes (linux/task_io.c). NULL: none (replay, whose trace is another
+ * machine's; Windows live for now).
+ */
+struct dm_task_io {
+    /* 0 when the counters can be read here, else a negative dm_err with
+     * why (at most cap bytes, no final period): the kernel has no task I/O
+     * accounting, or /proc is not readable. */
+    int (*probe)(char *why, size_t cap);
+    /* each(arg, pid, bytes) for every process now, bytes its cumulative
+     * count (all its threads, the ended ones too). Returns the number of
+     * processes or a negative dm_err. */
+    long (*scan)(void (*each)(void *arg, uint32_t pid, uint64_t bytes), void *arg);
+    /* The parent of pid, when it started (*start: any value, the same
+     * for the same process, another for a process that reused the pid)
+     * and its name (comm) into name, NUL-terminated; 0, or -1 when the
+     * process is gone. */
+    int (*about)(uint32_t pid, uint32_t *ppid, uint64_t *start, char *name, size_t cap);
+};
+
 struct dm_source {
     const struct dm_source_ops *ops;
     void *impl;              /* the source's own state */
@@ -271,6 +296,8 @@ struct dm_source {
     /* How the events are read, when the source's name does not say it
      * (Linux live: "tracefs" or "perf"); NULL: ops->name. For --metrics. */
     const char *backend;
+    /* Live: the per-process cache write counts; NULL: none. */
+    const struct dm_task_io *task_io;
 };
 
 /* The sources this build has. Live ones exist only on their own OS. */

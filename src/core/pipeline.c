@@ -122,6 +122,7 @@ static void view_config(struct dm_view_config *cfg, const struct dm_options *opt
     cfg->live = src->is_live;
     cfg->source_name = src->backend != NULL ? src->backend : src->ops->name;
     cfg->lost_base = src->lost_events;
+    cfg->task_io = src->task_io;
     cfg->out = p->out;
     cfg->drawn = &p->drawn;
     cfg->errf = errf;

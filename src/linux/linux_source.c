@@ -23,6 +23,7 @@
 #include "linux/block_devices.h"
 #include "linux/cpu_merge.h"
 #include "linux/requests.h"
+#include "linux/task_io.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
@@ -251,6 +252,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
 
     src->impl = s;
     src->is_live = 1;
+    src->task_io = &dm_linux_task_io;
     if (s == NULL)
         return DM_ENOMEM;
     s->setup.notes = &src->notes;

@@ -20,6 +20,8 @@ struct dm_top {
     uint64_t k;                   /* the open interval: [k*SEC, (k+1)*SEC) */
     dm_top_emit_fn emit;
     void *ctx;
+    dm_top_fill_fn fill;          /* cache writes; NULL: none */
+    void *fill_ctx;
     int n_groups;                 /* the named ones in groups[] */
     int other_used;
     int16_t slot[HASH_SLOTS];
@@ -149,42 +151,84 @@ static uint64_t hash_key(const struct dm_top_group *g)
     return fnv(h, g->cgroup, strlen(g->cgroup));
 }
 
-/* The group of ev in the open interval: found, new, or (other). */
-static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev)
+/* The group of key (figures zero) in the open interval: found, new, or
+ * (other). */
+static struct dm_top_group *group_of_key(struct dm_top *t, const struct dm_top_group *key)
 {
-    struct dm_top_group key;
-    uint64_t h;
+    uint64_t h = hash_key(key);
 
-    memset(&key, 0, sizeof key);
-    key_of(t->by, ev, &key);
-    h = hash_key(&key);
     for (uint32_t i = 0; i < HASH_SLOTS; i++) {
         uint32_t s = (uint32_t)((h + i) % HASH_SLOTS);
         int idx = t->slot[s];
         struct dm_top_group *g;
+        struct dm_busy busy;
 
         if (idx == NO_GROUP) {
             if (t->n_groups == DM_TOP_GROUPS_MAX)
                 break;
             g = &t->groups[t->n_groups];
             t->slot[s] = (int16_t)t->n_groups++;
-            key.busy = g->busy; /* the storage of an earlier interval's group */
-            key.busy.max = DM_TOP_SPANS_MAX;
-            *g = key;
+            busy = g->busy; /* the storage of an earlier interval's group */
+            busy.max = DM_TOP_SPANS_MAX;
+            *g = *key;
+            g->busy = busy;
             return g;
         }
-        if (same_key(&t->groups[idx], &key))
+        if (same_key(&t->groups[idx], key))
             return &t->groups[idx];
     }
     t->other_used = 1;
     return &t->other;
 }
 
+static struct dm_top_group *group_of(struct dm_top *t, const struct dm_event *ev)
+{
+    struct dm_top_group key;
+
+    memset(&key, 0, sizeof key);
+    key_of(t->by, ev, &key);
+    return group_of_key(t, &key);
+}
+
+/* ---- cache writes -------------------------------------------------------------- */
+
+void dm_top_set_fill(struct dm_top *t, dm_top_fill_fn fill, void *ctx)
+{
+    t->fill = fill;
+    t->fill_ctx = ctx;
+}
+
+int dm_top_add_cache_write(struct dm_top *t, uint32_t pid, uint64_t bytes)
+{
+    for (int i = 0; i < t->n_groups; i++) {
+        if (t->groups[i].has_pid && t->groups[i].pid == pid) {
+            t->groups[i].cache_write_bytes += bytes;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void dm_top_add_cache_row(struct dm_top *t, uint32_t pid, const char *process,
+                          uint64_t bytes)
+{
+    struct dm_top_group key;
+
+    memset(&key, 0, sizeof key);
+    key.has_pid = 1;
+    key.pid = pid;
+    if (process != NULL) {
+        key.has_process = 1;
+        snprintf(key.process, sizeof key.process, "%s", process);
+    }
+    group_of_key(t, &key)->cache_write_bytes += bytes;
+}
+
 /* ---- closing an interval ------------------------------------------------------ */
 
 static uint64_t total_bytes(const struct dm_top_group *g)
 {
-    return g->read_bytes + g->write_bytes;
+    return g->read_bytes + g->write_bytes + g->cache_write_bytes;
 }
 
 static uint64_t total_ios(const struct dm_top_group *g)
@@ -221,6 +265,10 @@ static void close_interval_at(struct dm_top *t, uint64_t n_intervals, uint64_t c
     if (cut_ns > iv.start_ns && cut_ns < iv.end_ns)
         iv.end_ns = cut_ns;
     iv.by = t->by;
+    if (t->fill != NULL) {
+        t->fill(t->fill_ctx, t);
+        iv.has_cache_writes = 1;
+    }
     for (int i = 0; i < t->n_groups; i++)
         t->rows[n++] = &t->groups[i];
     qsort(t->rows, (size_t)n, sizeof t->rows[0], by_size);
@@ -235,6 +283,7 @@ static void close_interval_at(struct dm_top *t, uint64_t n_intervals, uint64_t c
         iv.flushes += g->flushes;
         iv.read_bytes += g->read_bytes;
         iv.write_bytes += g->write_bytes;
+        iv.cache_write_bytes += g->cache_write_bytes;
     }
     iv.rows = t->rows;
     iv.n_rows = n;

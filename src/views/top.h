@@ -66,6 +66,9 @@ struct dm_top_group {
     /* The figures. */
     uint64_t reads, writes, flushes;
     uint64_t read_bytes, write_bytes;
+    /* --by process, Linux live: bytes the process wrote into the page
+     * cache during the interval (dm_top_add_cache_write) */
+    uint64_t cache_write_bytes;
     uint64_t latency_ns;          /* sum of durations: avg_ms */
     uint64_t max_ns;
     uint64_t read_latency_ns;     /* r_await */
@@ -84,12 +87,14 @@ struct dm_top_interval {
      * start_ns..end_ns is the whole of it. */
     int gap;
     enum dm_top_by by;
-    /* Sorted by total bytes, then reads+writes+flushes, descending; the
+    /* The rows carry cache_write_bytes (dm_top_set_fill was called). */
+    int has_cache_writes;
+    /* Sorted by total bytes (block reads and writes, cache writes), then reads+writes+flushes, descending; the
      * (other) row, when there is one, last. */
     const struct dm_top_group *const *rows;
     int n_rows;
     /* Sums over every row. */
-    uint64_t reads, writes, flushes, read_bytes, write_bytes;
+    uint64_t reads, writes, flushes, read_bytes, write_bytes, cache_write_bytes;
 };
 
 typedef void (*dm_top_emit_fn)(void *ctx, const struct dm_top_interval *iv);
@@ -103,6 +108,24 @@ struct dm_top *dm_top_create(enum dm_top_by by, uint64_t interval_ns,
 void dm_top_destroy(struct dm_top *t);
 /* Change where closed intervals go (the printer sets its own). */
 void dm_top_set_emit(struct dm_top *t, dm_top_emit_fn emit, void *ctx);
+
+/*
+ * Cache writes (--by process, Linux live; views/top_view.c). Once set,
+ * fill(ctx, t) is called as each interval closes, before its rows are
+ * summed and sorted, and adds what each process wrote into the page cache
+ * since the last call with the two functions below; the intervals then
+ * have has_cache_writes set.
+ */
+typedef void (*dm_top_fill_fn)(void *ctx, struct dm_top *t);
+void dm_top_set_fill(struct dm_top *t, dm_top_fill_fn fill, void *ctx);
+/* Add bytes to the first row of pid in the open interval: 0, or -1 when
+ * the interval has no row of pid (it issued no block I/O). */
+int dm_top_add_cache_write(struct dm_top *t, uint32_t pid, uint64_t bytes);
+/* A row of its own for pid, keyed as its events would be (pid, process;
+ * process NULL when unknown), holding bytes; (other) when the table is
+ * full. */
+void dm_top_add_cache_row(struct dm_top *t, uint32_t pid, const char *process,
+                          uint64_t bytes);
 
 /*
  * Count ev in its interval. When ev belongs to a later interval, the open

@@ -121,9 +121,11 @@ static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
     ms6(b, sizeof b, g->max_ns);
     dm_text_printf(out,
                    ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
-                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64
-                   ",\"avg_ms\":%s,\"max_ms\":%s",
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
+    if (iv->has_cache_writes)
+        dm_text_printf(out, ",\"cache_write_bytes\":%" PRIu64, g->cache_write_bytes);
+    dm_text_printf(out, ",\"avg_ms\":%s,\"max_ms\":%s", a, b);
     if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
@@ -148,14 +150,15 @@ static void csv_str(struct dm_text *out, int present, const char *s)
     dm_text_puts(out, buf);
 }
 
-static void csv_header(struct dm_text *out, enum dm_top_by by)
+static void csv_header(struct dm_text *out, enum dm_top_by by, int cache_writes)
 {
     const struct by_columns *c = columns_of(by);
 
     dm_text_printf(out,
                    "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
-                   "write_bytes,avg_ms,max_ms%s\r\n",
-                   c->csv_titles, c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
+                   "write_bytes,%savg_ms,max_ms%s\r\n",
+                   c->csv_titles, cache_writes ? "cache_write_bytes," : "",
+                   c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
 }
 
 static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
@@ -170,8 +173,11 @@ static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
     columns_of(iv->by)->csv_keys(out, g);
     mean_ms6(a, sizeof a, g->latency_ns, ios(g));
     ms6(b, sizeof b, g->max_ns);
-    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s",
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes, a, b);
+    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
+    if (iv->has_cache_writes)
+        dm_text_printf(out, ",%" PRIu64, g->cache_write_bytes);
+    dm_text_printf(out, ",%s,%s", a, b);
     if (columns_of(iv->by)->device) {
         mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
         mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
@@ -199,14 +205,19 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
                       uint64_t lost)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
+    char cache[64] = "";
 
+    /* Linux live --by process: the cache writes beside the block writes. */
+    if (iv->has_cache_writes)
+        snprintf(cache, sizeof cache, ", %.2f MB/s cached",
+                 per_sec(iv->cache_write_bytes, len) / BYTES_PER_MB);
     snprintf(buf, cap,
              "%.3f-%.3f s: %.1f reads/s, %.1f writes/s, %.1f flushes/s, "
-             "%.2f MB/s read, %.2f MB/s written, %" PRIu64 " lost",
+             "%.2f MB/s read, %.2f MB/s written%s, %" PRIu64 " lost",
              (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
-             per_sec(iv->write_bytes, len) / BYTES_PER_MB, lost);
+             per_sec(iv->write_bytes, len) / BYTES_PER_MB, cache, lost);
     if (iv->gap) {
         size_t n = strlen(buf);
 
@@ -217,7 +228,7 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
     }
 }
 
-static void titles(char *buf, size_t cap, enum dm_top_by by)
+static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes)
 {
     const struct by_columns *c = columns_of(by);
     size_t n;
@@ -228,8 +239,9 @@ static void titles(char *buf, size_t cap, enum dm_top_by by)
         snprintf(buf + n, cap - n, "%8s %8s %8s %8s %8s %8s %7s %6s", "r/s", "w/s",
                  "rMB/s", "wMB/s", "r_await", "w_await", "aqu-sz", "%util");
     else
-        snprintf(buf + n, cap - n, "%9s %9s %10s %10s %9s %9s", "Reads/s", "Writes/s",
-                 "Read MB/s", "Write MB/s", "Avg ms", "Max ms");
+        snprintf(buf + n, cap - n, "%9s %9s %10s %10s%s %9s %9s", "Reads/s", "Writes/s",
+                 "Read MB/s", "Write MB/s", cache_writes ? " Cache-W MB/s" : "", "Avg ms",
+                 "Max ms");
 }
 
 /* A long path keeps its tail (the file name), behind "...", cut at the
@@ -270,6 +282,7 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
     uint64_t len = iv->end_ns - iv->start_ns;
     double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
     double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
+    char cache[32] = "";
     size_t n;
 
     c->text_keys(buf, cap, g);
@@ -280,10 +293,14 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                  ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
                  len ? (double)g->overlap_ns / (double)len : 0.0,
                  len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
-    else
-        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f %9.3f %9.3f",
-                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+    else {
+        if (iv->has_cache_writes)
+            snprintf(cache, sizeof cache, " %12.2f",
+                     per_sec(g->cache_write_bytes, len) / BYTES_PER_MB);
+        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f%s %9.3f %9.3f",
+                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb, cache,
                  ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+    }
 }
 
 /* ---- the key columns, per --by ------------------------------------------------ */
@@ -455,7 +472,7 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
         dm_text_printf(&v->out, "%s\n", line);
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
-        titles(line, sizeof line, v->by);
+        titles(line, sizeof line, v->by, v->cache_writes);
         if (screen)
             screen_line(v, line, 0);
         else
@@ -481,7 +498,7 @@ void dm_top_render_begin(struct dm_top_view *v)
     if (v->mode == DM_TOP_SCREEN)
         dm_text_puts(&v->out, VT_HIDE_CURSOR);
     else if (v->mode == DM_TOP_CSV && !v->no_header)
-        csv_header(&v->out, v->by);
+        csv_header(&v->out, v->by, v->cache_writes);
 }
 
 void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,

@@ -30,6 +30,7 @@ struct dm_top_view {
     enum dm_top_by by;
     struct dm_text out;  /* what was drawn, not written yet */
     int no_header;       /* csv: no header row; text: no column titles */
+    int cache_writes;    /* --by process, live: the Cache-W column (top_cache.h) */
     int rows, cols;      /* screen: the window, set before each interval */
 };
 

@@ -3,10 +3,13 @@
  * and each closed interval drawn (views/top_render.h) into the text the
  * printer writes out in place of the event lines.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "output/text.h"
 #include "platform/platform.h"
 #include "views/top.h"
+#include "views/top_cache.h"
 #include "views/top_render.h"
 #include "views/view.h"
 
@@ -22,6 +25,7 @@ struct top_view {
     struct dm_top_view draw;     /* draws into its own text, moved to drawn */
     const struct dm_view_config *cfg;
     int live;
+    struct dm_top_cache *cache;  /* the Cache-W column; NULL: none */
 };
 
 /* What the renderer drew, appended to the printer's text (an interval
@@ -52,6 +56,34 @@ static void top_emit(void *ctx, const struct dm_top_interval *iv)
     move_drawn(t);
 }
 
+/* Linux live --by process: the Cache-W column, when the kernel counts each
+ * process's writes (top_cache.h); where it does not, one note says so
+ * instead of a column of zeros. 0, or DM_ENOMEM. */
+static int cache_column(struct top_view *t, const struct dm_view_config *cfg)
+{
+    char why[256];
+    int rc;
+
+    if (cfg->task_io == NULL || !cfg->live || cfg->top_by != DM_TOP_BY_PROCESS)
+        return 0;
+    rc = cfg->task_io->probe(why, sizeof why);
+    if (rc == DM_ENOMEM)
+        return rc;
+    if (rc == 0) {
+        t->cache = dm_top_cache_create(cfg->task_io);
+        if (t->cache == NULL)
+            snprintf(why, sizeof why, "the first scan of every process failed");
+    }
+    if (t->cache == NULL) {
+        dm_writef(cfg->errf, "diskmon: note: --top shows no Cache-W column (bytes each "
+                             "process wrote into the page cache): %s\n", why);
+        return 0;
+    }
+    dm_top_set_fill(t->top, dm_top_cache_fill, t->cache);
+    t->draw.cache_writes = 1;
+    return 0;
+}
+
 /* csv/json as asked; text redrawn in place on a terminal that takes VT
  * sequences, else plain blocks (a pipe, -o, an old console). */
 static int top_create(const struct dm_view_config *cfg, void **view)
@@ -73,6 +105,11 @@ static int top_create(const struct dm_view_config *cfg, void **view)
     t->live = cfg->live;
     t->draw.by = cfg->top_by;
     t->draw.no_header = cfg->no_header;
+    if (cache_column(t, cfg) != 0) {
+        dm_top_destroy(t->top);
+        free(t);
+        return DM_ENOMEM;
+    }
     if (cfg->format == DM_FMT_JSON)
         t->draw.mode = DM_TOP_JSON;
     else if (cfg->format == DM_FMT_CSV)
@@ -132,6 +169,7 @@ static void top_destroy(void *view)
     if (t->draw.mode == DM_TOP_SCREEN)
         dm_terminal_restore(t->cfg->out);
     dm_top_destroy(t->top);
+    dm_top_cache_destroy(t->cache);
     dm_text_free(&t->draw.out);
     free(t);
 }

@@ -57,6 +57,7 @@ struct dm_view_config {
     int live;                    /* a live capture (ticks come), not a replay */
     const char *source_name;     /* its backend: etw, tracefs, perf, replay */
     uint64_t lost_base;          /* events the source had lost at open */
+    const struct dm_task_io *task_io; /* live: cache writes per process; NULL: none */
     /* the printer */
     FILE *out;                   /* the output: only to ask for its terminal */
     struct dm_text *drawn;       /* where a view draws for the output */
