@@ -152,6 +152,7 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
                         : NO_PROCESS);
     pc->requests[rq]++;
     pc->bytes[rq] += ev->transfer_size;
+    dm_metrics_partition_add(&m->parts, ev);
 }
 
 /* ---- promotion at a write ----------------------------------------------------- */

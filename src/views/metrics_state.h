@@ -63,6 +63,25 @@ struct dm_metrics_counts {
     uint64_t bytes[DM_REQ_COUNT];
 };
 
+/* Partitions and volumes with series of their own; more are summed into
+ * partition="(other)". Each costs eight series. */
+#define DM_METRICS_MAX_PARTITIONS 128
+
+/* The requests inside a partition (dm_event.partition not ""), per
+ * partition in the order first seen (metrics_partitions.c). A partition's
+ * name is unique on its machine ("sda2", "C:"), so it alone is the key. */
+struct dm_metrics_parts {
+    int n, last;
+    int other_used;
+    uint32_t hash[DM_METRICS_MAX_PARTITIONS];
+    char name[DM_METRICS_MAX_PARTITIONS][DM_PARTITION_MAX];
+    struct dm_metrics_counts counts[DM_METRICS_MAX_PARTITIONS];
+    struct dm_metrics_counts other;
+};
+
+/* Count ev in its partition's figures; a request in none is not counted. */
+void dm_metrics_partition_add(struct dm_metrics_parts *p, const struct dm_event *ev);
+
 /* A name in the table: promoted (slot >= 0) or a candidate (slot < 0). */
 struct dm_metrics_proc {
     char name[DM_PROCESS_MAX];
@@ -95,6 +114,7 @@ struct dm_metrics {
     struct dm_metrics_proc **scratch;   /* candidates at a write */
     struct dm_metrics_proc *keep;       /* the promoted, while the table is rebuilt */
     struct dm_metrics_counts other;
+    struct dm_metrics_parts parts;
     /* the text, reused from write to write */
     char *text;
     size_t text_cap;

@@ -2,8 +2,8 @@
 # linux_partitions.sh DISKMON - each request names the partition it falls in.
 #
 # A file over /dev/shm gets a GPT of three partitions from sfdisk, then a
-# loop device with `losetup -P`. While three diskmon runs capture the disk
-# (-d loopN, -d loopNp2, and --top --by partition), dd writes with
+# loop device with `losetup -P`. While four diskmon runs capture the disk
+# (-d loopN, -d loopNp2, --top --by partition, --metrics), dd writes with
 # oflag=direct a known number of blocks to each partition (through device
 # nodes of our own, made from sysfs, so no udev is needed), one block across
 # the p1/p2 boundary and one outside every partition (both: the whole disk,
@@ -17,7 +17,7 @@
 # line's partition column is the one awk finds; the dd lines per partition
 # equal dd's counts; -d loopNp2 shows p2's requests only, as many as dd
 # wrote there; --top's write_bytes per partition, summed over the
-# intervals, equal dd's bytes. Needs root, losetup and sfdisk: otherwise
+# intervals, and --metrics' partition families equal dd's figures. Needs root, losetup and sfdisk: otherwise
 # "SKIP: why", exit 77 (a failure under CI=true).
 set -u
 
@@ -81,7 +81,9 @@ dm_p2=$!
 "$DISKMON" -d "$name" --top 1 --by partition -f csv -o "$work/top.csv" \
     2>"$work/top.err" &
 dm_top=$!
-bg="$dm_all $dm_p2 $dm_top"
+"$DISKMON" -d "$name" --metrics "$work/diskmon.prom" 2>"$work/metrics.err" &
+dm_metrics=$!
+bg="$dm_all $dm_p2 $dm_top $dm_metrics"
 sleep 1.5
 for p in $bg; do
     kill -0 "$p" 2>/dev/null || fail "diskmon exited early: $(cat "$work"/*.err)"
@@ -178,4 +180,22 @@ for key in p1 p2 p3 p4; do
         fail "--top --by partition: $name$key wrote $got bytes, dd ${bytes[$key]}"
     echo "ok: --top --by partition: $name$key $got bytes, as dd wrote"
 done
+# --metrics: the partition families, written at exit, against dd's bytes
+# and requests; promtool's lint where it is installed.
+for key in p1 p2 p3 p4; do
+    for fam in bytes requests; do
+        want=${bytes[$key]}
+        [ "$fam" = requests ] && want=${blocks[$key]}
+        got=$(sed -n "s/^diskmon_partition_${fam}_total{partition=\"$name$key\",op=\"write\"} //p" \
+            "$work/diskmon.prom")
+        [ "$got" = "$want" ] ||
+            fail "--metrics: diskmon_partition_${fam}_total of $name$key is '$got', dd $want"
+    done
+    echo "ok: --metrics: $name$key ${blocks[$key]} writes, ${bytes[$key]} bytes, as dd wrote"
+done
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$work/diskmon.prom" >"$work/promtool.out" 2>&1 ||
+        fail "promtool check metrics: $(cat "$work/promtool.out")"
+    echo "ok: promtool check metrics"
+fi
 exit 0
