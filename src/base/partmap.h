@@ -38,4 +38,28 @@ enum dm_part_where {
 enum dm_part_where dm_part_find(const struct dm_part *parts, int n_parts,
                                 uint64_t offset, uint64_t bytes, const char **name);
 
+/*
+ * The volumes of every disk of a machine (Windows: a disk number and the
+ * volume's byte range on it, as a trace's SystemConfig LogDisk records or
+ * IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS give them), for the same lookup.
+ * Zero it before use; no allocation.
+ */
+#define DM_PARTMAP_MAX 64
+struct dm_partmap {
+    int n;
+    uint32_t disk[DM_PARTMAP_MAX];
+    struct dm_part part[DM_PARTMAP_MAX];
+};
+
+/* Add [first, first + bytes) of disk as name. The same disk and range
+ * again is not added twice (a trace may repeat its records). Returns 0, or
+ * -1 when the map is full, bytes is 0 or the range wraps (not added). */
+int dm_partmap_add(struct dm_partmap *m, uint32_t disk, uint64_t first, uint64_t bytes,
+                   const char *name);
+
+/* The name of the volume of disk that holds [offset, offset + bytes), or
+ * "" (dm_part_find's rule over disk's entries). */
+const char *dm_partmap_name(const struct dm_partmap *m, uint32_t disk, uint64_t offset,
+                            uint64_t bytes);
+
 #endif /* DM_PARTMAP_H */

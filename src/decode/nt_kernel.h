@@ -28,8 +28,12 @@ enum dm_kclass {
     DM_K_PROCESS,
     DM_K_THREAD,
     DM_K_FILEIO,
-    DM_K_SYSCONFIG /* {9b79ee91-...} SysConfig: VolumeMapping (GUID records only) */
+    DM_K_SYSCONFIG, /* {9b79ee91-...} SysConfig: VolumeMapping (GUID records only) */
+    DM_K_SYSTEMCONFIG /* HookId group 0x0B, EventTraceConfig: LogDisk (nt_sysconfig.c) */
 };
+
+/* EventTraceConfig's LogDisk: a volume's disk, byte range and drive letter. */
+#define DM_SYSTEMCONFIG_LOGDISK 12
 
 #define DM_KNO_ID UINT32_MAX /* header carried no thread/process id */
 

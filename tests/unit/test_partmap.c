@@ -10,6 +10,7 @@
 
 #include "base/partmap.h"
 #include "core/filter.h"
+#include "decode/nt_kernel.h"
 #include "diskmon.h"
 #include "dmtest.h"
 
@@ -178,7 +179,53 @@ DM_TEST(census_counts_partition_entries)
     DM_ASSERT(!census.entry_matched[1]);
 }
 
+/* The machine-wide map: volumes by disk, a repeat not stored twice, a
+ * volume of another disk never matching. */
+DM_TEST(map_by_disk)
+{
+    struct dm_partmap m;
+
+    memset(&m, 0, sizeof m);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 0, 1048576, 1048576, "C:"), 0);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 0, 1048576, 1048576, "C:"), 0);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 1, 0, 4096, "D:"), 0);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 1, 4096, 0, "E:"), -1);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 1, UINT64_MAX - 10, 4096, "E:"), -1);
+    DM_ASSERT_EQ_INT(m.n, 2);
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 1048576, 4096), "C:");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 2097152 - 512, 512), "C:");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 2097152 - 512, 1024), "");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 0, 4096), "");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 1, 0, 4096), "D:");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 2, 1048576, 4096), "");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 1048576, 0), "");
+    for (int i = m.n; i < DM_PARTMAP_MAX; i++)
+        DM_ASSERT_EQ_INT(dm_partmap_add(&m, 5, (uint64_t)i * 4096, 4096, "X:"), 0);
+    DM_ASSERT_EQ_INT(dm_partmap_add(&m, 6, 0, 4096, "Y:"), -1);
+}
+
+/* A LogDisk record shorter than its drive letter's end (36 bytes) is
+ * malformed; one of the full 112 bytes is taken. */
+DM_TEST(logdisk_sizes)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(10000000, 0, 10000000);
+    uint8_t payload[112];
+    struct dm_krecord rec = {DM_K_SYSTEMCONFIG, DM_SYSTEMCONFIG_LOGDISK, 2, 8, 0,
+                             DM_KNO_ID, DM_KNO_ID, payload, 35};
+
+    DM_ASSERT(kd != NULL);
+    memset(payload, 0, sizeof payload);
+    payload[28] = 'C';
+    payload[30] = ':';
+    DM_ASSERT_EQ_INT(dm_kdecode_rundown(kd, &rec), DM_ECORRUPT);
+    rec.payload_len = sizeof payload;
+    DM_ASSERT_EQ_INT(dm_kdecode_rundown(kd, &rec), 0);
+    dm_kdecoder_destroy(kd);
+}
+
 const struct dmt_case dm_suite_partmap[] = {
+    {"map_by_disk", map_by_disk},
+    {"logdisk_sizes", logdisk_sizes},
     {"by_hand", by_hand},
     {"random_against_sector_map", random_against_sector_map},
     {"disk_filter_names_a_partition", disk_filter_names_a_partition},
