@@ -151,6 +151,16 @@ void dm_kdecoder_diskio_counts(const struct dm_kdecoder *kd, uint64_t counts[6])
 int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
                            const char *dos_prefix);
 
+/*
+ * Name the requests of disk that lie wholly inside [first, first + bytes)
+ * after the volume name ("C:"): the live ETW backend's extents from
+ * IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS; replay learns the same from the
+ * trace's LogDisk records (nt_sysconfig.c). Returns 0, or -1 when the map
+ * is full or the range is empty (then not named).
+ */
+int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t first,
+                                uint64_t bytes, const char *name);
+
 /* The class of a record that names its MOF class by GUID (16 bytes as
  * stored in an .etl or in EVENT_HEADER.ProviderId: little-endian Data1..3),
  * and of an .etl system header by its HookId group. DM_K_OTHER if neither. */

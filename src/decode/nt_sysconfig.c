@@ -55,3 +55,9 @@ int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec
                          dm_le64(b + LOGDISK_PARTITION_SIZE), letter);
     return 0;
 }
+
+int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t first,
+                                uint64_t bytes, const char *name)
+{
+    return dm_partmap_add(&kd->disk_volumes, disk, first, bytes, name);
+}
