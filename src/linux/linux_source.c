@@ -322,8 +322,8 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
             s->ev.disk_name = dm_blk_name(&s->names, s->ev.disk);
-            s->ev.partition = dm_blk_partition(&s->parts, s->ev.disk,
-                                               s->ev.byte_offset, s->ev.transfer_size);
+            s->ev.partition = dm_blk_partition(&s->parts, s->ev.disk, s->ev.byte_offset,
+                                               s->ev.transfer_size, s->ev.time_ns);
             if (dm_sink_emit(sink, &s->ev) == DM_ESTOPPED) {
                 stopped = 1;
                 if (!keep_going)

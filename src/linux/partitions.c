@@ -9,7 +9,6 @@
 
 #include "linux/partitions.h"
 #include "linux/tracefs.h"
-#include "platform/platform.h"
 
 /* sysfs start and size count 512-byte units (partitions.h). */
 #define SYSFS_SECTOR_BYTES 512u
@@ -59,17 +58,17 @@ int dm_blk_read_partitions(const char *disk_dir, struct dm_part *parts, int max)
     return n;
 }
 
-static void read_table(struct dm_blk_parts *c, int i)
+static void read_table(struct dm_blk_parts *c, int i, uint64_t now_ns)
 {
     char dir[64];
 
     snprintf(dir, sizeof dir, "/sys/dev/block/%u:%u", (unsigned)(c->disk[i].dev >> 20),
              (unsigned)(c->disk[i].dev & 0xFFFFFu));
     c->disk[i].n = dm_blk_read_partitions(dir, c->disk[i].p, DM_BLK_PARTS_MAX);
-    c->disk[i].read_ns = dm_monotonic_ns();
+    c->disk[i].read_ns = now_ns;
 }
 
-static int disk_of(struct dm_blk_parts *c, uint32_t dev)
+static int disk_of(struct dm_blk_parts *c, uint32_t dev, uint64_t now_ns)
 {
     int i;
 
@@ -85,20 +84,20 @@ static int disk_of(struct dm_blk_parts *c, uint32_t dev)
         c->next_evict = (c->next_evict + 1) % DM_BLK_PART_DISKS;
     }
     c->disk[i].dev = dev;
-    read_table(c, i);
+    read_table(c, i, now_ns);
     return c->last = i;
 }
 
 const char *dm_blk_partition(struct dm_blk_parts *c, uint32_t dev, uint64_t byte_offset,
-                             uint64_t bytes)
+                             uint64_t bytes, uint64_t now_ns)
 {
-    int i = disk_of(c, dev);
+    int i = disk_of(c, dev, now_ns);
     const char *name;
 
     if (dm_part_find(c->disk[i].p, c->disk[i].n, byte_offset, bytes, &name) ==
             DM_PART_OUTSIDE &&
-        dm_monotonic_ns() - c->disk[i].read_ns >= REREAD_NS) {
-        read_table(c, i);
+        now_ns >= c->disk[i].read_ns && now_ns - c->disk[i].read_ns >= REREAD_NS) {
+        read_table(c, i, now_ns);
         dm_part_find(c->disk[i].p, c->disk[i].n, byte_offset, bytes, &name);
     }
     return name;

@@ -42,10 +42,12 @@ struct dm_blk_parts {
 /*
  * The name of the partition of disk dev ("loop0p2") that holds
  * [byte_offset, byte_offset + bytes), or "" for the whole disk (partmap.h's
- * rule). The name lives in c until the disk's table is read again.
+ * rule). now_ns is the request's time on a clock that does not go back
+ * (the capture's), which paces the re-reads: the lookup itself reads no
+ * clock. The name lives in c until the disk's table is read again.
  */
 const char *dm_blk_partition(struct dm_blk_parts *c, uint32_t dev, uint64_t byte_offset,
-                             uint64_t bytes);
+                             uint64_t bytes, uint64_t now_ns);
 
 /*
  * Fill parts with the partitions under the sysfs folder of a disk
