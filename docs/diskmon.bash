@@ -4,7 +4,8 @@
 
 _diskmon_disks()
 {
-    # Linux: the block devices the kernel knows (sda, nvme0n1, loop0).
+    # Linux: the block devices the kernel knows (sda, nvme0n1, loop0), and
+    # their partitions (sda2), which -d takes too.
     local d
     [ -d /sys/class/block ] || return 0
     for d in /sys/class/block/*; do
@@ -55,7 +56,7 @@ _diskmon()
         return
         ;;
     --by)
-        COMPREPLY=($(compgen -W "process file disk cgroup" -- "$cur"))
+        COMPREPLY=($(compgen -W "process file disk cgroup partition" -- "$cur"))
         return
         ;;
     --op)

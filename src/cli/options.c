@@ -74,7 +74,9 @@ int dm_options_help(FILE *out)
         "\n"
         "Filters (each takes a comma list and may be repeated: any value matches):\n"
         "  -d, --disk DISK        only this disk: number (Windows), name (sda,\n"
-        "                         /dev/sda, loop0) or MAJ:MIN (Linux)\n"
+        "                         /dev/sda, loop0) or MAJ:MIN (Linux); or only\n"
+        "                         the requests inside one partition (sda2) or\n"
+        "                         volume (C:)\n"
         "      --op LIST          only these requests: read,write,flush,discard\n"
         "      --flags LIST       only requests with one of these flags: preflush,\n"
         "                         fua,sync,meta,readahead,secure (Linux); nocache,\n"
@@ -104,7 +106,7 @@ int dm_options_help(FILE *out)
         "      --top [SEC]        who uses the disk: sums every SEC seconds (default 1),\n"
         "                         a screen redrawn in place on a terminal\n"
         "      --by KEY           --top rows per process (default), file, disk or\n"
-        "                         cgroup (Linux)\n"
+        "                         cgroup (Linux) or partition\n"
         "      --metrics FILE     Prometheus counters and latency histograms in FILE,\n"
         "                         replaced every interval (for node_exporter's or\n"
         "                         windows_exporter's textfile collector); alone,\n"
@@ -469,8 +471,11 @@ static int apply(struct dm_options *opt, const struct opt_spec *sp, char *value,
             opt->top_by = DM_TOP_BY_DISK;
         else if (same_word(value, "cgroup"))
             opt->top_by = DM_TOP_BY_CGROUP;
+        else if (same_word(value, "partition"))
+            opt->top_by = DM_TOP_BY_PARTITION;
         else
-            return fail(err, errlen, "bad key '%s' for %s (process, file, disk or cgroup)",
+            return fail(err, errlen,
+                        "bad key '%s' for %s (process, file, disk, cgroup or partition)",
                         value, shown);
         break;
     case O_SELF_TEST:

@@ -54,6 +54,35 @@ static int parse_u32(const char *s, uint32_t *out)
     return 1;
 }
 
+static int eq_nocase(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
+            return 0;
+        if (a[i] == '\0')
+            return 1;
+    }
+    return 1;
+}
+
+/* "/dev/sda" means sda. */
+static const char *without_dev(const char *entry)
+{
+    return strncmp(entry, "/dev/", 5) == 0 ? entry + 5 : entry;
+}
+
+/* One -d entry against a request's partition or volume ("sda2", "C:"; ""
+ * is the whole disk and matches no entry). A drive letter in either case. */
+static int partition_entry_matches(const char *entry, const char *partition)
+{
+    entry = without_dev(entry);
+    if (partition == NULL || partition[0] == '\0')
+        return 0;
+    if (strlen(entry) == 2 && entry[1] == ':')
+        return eq_nocase(entry, partition, 3);
+    return strcmp(entry, partition) == 0;
+}
+
 /* One -d entry against one disk. "MAJ:MIN" compares with a Linux dev_t in
  * the kernel's encoding (major = dev >> 20, minor = dev & 0xFFFFF:
  * include/linux/kdev_t.h MINORBITS 20). */
@@ -62,9 +91,7 @@ static int disk_entry_matches(const char *entry, uint32_t disk, const char *name
     const char *colon;
     uint32_t num;
 
-    /* "-d /dev/sda" means sda. */
-    if (strncmp(entry, "/dev/", 5) == 0)
-        entry += 5;
+    entry = without_dev(entry);
     colon = strchr(entry, ':');
 
     if (name != NULL && name[0] != '\0') {
@@ -124,24 +151,33 @@ static void census_add(struct dm_disk_census *c, const struct dm_filter *f,
 
 int dm_filter_disk(const struct dm_filter *f, uint32_t disk, const char *name)
 {
+    return dm_filter_place(f, disk, name, "");
+}
+
+int dm_filter_place(const struct dm_filter *f, uint32_t disk, const char *name,
+                    const char *partition)
+{
     if (f->n_disks == 0)
         return 1;
     for (int i = 0; i < f->n_disks; i++)
-        if (disk_entry_matches(f->disks[i], disk, name))
+        if (disk_entry_matches(f->disks[i], disk, name) ||
+            partition_entry_matches(f->disks[i], partition))
             return 1;
     return 0;
 }
 
-static int eq_nocase(const char *a, const char *b, size_t n)
+/* The census's "matched" for entries that name a partition: checked on
+ * every event in one, since a disk's first event may lie in another. */
+static void census_partition(struct dm_disk_census *c, const struct dm_filter *f,
+                             const char *partition)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
-            return 0;
-        if (a[i] == '\0')
-            return 1;
-    }
-    return 1;
+    if (partition[0] == '\0')
+        return;
+    for (int i = 0; i < f->n_disks; i++)
+        if (!c->entry_matched[i] && partition_entry_matches(f->disks[i], partition))
+            c->entry_matched[i] = 1;
 }
+
 
 /* -c NAME matches the process name case-insensitively, with or without a
  * Windows ".exe" suffix, so `-c svchost` finds svchost.exe. */
@@ -198,8 +234,10 @@ static int any_cgroup_matches(const struct dm_filter *f, const struct dm_event *
 int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
 {
     /* The census sees every event, before any filter says no. */
-    if (f->census != NULL && f->n_disks > 0)
+    if (f->census != NULL && f->n_disks > 0) {
         census_add(f->census, f, ev->disk, ev->disk_name);
+        census_partition(f->census, f, ev->partition);
+    }
     if (!(f->op_mask & DM_OP_BIT(ev->request)))
         return 0;
     if (ev->duration_ns < f->min_latency_ns)
@@ -213,5 +251,5 @@ int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
         return 0;
     if (f->n_cgroups > 0 && !any_cgroup_matches(f, ev))
         return 0;
-    return dm_filter_disk(f, ev->disk, ev->disk_name);
+    return dm_filter_place(f, ev->disk, ev->disk_name, ev->partition);
 }

@@ -75,4 +75,11 @@ static inline int dm_filter_match(const struct dm_filter *f, const struct dm_eve
  * dev_t (kernel encoding, major = dev >> 20). */
 int dm_filter_disk(const struct dm_filter *f, uint32_t disk, const char *name);
 
+/* The same for a request on that disk in partition (or volume) partition
+ * ("" = the whole disk): an entry also matches the partition's name
+ * ("sda2"; a drive letter "C:" in either case), so `-d sda2` keeps the
+ * requests inside sda2 and not the disk's others. */
+int dm_filter_place(const struct dm_filter *f, uint32_t disk, const char *name,
+                    const char *partition);
+
 #endif /* DM_FILTER_H */

@@ -209,6 +209,8 @@ static DM_NOINLINE int decode_naming(struct dm_kdecoder *kd, const struct dm_kre
         return dm_kdecoder__on_fileio(kd, &kd->names, rec, PASS_FORWARD);
     case DM_K_SYSCONFIG:
         return dm_kdecoder__on_sysconfig(kd, rec, PASS_FORWARD);
+    case DM_K_SYSTEMCONFIG:
+        return dm_kdecoder__on_logdisk(kd, rec, PASS_FORWARD);
     default:
         return 0;
     }
@@ -242,6 +244,8 @@ int dm_kdecode_ignores(const struct dm_krecord *rec)
         return op != 0 && op != 32 && op != 35 && op != 36;
     case DM_K_SYSCONFIG:
         return op != 35;
+    case DM_K_SYSTEMCONFIG:
+        return op != DM_SYSTEMCONFIG_LOGDISK;
     default:
         return 1;
     }
@@ -285,6 +289,8 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
         return dm_kdecoder__on_fileio(kd, kd->rundown, rec, PASS_RUNDOWN);
     case DM_K_SYSCONFIG:
         return dm_kdecoder__on_sysconfig(kd, rec, PASS_RUNDOWN);
+    case DM_K_SYSTEMCONFIG:
+        return dm_kdecoder__on_logdisk(kd, rec, PASS_RUNDOWN);
     default:
         return 0;
     }
@@ -352,9 +358,10 @@ enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16])
 
 /*
  * HookId groups of .etl system headers (docs/etw.md §4, [phnt]). Group
- * 0x0B (config) is deliberately absent: its opcode 35 in system headers is a
- * processor record on the win11 sample, not VolumeMapping, which comes only
- * with the SysConfig GUID.
+ * 0x0B (config) is its own class, not SysConfig's: its opcode 35 in system
+ * headers is a processor record on the win11 sample, not VolumeMapping,
+ * which comes only with the SysConfig GUID; of group 0x0B only LogDisk is
+ * decoded (nt_sysconfig.c).
  */
 enum dm_kclass dm_kclass_from_group(unsigned group)
 {
@@ -367,6 +374,8 @@ enum dm_kclass dm_kclass_from_group(unsigned group)
         return DM_K_FILEIO;
     case 5:
         return DM_K_THREAD;
+    case 0x0B:
+        return DM_K_SYSTEMCONFIG;
     default:
         return DM_K_OTHER;
     }

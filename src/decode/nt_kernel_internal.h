@@ -29,6 +29,7 @@
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
 #include "decode/nt_paths.h"
+#include "base/partmap.h"
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold
  * (nt_paths.h, DM_NAME_UNITS_MAX). */
@@ -131,6 +132,7 @@ struct dm_kdecoder {
     struct dm_ktable irps; /* struct irp_slot */
 
     struct dm_volumes volumes;
+    struct dm_partmap disk_volumes; /* LogDisk: volume byte ranges per disk */
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
     /* A path being stored (translated, before its copy), or an event's
@@ -182,6 +184,8 @@ int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *r
                               enum pass pass);
 int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
+int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                            enum pass pass);
 
 /* nt_kernel_need.c: keeping only the rundown file names a request will
  * use. init: DM_ENOMEM or 0; at: settle the entries on probation older

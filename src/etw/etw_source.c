@@ -379,6 +379,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         dm_note(&src->notes, "%s", s->session.notice);
     dm_etw_session_info(&s->session, &src->info);
     add_volumes(s->kd);
+    dm_etw_add_disk_volumes(s->kd);
 
     s->consumer = dm_etw_open_consumer(s, &s->logfile, s->logger_name,
                                 sizeof s->logger_name / sizeof s->logger_name[0],

@@ -131,4 +131,8 @@ int dm_etw_source_start_rundown(struct dm_source *src, struct etw_source *s);
 /* CloseTrace of the helper's consumer, once. Any thread. */
 void dm_etw_close_helper(struct etw_source *s);
 
+/* Every volume's extents on the disks into kd's volume map, named by drive
+ * letter (etw_volumes.c). At start; what cannot be read is left out. */
+void dm_etw_add_disk_volumes(struct dm_kdecoder *kd);
+
 #endif /* DM_ETW_SOURCE_INTERNAL_H */

@@ -125,8 +125,8 @@ int dm_blk_resolve(const char *entry, uint32_t *dev, char *err, size_t errlen)
             return usage(entry, "no such device number", err, errlen);
         snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", maj, min);
         if (access(path, F_OK) == 0)
-            return usage(entry, "is a partition, and the kernel reports I/O per "
-                         "whole disk: give the disk", err, errlen);
+            return usage(entry, "is a partition's number: give the partition by "
+                         "name (sda2) or the disk", err, errlen);
         snprintf(path, sizeof path, "/sys/dev/block/%u:%u", maj, min);
         if (access(path, F_OK) != 0)
             return usage(entry, "no block device has that number", err, errlen);
@@ -142,11 +142,15 @@ int dm_blk_resolve(const char *entry, uint32_t *dev, char *err, size_t errlen)
     if (strspn(name, "0123456789") == strlen(name))
         return usage(entry, "on Linux give a device name (sda, nvme0n1, loop0) or "
                      "MAJ:MIN, not a disk number", err, errlen);
+    /* A partition's requests are its disk's (the tracepoints name the
+     * disk, partitions.h): the kernel filters by the disk, and the core's
+     * filter keeps those in the partition (core/filter.c). Its folder is
+     * inside its disk's, whose dev is one level up. */
     snprintf(path, sizeof path, "/sys/class/block/%s/partition", name);
     if (access(path, F_OK) == 0)
-        return usage(entry, "is a partition, and the kernel reports I/O per whole "
-                     "disk: give the disk", err, errlen);
-    snprintf(path, sizeof path, "/sys/class/block/%s/dev", name);
+        snprintf(path, sizeof path, "/sys/class/block/%s/../dev", name);
+    else
+        snprintf(path, sizeof path, "/sys/class/block/%s/dev", name);
     if (dm_read_text(path, buf, sizeof buf) < 0 || sscanf(buf, "%u:%u", &maj, &min) != 2)
         return usage(entry, "no such block device", err, errlen);
     *dev = (maj << 20) | min;

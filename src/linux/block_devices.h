@@ -31,9 +31,10 @@ const char *dm_blk_name(struct dm_blk_names *c, uint32_t dev);
 
 /*
  * One -d entry to a kernel dev_t: a name as in /sys/class/block ("sda",
- * "/dev/sda" too) or "MAJ:MIN". A partition, a number alone or a device
- * that does not exist is DM_EUSAGE, with a message that lists the disks
- * present.
+ * "/dev/sda" too) or "MAJ:MIN". A partition's name ("sda2") gives its
+ * disk's dev_t, the events the kernel reports it in. A partition's
+ * MAJ:MIN, a number alone or a device that does not exist is DM_EUSAGE,
+ * with a message that lists the disks present.
  */
 int dm_blk_resolve(const char *entry, uint32_t *dev, char *err, size_t errlen);
 

@@ -22,6 +22,7 @@
 #include "diskmon.h"
 #include "linux/block_devices.h"
 #include "linux/cpu_merge.h"
+#include "linux/partitions.h"
 #include "linux/requests.h"
 #include "linux/task_io.h"
 #include "linux/tracefs.h"
@@ -72,6 +73,7 @@ struct linux_source {
     int other_ok;                  /* the other backend may be suggested */
     struct dm_requests req;
     struct dm_blk_names names;
+    struct dm_blk_parts parts;     /* each disk's partitions */
     struct dm_cpu_merge merge;
     struct dm_event ev;            /* reused for every emit */
 };
@@ -322,6 +324,8 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
             s->ev.disk_name = dm_blk_name(&s->names, s->ev.disk);
+            s->ev.partition = dm_blk_partition(&s->parts, s->ev.disk, s->ev.byte_offset,
+                                               s->ev.transfer_size, s->ev.time_ns);
             if (dm_sink_emit(sink, &s->ev) == DM_ESTOPPED) {
                 stopped = 1;
                 if (!keep_going)

@@ -193,6 +193,7 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
         pc->requests[rq]++;
         pc->bytes[rq] += ev->transfer_size;
     }
+    dm_metrics_partition_add(&m->parts, ev);
 }
 
 /* ---- promotion at a write ----------------------------------------------------- */
@@ -230,6 +231,9 @@ static int by_bytes(const void *a, const void *b)
         return rx > ry ? -1 : 1;
     if (strcmp(x->name, y->name) != 0)
         return strcmp(x->name, y->name);
+    /* the same name twice: a process on two disks (cgroups have no label) */
+    if (x->disk_label == NULL || y->disk_label == NULL)
+        return 0;
     return strcmp(x->disk_label, y->disk_label);
 }
 

@@ -64,6 +64,25 @@ struct dm_metrics_counts {
     uint64_t bytes[DM_REQ_COUNT];
 };
 
+/* Partitions and volumes with series of their own; more are summed into
+ * partition="(other)". Each costs eight series. */
+#define DM_METRICS_MAX_PARTITIONS 128
+
+/* The requests inside a partition (dm_event.partition not ""), per
+ * partition in the order first seen (metrics_partitions.c). A partition's
+ * name is unique on its machine ("sda2", "C:"), so it alone is the key. */
+struct dm_metrics_parts {
+    int n, last;
+    int other_used;
+    uint32_t hash[DM_METRICS_MAX_PARTITIONS];
+    char name[DM_METRICS_MAX_PARTITIONS][DM_PARTITION_MAX];
+    struct dm_metrics_counts counts[DM_METRICS_MAX_PARTITIONS];
+    struct dm_metrics_counts other;
+};
+
+/* Count ev in its partition's figures; a request in none is not counted. */
+void dm_metrics_partition_add(struct dm_metrics_parts *p, const struct dm_event *ev);
+
 /* The disk row of a disk past DM_METRICS_MAX_DISKS: disk="(other)". */
 #define DM_METRICS_OTHER_DISK DM_METRICS_MAX_DISKS
 
@@ -112,6 +131,7 @@ struct dm_metrics {
     struct dm_metrics_disk other_disk;
     struct dm_metrics_names procs;    /* (process image name, disk) pairs */
     struct dm_metrics_names cgroups;  /* Linux: the issuers' cgroup v2 paths */
+    struct dm_metrics_parts parts;    /* partitions and volumes */
     /* the text, reused from write to write */
     char *text;
     size_t text_cap;

@@ -260,6 +260,19 @@ static int source_has_cgroups(const char *source)
     return source != NULL && (strcmp(source, "tracefs") == 0 || strcmp(source, "perf") == 0);
 }
 
+/* Partitions in the order first seen, "(other)" last when more came. */
+static void partition_counter(struct text *t, const struct dm_metrics_parts *p,
+                              const char *name, int bytes)
+{
+    for (int i = 0; i < p->n + (p->other_used ? 1 : 0); i++) {
+        const struct dm_metrics_counts *c = i < p->n ? &p->counts[i] : &p->other;
+
+        for (int r = 0; r < DM_REQ_COUNT; r++)
+            sample(t, name, "partition", i < p->n ? p->name[i] : "(other)", "op",
+                   op_labels[r], NULL, V_COUNT, bytes ? c->bytes[r] : c->requests[r]);
+    }
+}
+
 static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
                      uint64_t wall_ns, struct text *t)
 {
@@ -321,6 +334,13 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
                "are in (other).");
         cgroup_counter(t, &m->cgroups, "diskmon_cgroup_bytes_total", 1);
     }
+    family(t, "diskmon_partition_requests_total", "counter",
+           "Disk requests inside one partition or volume; a request across a boundary "
+           "or outside every partition is in none.");
+    partition_counter(t, &m->parts, "diskmon_partition_requests_total", 0);
+    family(t, "diskmon_partition_bytes_total", "counter",
+           "Bytes of disk requests inside one partition or volume.");
+    partition_counter(t, &m->parts, "diskmon_partition_bytes_total", 1);
     family(t, "diskmon_events_lost_total", "counter",
            "Requests diskmon did not count: ring_full (the output could not keep up) "
            "or source (lost by the kernel or the trace).");

@@ -89,7 +89,12 @@ void dm_top_destroy(struct dm_top *t)
 static void key_of(enum dm_top_by by, const struct dm_event *ev, struct dm_top_group *g)
 {
     switch (by) {
+    case DM_TOP_BY_PARTITION:
     case DM_TOP_BY_DISK:
+        /* --by partition: the disk and its partition ("" = the disk's
+         * requests in none of them) */
+        if (by == DM_TOP_BY_PARTITION)
+            snprintf(g->partition, sizeof g->partition, "%s", ev->partition);
         if (ev->disk_name[0] != '\0')
             snprintf(g->disk, sizeof g->disk, "%s", ev->disk_name);
         else
@@ -125,7 +130,8 @@ static int same_key(const struct dm_top_group *a, const struct dm_top_group *b)
     return a->has_pid == b->has_pid && a->pid == b->pid &&
            a->has_process == b->has_process && strcmp(a->process, b->process) == 0 &&
            a->has_file == b->has_file && strcmp(a->file, b->file) == 0 &&
-           strcmp(a->disk, b->disk) == 0 && strcmp(a->cgroup, b->cgroup) == 0;
+           strcmp(a->disk, b->disk) == 0 && strcmp(a->cgroup, b->cgroup) == 0 &&
+           strcmp(a->partition, b->partition) == 0;
 }
 
 /* FNV-1a (Fowler, Noll, Vo; 64-bit offset basis and prime). */
@@ -148,7 +154,8 @@ static uint64_t hash_key(const struct dm_top_group *g)
     h = fnv(h, g->process, strlen(g->process));
     h = fnv(h, g->file, strlen(g->file));
     h = fnv(h, g->disk, strlen(g->disk));
-    return fnv(h, g->cgroup, strlen(g->cgroup));
+    h = fnv(h, g->cgroup, strlen(g->cgroup));
+    return fnv(h, g->partition, strlen(g->partition));
 }
 
 /* The group of key (figures zero) in the open interval: found, new, or
@@ -343,7 +350,7 @@ int dm_top_add(struct dm_top *t, const struct dm_event *ev, int emit_empty)
     g->latency_ns += ev->duration_ns;
     if (ev->duration_ns > g->max_ns)
         g->max_ns = ev->duration_ns;
-    if (t->by != DM_TOP_BY_DISK)
+    if (t->by != DM_TOP_BY_DISK && t->by != DM_TOP_BY_PARTITION)
         return 0;
     /* The request's part inside the open interval (top.h). A straggler
      * from an earlier interval (k < t->k) has none. */

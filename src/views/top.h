@@ -15,8 +15,8 @@
  *
  * The aggregation is bounded: at most DM_TOP_GROUPS_MAX groups per interval,
  * the first ones seen; the events of any further group are summed into one
- * (other) row. Only --by disk keeps more: the recent busy periods of each
- * disk within the interval, at most DM_TOP_SPANS_MAX, to compute %util
+ * (other) row. Only --by disk and --by partition keep more: the recent busy
+ * periods of each disk (or partition) within the interval, at most DM_TOP_SPANS_MAX, to compute %util
  * (see dm_top_add).
  *
  * Live, a stretch of more than one empty interval (the clock jumped:
@@ -63,6 +63,7 @@ struct dm_top_group {
     char file[DM_FILE_MAX + 3];   /* "..." + the path's tail when it was cut */
     char disk[DM_DISK_NAME_MAX];  /* the Disk column's text: "0", "sda" */
     char cgroup[DM_CGROUP_MAX];   /* --by cgroup: the issuer's v2 path; "" unknown */
+    char partition[DM_PARTITION_MAX]; /* --by partition: "sda2"; "" whole disk */
     /* The figures. */
     uint64_t reads, writes, flushes;
     uint64_t read_bytes, write_bytes;

@@ -427,12 +427,42 @@ static void cgroup_keys(char *buf, size_t cap, const struct dm_top_group *g)
                                        : tail_cell(g->cgroup, cell, sizeof cell));
 }
 
+static void partition_json(struct dm_text *out, const struct dm_top_group *g)
+{
+    disk_json(out, g);
+    json_str(out, "partition", !g->is_other && g->partition[0] != '\0', g->partition);
+}
+
+static void partition_csv(struct dm_text *out, const struct dm_top_group *g)
+{
+    disk_csv(out, g);
+    csv_str(out, !g->is_other, g->partition);
+}
+
+static void partition_titles(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%-8s %-12s ", "Disk", "Partition");
+}
+
+/* A whole-disk row (partition "") shows "-" under Partition. */
+static void partition_keys(char *buf, size_t cap, const struct dm_top_group *g)
+{
+    char term_disk[4 * DM_DISK_NAME_MAX + 8], term_part[4 * DM_PARTITION_MAX + 8];
+
+    dm_escape_term_string(term_disk, sizeof term_disk, g->disk);
+    dm_escape_term_string(term_part, sizeof term_part, g->partition);
+    snprintf(buf, cap, "%-8s %-12s ", g->is_other ? "(other)" : term_disk,
+             g->is_other || g->partition[0] == '\0' ? "-" : term_part);
+}
+
 static const struct by_columns by_table[] = {
     [DM_TOP_BY_PROCESS] = {"pid,process", process_json, process_csv, process_titles,
                            process_keys, 0},
     [DM_TOP_BY_FILE] = {"file,process", file_json, file_csv, file_titles, file_keys, 0},
     [DM_TOP_BY_DISK] = {"disk", disk_json, disk_csv, disk_titles, disk_keys, 1},
     [DM_TOP_BY_CGROUP] = {"cgroup", cgroup_json, cgroup_csv, cgroup_titles, cgroup_keys, 0},
+    [DM_TOP_BY_PARTITION] = {"disk,partition", partition_json, partition_csv,
+                             partition_titles, partition_keys, 1},
 };
 
 static const struct by_columns *columns_of(enum dm_top_by by)

@@ -101,7 +101,7 @@ got=$(complete_words diskmon --op read,w)
 got=$(complete_words diskmon --flags fua,sync_)
 [ "$got" = "fua,sync_api fua,sync_paging " ] && pass completion_flags_list || fail completion_flags_list "[$got]"
 got=$(complete_words diskmon --top --by "")
-[ "$got" = "cgroup disk file process " ] && pass completion_by_keys || fail completion_by_keys "[$got]"
+[ "$got" = "cgroup disk file partition process " ] && pass completion_by_keys || fail completion_by_keys "[$got]"
 got=$(complete_words diskmon --ut)
 [ "$got" = "--utc " ] && pass completion_options || fail completion_options "[$got]"
 

@@ -3,7 +3,7 @@
 # line that says what is wrong.
 #
 #   -d NAME of no disk, -d 0 (a Windows disk number), -d /dev/NAME of no
-#   disk, -d a partition: exit 2 and the disks present, as /sys/block lists
+#   disk, -d a partition's MAJ:MIN: exit 2 and the disks present, as /sys/block lists
 #   them; --backend with a bad value: exit 2; -c NAME longer than the 15
 #   characters Linux keeps of a process name: exit 2, naming the 15 to use.
 #   These need no root: -d and -c are
@@ -38,7 +38,9 @@ check "-d /dev/no_such_disk: no such block device; the disks here are: $disks" \
 part=$(ls /sys/class/block | while read -r b; do
     [ -e "/sys/class/block/$b/partition" ] && echo "$b" && break; done)
 if [ -n "$part" ]; then
-    check "-d $part: is a partition" -d "$part"
+    # By name a partition is accepted (linux_partitions.sh); by number not.
+    mm=$(cat "/sys/class/block/$part/dev")
+    check "-d $mm: is a partition's number: give the partition by name" -d "$mm"
 else
     echo "skipped: no partition on this machine for the -d PARTITION case"
 fi

@@ -1480,7 +1480,18 @@ DM_TEST(class_lookup)
     DM_ASSERT_EQ_INT(dm_kclass_from_group(3), DM_K_PROCESS);
     DM_ASSERT_EQ_INT(dm_kclass_from_group(4), DM_K_FILEIO);
     DM_ASSERT_EQ_INT(dm_kclass_from_group(5), DM_K_THREAD);
-    DM_ASSERT_EQ_INT(dm_kclass_from_group(0x0B), DM_K_OTHER);
+    /* config: its own class, of which only LogDisk (12) is decoded; its
+     * opcode 35 (a processor record on the win11 sample) is not SysConfig's
+     * VolumeMapping. */
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(0x0B), DM_K_SYSTEMCONFIG);
+    {
+        struct dm_krecord cpu = {DM_K_SYSTEMCONFIG, 35, 2, 8, 0, 0, 0, NULL, 0};
+        struct dm_krecord logdisk = cpu;
+
+        logdisk.opcode = DM_SYSTEMCONFIG_LOGDISK;
+        DM_ASSERT(dm_kdecode_ignores(&cpu));
+        DM_ASSERT(!dm_kdecode_ignores(&logdisk));
+    }
     DM_ASSERT_EQ_INT(dm_kclass_from_group(0), DM_K_OTHER);
 }
 

@@ -21,6 +21,7 @@
 #include "core/ring.h"
 #include "core/sink.h"
 #include "etw/etw_session.h"
+#include "etw/etw_source_internal.h"
 #include "platform/platform.h"
 
 #include "dmtest.h"
@@ -2561,7 +2562,22 @@ DM_TEST(real_api_under_wine_fails_cleanly)
     DM_ASSERT(strstr(text, "elevated") != NULL);
 }
 
+/* The volume extents read at start (etw_volumes.c), here through the real
+ * Win32 calls: on Windows the machine's volumes, under Wine whatever its
+ * mount manager answers (no disk extents): either way no crash, and the
+ * decoder's map still takes a volume after it. */
+DM_TEST(disk_volumes_read_at_start)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(10000000, 0, 10000000);
+
+    DM_ASSERT(kd != NULL);
+    dm_etw_add_disk_volumes(kd);
+    DM_ASSERT_EQ_INT(dm_kdecoder_add_disk_volume(kd, 99, 0, 4096, "Z:"), 0);
+    dm_kdecoder_destroy(kd);
+}
+
 const struct dmt_case dm_suite_etw[] = {
+    {"disk_volumes_read_at_start", disk_volumes_read_at_start},
     {"start_and_replay_win8_sample", start_and_replay_win8_sample},
     {"start_and_replay_win11_sample", start_and_replay_win11_sample},
     {"filter_applies_in_callback", filter_applies_in_callback},

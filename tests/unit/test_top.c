@@ -100,6 +100,45 @@ DM_TEST(util_and_queue_by_hand)
     DM_ASSERT_EQ_U64(s.rows[1][0].overlap_ns, 200 * MS);
 }
 
+/* --by partition: a row per partition of each disk, and the disk's own row
+ * (partition "") for the requests in none; the same partition name on two
+ * disks is two rows. The bytes by hand. */
+DM_TEST(by_partition_rows)
+{
+    struct seen s;
+    struct dm_top *t;
+    struct dm_event evs[5];
+    const char *disk[5] = {"sda", "sda", "sda", "sdb", "sda"};
+    const char *part[5] = {"sda1", "sda2", "", "sda1", "sda1"};
+
+    memset(&s, 0, sizeof s);
+    t = dm_top_create(DM_TOP_BY_PARTITION, 1000 * MS, record, &s);
+    DM_ASSERT(t != NULL);
+    for (int i = 0; i < 5; i++) {
+        evs[i] = req((uint64_t)(100 + i) * MS, MS, DM_REQ_WRITE, (uint32_t)i + 1);
+        evs[i].disk_name = disk[i];
+        evs[i].partition = part[i];
+        evs[i].transfer_size = 4096u << i;
+        DM_ASSERT_EQ_INT(dm_top_add(t, &evs[i], 0), 0);
+    }
+    dm_top_finish(t);
+    dm_top_destroy(t);
+    DM_ASSERT_EQ_INT(s.intervals, 1);
+    DM_ASSERT_EQ_INT(s.n_rows[0], 4);
+    /* by bytes: sda1 (4 KiB + 64 KiB), sdb's sda1 (32 KiB), sda whole
+     * (16 KiB), sda2 (8 KiB) */
+    DM_ASSERT_STR_EQ(s.rows[0][0].partition, "sda1");
+    DM_ASSERT_STR_EQ(s.rows[0][0].disk, "sda");
+    DM_ASSERT_EQ_U64(s.rows[0][0].write_bytes, 4096u + 65536u);
+    DM_ASSERT_STR_EQ(s.rows[0][1].disk, "sdb");
+    DM_ASSERT_EQ_U64(s.rows[0][1].write_bytes, 32768u);
+    DM_ASSERT_STR_EQ(s.rows[0][2].partition, "");
+    DM_ASSERT_STR_EQ(s.rows[0][2].disk, "sda");
+    DM_ASSERT_EQ_U64(s.rows[0][2].write_bytes, 16384u);
+    DM_ASSERT_STR_EQ(s.rows[0][3].partition, "sda2");
+    DM_ASSERT_EQ_U64(s.rows[0][3].write_bytes, 8192u);
+}
+
 /*
  * The busy-span union against brute force: 3000 requests of random start
  * and length (whole microseconds, some reaching back before the interval)
@@ -441,6 +480,7 @@ DM_TEST(command_line)
     const char *with_n[] = {"diskmon", "--top", "-n", "5"};
     const char *by_alone[] = {"diskmon", "--by", "disk"};
     const char *by_bad[] = {"diskmon", "--top", "--by", "thread"};
+    const char *by_part[] = {"diskmon", "--top", "--by", "partition"};
     const char *too_long[] = {"diskmon", "--top", "86401"};
 
     DM_ASSERT_EQ_INT(parse(&o, 2, plain), 0);
@@ -459,12 +499,15 @@ DM_TEST(command_line)
     DM_ASSERT_EQ_INT(parse(&o, 4, with_n), DM_EUSAGE);
     DM_ASSERT_EQ_INT(parse(&o, 3, by_alone), DM_EUSAGE);
     DM_ASSERT_EQ_INT(parse(&o, 4, by_bad), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(parse(&o, 4, by_part), 0);
+    DM_ASSERT_EQ_INT(o.top_by, DM_TOP_BY_PARTITION);
     DM_ASSERT_EQ_INT(parse(&o, 3, too_long), DM_EUSAGE);
 }
 
 const struct dmt_case dm_suite_top[] = {
     {"preflush_write_is_one_write", preflush_write_is_one_write},
     {"by_cgroup_rows_and_csv", by_cgroup_rows_and_csv},
+    {"by_partition_rows", by_partition_rows},
     {"util_and_queue_by_hand", util_and_queue_by_hand},
     {"util_random_against_bitmap", util_random_against_bitmap},
     {"bounded_groups_other_row", bounded_groups_other_row},

@@ -1,0 +1,63 @@
+/*
+ * nt_sysconfig.c - the volumes of a traced machine from the kernel's
+ * SystemConfig LogDisk records, so that each request names the volume
+ * ("C:") it falls in.
+ *
+ * The NT Kernel Logger writes its configuration (EventTraceConfig, HookId
+ * group 0x0B) when the session ends: LogDisk (EventType 12) is one record
+ * per partition with a file system, giving its disk number, its byte range
+ * on that disk and its drive letter. Because those come at the end of the
+ * trace, replay takes them in its naming pass (dm_kdecode_rundown), before
+ * any request is decoded; the forward pass meets the same records again
+ * and adds nothing new.
+ *
+ * The payload (Microsoft Learn, "SystemConfig_LogDisk class"; the same
+ * first fields in the V0 class): StartOffset u64 at 0 (bytes from the
+ * disk's start), PartitionSize u64 at 8, DiskNumber u32 at 16, Size u32 at
+ * 20, DriveType u32 at 24, DriveLetterString char16[4] at 28 ("C:"), then
+ * padding, cluster counts and the file system name, which diskmon does not
+ * use. A record shorter than 36 bytes is malformed; one without a drive
+ * letter names nothing (its requests stay the whole disk's).
+ */
+#include <string.h>
+
+#include "base/bytes.h"
+#include "decode/nt_kernel_internal.h"
+
+#define LOGDISK_START_OFFSET 0
+#define LOGDISK_PARTITION_SIZE 8
+#define LOGDISK_DISK_NUMBER 16
+#define LOGDISK_DRIVE_LETTER 28
+#define LOGDISK_DRIVE_LETTER_UNITS 4 /* Max(4) */
+#define LOGDISK_MIN_BYTES (LOGDISK_DRIVE_LETTER + 2 * LOGDISK_DRIVE_LETTER_UNITS)
+
+int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                            enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    char letter[3 * LOGDISK_DRIVE_LETTER_UNITS + 1];
+    size_t units;
+    int terminated;
+
+    if (rec->opcode != DM_SYSTEMCONFIG_LOGDISK)
+        return 0;
+    if (rec->payload_len < LOGDISK_MIN_BYTES)
+        return malformed(kd, pass);
+    units = dm_utf16_units(b + LOGDISK_DRIVE_LETTER, 2 * LOGDISK_DRIVE_LETTER_UNITS,
+                           &terminated);
+    if (units == 0)
+        return 0;
+    dm_utf16_to_utf8(b + LOGDISK_DRIVE_LETTER, units, letter);
+    /* A full map keeps the first volumes; their requests are named, the
+     * later ones' stay the whole disk's. */
+    (void)dm_partmap_add(&kd->disk_volumes, dm_le32(b + LOGDISK_DISK_NUMBER),
+                         dm_le64(b + LOGDISK_START_OFFSET),
+                         dm_le64(b + LOGDISK_PARTITION_SIZE), letter);
+    return 0;
+}
+
+int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t first,
+                                uint64_t bytes, const char *name)
+{
+    return dm_partmap_add(&kd->disk_volumes, disk, first, bytes, name);
+}
