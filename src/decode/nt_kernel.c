@@ -247,6 +247,13 @@ int dm_kdecode_ignores(const struct dm_krecord *rec)
     }
 }
 
+int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode)
+{
+    /* As the DiskIo branch of dm_kdecode_rundown below. */
+    return kclass == DM_K_DISKIO && opcode != DM_DISKIO_READ &&
+           opcode != DM_DISKIO_WRITE;
+}
+
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
 {
     if (rec->kclass == DM_K_OTHER)
