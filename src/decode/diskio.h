@@ -208,23 +208,26 @@ static inline int dm_diskio_decode_inline(unsigned opcode, unsigned version,
 #define DM_IRP_PRIORITY_SHIFT 17
 #define DM_IRP_PRIORITY_MASK 7u
 
+/* The five low IRP bits are DM_RQ_NOCACHE..DM_RQ_BUFFERED shifted up by
+ * DM_IRP_RQ_SHIFT, and IRP_SYNCHRONOUS_PAGING_IO (0x40) lands next to them
+ * one shift less: two masks and shifts on the hot path, not six tests. */
+#define DM_IRP_RQ_SHIFT 6
+#define DM_IRP_RQ_LOW 0x1Fu /* NOCACHE | PAGING_IO | SYNCHRONOUS_API |
+                             * ASSOCIATED_IRP | BUFFERED_IO */
+_Static_assert(DM_IRP_NOCACHE << DM_IRP_RQ_SHIFT == DM_RQ_NOCACHE &&
+               DM_IRP_PAGING_IO << DM_IRP_RQ_SHIFT == DM_RQ_PAGING &&
+               DM_IRP_SYNCHRONOUS_API << DM_IRP_RQ_SHIFT == DM_RQ_SYNC_API &&
+               DM_IRP_ASSOCIATED_IRP << DM_IRP_RQ_SHIFT == DM_RQ_ASSOCIATED &&
+               DM_IRP_BUFFERED_IO << DM_IRP_RQ_SHIFT == DM_RQ_BUFFERED &&
+               (DM_IRP_NOCACHE | DM_IRP_PAGING_IO | DM_IRP_SYNCHRONOUS_API |
+                DM_IRP_ASSOCIATED_IRP | DM_IRP_BUFFERED_IO) == DM_IRP_RQ_LOW &&
+               DM_IRP_SYNCHRONOUS_PAGING_IO << (DM_IRP_RQ_SHIFT - 1) == DM_RQ_SYNC_PAGING,
+               "IrpFlags bits and DM_RQ_* bits no longer line up");
+
 static inline uint16_t dm_diskio_req_flags(uint32_t irp_flags)
 {
-    uint16_t f = 0;
-
-    if (irp_flags & DM_IRP_NOCACHE)
-        f |= DM_RQ_NOCACHE;
-    if (irp_flags & DM_IRP_PAGING_IO)
-        f |= DM_RQ_PAGING;
-    if (irp_flags & DM_IRP_SYNCHRONOUS_API)
-        f |= DM_RQ_SYNC_API;
-    if (irp_flags & DM_IRP_ASSOCIATED_IRP)
-        f |= DM_RQ_ASSOCIATED;
-    if (irp_flags & DM_IRP_BUFFERED_IO)
-        f |= DM_RQ_BUFFERED;
-    if (irp_flags & DM_IRP_SYNCHRONOUS_PAGING_IO)
-        f |= DM_RQ_SYNC_PAGING;
-    return f;
+    return (uint16_t)((irp_flags & DM_IRP_RQ_LOW) << DM_IRP_RQ_SHIFT |
+                      (irp_flags & DM_IRP_SYNCHRONOUS_PAGING_IO) << (DM_IRP_RQ_SHIFT - 1));
 }
 
 static inline uint8_t dm_diskio_priority(uint32_t irp_flags)

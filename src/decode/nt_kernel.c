@@ -183,9 +183,13 @@ int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
         return rec->kclass == DM_K_OTHER ? 0 : malformed(kd, PASS_FORWARD);
-    /* The one class a busy disk multiplies goes first. */
-    if (rec->kclass == DM_K_DISKIO)
+    /* The one class a busy disk multiplies goes first, its Inits apart. */
+    if (rec->kclass == DM_K_DISKIO) {
+        if (rec->opcode == DM_DISKIO_READ_INIT || rec->opcode == DM_DISKIO_WRITE_INIT ||
+            rec->opcode == DM_DISKIO_FLUSH_INIT)
+            return dm_kdecoder__on_diskio_init(kd, rec);
         return dm_kdecoder__on_diskio(kd, rec, ev);
+    }
     return rec->kclass == DM_K_OTHER ? 0 : decode_naming(kd, rec);
 }
 
@@ -249,6 +253,13 @@ int dm_kdecode_ignores(const struct dm_krecord *rec)
     default:
         return 1;
     }
+}
+
+int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode)
+{
+    /* As the DiskIo branch of dm_kdecode_rundown below. */
+    return kclass == DM_K_DISKIO && opcode != DM_DISKIO_READ &&
+           opcode != DM_DISKIO_WRITE;
 }
 
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)

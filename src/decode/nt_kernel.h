@@ -113,12 +113,22 @@ int dm_kdecode_ignores(const struct dm_krecord *rec);
  * have named when each completes (nt_kernel_need.c), so a trace that
  * deletes many files does not keep every name. Feed it every record the
  * dm_kdecode() pass will see, DiskIo included, in the same (timestamp)
- * order; the first dm_kdecode() of a record other than DiskIo after it
- * ends the pass (frees its bookkeeping).
+ * order, but for those dm_kdecode_rundown_ignores() names; the first
+ * dm_kdecode() of a record other than DiskIo after it ends the pass (frees
+ * its bookkeeping).
  * Returns 0, DM_ECORRUPT (not counted: the forward pass counts it) or
  * DM_ENOMEM (the first call allocates the tables).
  */
 int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec);
+
+/*
+ * Whether dm_kdecode_rundown() does nothing with every record of this class
+ * and opcode (it would return 0 or DM_ECORRUPT, and neither counts), so a
+ * reader may leave them out of that pass unread: the DiskIo records other
+ * than Read and Write completions (the Inits, half of a trace's DiskIo
+ * records, and the flushes, which name no file).
+ */
+int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode);
 
 /* Records that failed size checks so far. */
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);

@@ -140,6 +140,27 @@ static const struct file_slot *lookup_file(const struct dm_kdecoder *kd,
     return NULL;
 }
 
+/* DiskIo Inits remember the IRP. Half of all DiskIo records: a function
+ * of their own, without the completion path's stack frame (the pointer
+ * size was checked by dm_kdecode). */
+int dm_kdecoder__on_diskio_init(struct dm_kdecoder *kd, const struct dm_krecord *rec)
+{
+    struct dm_diskio d;
+    struct irp_slot *e;
+
+    if (dm_diskio_decode_init(rec->version, rec->pointer_size, rec->payload,
+                              rec->payload_len, &d) < 0)
+        return malformed(kd, PASS_FORWARD);
+    kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
+    e = irp_at(&kd->irps, dm_kt_put(&kd->irps, d.irp, ++kd->clock));
+    e->timestamp = rec->timestamp;
+    e->has_tid = d.has_issuing_tid || rec->tid != DM_KNO_ID;
+    e->tid = d.has_issuing_tid ? d.issuing_tid : rec->tid;
+    e->has_pid = rec->pid != DM_KNO_ID;
+    e->pid = rec->pid;
+    return 0;
+}
+
 /*
  * DiskIo: Init events remember the IRP; completions become a dm_event.
  * Attribution, in order of trust:
@@ -160,24 +181,6 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     uint32_t tid = 0, pid = 0;
     size_t irp_slot;
 
-    if (rec->opcode == DM_DISKIO_READ_INIT || rec->opcode == DM_DISKIO_WRITE_INIT ||
-        rec->opcode == DM_DISKIO_FLUSH_INIT) {
-        /* Half of all DiskIo records: decoded on their own (the pointer
-         * size was checked by dm_kdecode). */
-        struct irp_slot *e;
-
-        if (dm_diskio_decode_init(rec->version, rec->pointer_size, rec->payload,
-                                  rec->payload_len, &d) < 0)
-            return malformed(kd, PASS_FORWARD);
-        kd->diskio_counts[rec->opcode - DM_DISKIO_READ]++;
-        e = irp_at(&kd->irps, dm_kt_put(&kd->irps, d.irp, ++kd->clock));
-        e->timestamp = rec->timestamp;
-        e->has_tid = d.has_issuing_tid || rec->tid != DM_KNO_ID;
-        e->tid = d.has_issuing_tid ? d.issuing_tid : rec->tid;
-        e->has_pid = rec->pid != DM_KNO_ID;
-        e->pid = rec->pid;
-        return 0;
-    }
     rc = dm_diskio_decode_inline(rec->opcode, rec->version, rec->pointer_size,
                                  rec->payload, rec->payload_len, &d);
     if (rc == DM_ENOTFOUND)

@@ -186,6 +186,8 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
 int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                             enum pass pass);
+/* The DiskIo Inits (ReadInit, WriteInit, FlushInit): 0 or DM_ECORRUPT. */
+int dm_kdecoder__on_diskio_init(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 
 /* nt_kernel_need.c: keeping only the rundown file names a request will
  * use. init: DM_ENOMEM or 0; at: settle the entries on probation older

@@ -117,9 +117,15 @@ int dm_etl_next(struct dm_etl *etl, struct dm_etl_record *rec, char *err,
  * group has its bit set in groups (bit g & 7 of byte g >> 3), and those
  * named by a GUID (FULL, INSTANCE and EVENT headers) for which guid_wanted
  * answers nonzero (asked once per distinct GUID; NULL takes none).
+ * opcodes, when not NULL, narrows the system-header records further: one
+ * picked by its group is taken only if its HookId (group << 8 | opcode)
+ * has its bit set there too (bit h & 7 of byte h >> 3, DM_ETL_HOOK_BYTES
+ * bytes). dm_etl_select copies it.
  */
+#define DM_ETL_HOOK_BYTES (65536u / 8u)
 struct dm_etl_select {
     uint8_t groups[32];
+    const uint8_t *opcodes;
     int (*guid_wanted)(const uint8_t guid[16]);
 };
 

@@ -226,7 +226,7 @@ static int event_payload(const struct dm_etl *etl, const struct stream *s,
 }
 
 /* Whether the selection (dm_etl_select) takes the record framed in f: by
- * HookId group for system headers, else by its GUID, whose answer is asked
+ * HookId (group and opcode) for system headers, else by its GUID, whose answer is asked
  * once and cached. Every header kind checked here holds the bytes read
  * (kind_header_size). */
 int dm_etl__picked(struct dm_etl *etl, const struct frame *f)
@@ -239,9 +239,9 @@ int dm_etl__picked(struct dm_etl *etl, const struct frame *f)
     case K_SYSTEM:
     case K_COMPACT:
     case K_PERFINFO: {
-        unsigned group = f->r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+        unsigned hook = dm_le16(f->r + SYS_OFF_HOOK);
 
-        return etl->sel.groups[group >> 3] >> (group & 7u) & 1u;
+        return etl->hooks[hook >> 3] >> (hook & 7u) & 1u;
     }
     case K_EVENT:
         guid = f->r + EVH_OFF_PROVIDER;
@@ -288,14 +288,14 @@ static int frame_slow(struct dm_etl *etl, struct stream *s, struct frame *f,
 /*
  * The selecting pass's inner loop over the bulk of a trace: from pos, step
  * over well-formed system-header records (SYSTEM, COMPACT, PERFINFO) whose
- * HookId group the selection does not take, moving the key (*key_ts,
+ * HookId the selection does not take, moving the key (*key_ts,
  * *key_buf; *has_key) as dm_etl__next_head would. Stops at the first
  * record that is anything else (picked, another kind, padding, the end
  * marker or one for the checking path) and returns its position, for
  * dm_etl__next_head to take from there. The checks are frame_quick's for
  * these kinds.
  */
-static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t pos,
+static size_t skip_unpicked(const uint8_t *hooks, const uint8_t *recs, size_t pos,
                             size_t len, uint32_t cur, uint64_t *key_ts,
                             uint32_t *key_buf, int *has_key)
 {
@@ -307,7 +307,7 @@ static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t p
         const uint8_t *r = recs + pos;
         uint32_t marker = dm_le32(r), size;
         const struct type_info *ti = &dm_etl__type_info[marker >> 16 & 0xFFu];
-        unsigned group;
+        unsigned hook;
         uint64_t ts;
 
         /* size_in_packet marks exactly the three system-header kinds. */
@@ -316,8 +316,8 @@ static size_t skip_unpicked(const uint8_t *groups, const uint8_t *recs, size_t p
         size = dm_le16(r + SYS_OFF_SIZE);
         if (size < ti->hdr || size > len - pos)
             break;
-        group = r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
-        if (groups[group >> 3] >> (group & 7u) & 1u)
+        hook = dm_le16(r + SYS_OFF_HOOK);
+        if (hooks[hook >> 3] >> (hook & 7u) & 1u)
             break;
         ts = dm_le64(r + ti->ts_off);
         if (ts >= kts) {
@@ -366,7 +366,7 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
         struct frame f;
 
         if (selecting)
-            pos = skip_unpicked(etl->sel.groups, recs, pos, len, cur, &key_ts,
+            pos = skip_unpicked(etl->hooks, recs, pos, len, cur, &key_ts,
                                 &key_buf, &has_key);
         if (frame_quick(recs + pos, len - pos, &f)) {
             pos = next_pos(pos, f.size, len);
@@ -401,10 +401,10 @@ int dm_etl__next_head(struct dm_etl *etl, struct stream *s, char *err,
             key_buf = cur;
         }
         has_key = 1;
-        if (selecting && f.kind <= K_PERFINFO) { /* system headers: the group's bit */
-            unsigned group = f.r[SYS_OFF_HOOK + 1]; /* HookId >> 8 */
+        if (selecting && f.kind <= K_PERFINFO) { /* system headers: the HookId's bit */
+            unsigned hook = dm_le16(f.r + SYS_OFF_HOOK);
 
-            if (!(etl->sel.groups[group >> 3] >> (group & 7u) & 1u))
+            if (!(etl->hooks[hook >> 3] >> (hook & 7u) & 1u))
                 continue;
         }
         s->head = f;

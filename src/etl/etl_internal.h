@@ -227,6 +227,9 @@ struct dm_etl {
     int selecting;
     int header_picked;       /* the selection takes the trace header record */
     struct dm_etl_select sel;
+    /* The system-header records the selection takes, by HookId (bit h & 7
+     * of byte h >> 3): groups and opcodes folded into one test. */
+    uint8_t hooks[DM_ETL_HOOK_BYTES];
     uint8_t guid_seen[GUID_CACHE][16];
     uint8_t guid_ok[GUID_CACHE];
     unsigned guids, guid_evict;

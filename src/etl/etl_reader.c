@@ -28,7 +28,7 @@
  *     the size of the file or of its buffers.
  *   - With a selection (dm_etl_select), a stream skips the records not
  *     picked inside dm_etl__next_head, after reading only their size, kind,
- *     timestamp and group or GUID; only picked records enter the merge.
+ *     timestamp and HookId or GUID; only picked records enter the merge.
  *   - A bad record ends the trace where it is found: next() returns the
  *     error, after every record it returned before, and keeps returning it.
  *     A stream that fails after its first record keeps its failure in the
@@ -479,8 +479,9 @@ static void pick_header(struct dm_etl *etl)
     if (!etl->selecting)
         return;
     /* The header is a SYSTEM header record (MARKER_HEADER32/64), whose
-     * HookId group is all dm_etl__picked reads of it; buffer 0's window
+     * HookId is all dm_etl__picked reads of it; buffer 0's window
      * may have moved past the record itself. */
+    hook[SYS_OFF_HOOK] = (uint8_t)etl->header_rec.opcode;
     hook[SYS_OFF_HOOK + 1] = (uint8_t)etl->header_rec.group;
     f.r = hook;
     f.kind = K_SYSTEM;
@@ -490,8 +491,21 @@ static void pick_header(struct dm_etl *etl)
 void dm_etl_select(struct dm_etl *etl, const struct dm_etl_select *sel)
 {
     etl->selecting = sel != NULL;
-    if (sel != NULL)
+    if (sel != NULL) {
         etl->sel = *sel;
+        etl->sel.opcodes = NULL; /* folded into hooks, not kept */
+        /* A group's 256 HookIds are its 32 bytes of hooks. */
+        for (unsigned group = 0; group < 256u; group++) {
+            uint8_t *h = etl->hooks + group * 32u;
+
+            if (!(sel->groups[group >> 3] >> (group & 7u) & 1u))
+                memset(h, 0, 32);
+            else if (sel->opcodes == NULL)
+                memset(h, 0xFF, 32);
+            else
+                memcpy(h, sel->opcodes + group * 32u, 32);
+        }
+    }
     etl->guids = 0;
     etl->guid_evict = 0;
     pick_header(etl);
