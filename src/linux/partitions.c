@@ -36,8 +36,9 @@ int dm_blk_read_partitions(const char *disk_dir, struct dm_part *parts, int max)
     while ((de = readdir(d)) != NULL && n < max) {
         char path[512];
         uint64_t start, size, number;
+        size_t len = strlen(de->d_name);
 
-        if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof parts[n].name)
+        if (de->d_name[0] == '.' || len >= sizeof parts[n].name)
             continue;
         snprintf(path, sizeof path, "%s/%s/partition", disk_dir, de->d_name);
         if (read_u64(path, &number) != 0)
@@ -51,7 +52,7 @@ int dm_blk_read_partitions(const char *disk_dir, struct dm_part *parts, int max)
             continue;
         parts[n].first = start * SYSFS_SECTOR_BYTES;
         parts[n].end = (start + size) * SYSFS_SECTOR_BYTES;
-        snprintf(parts[n].name, sizeof parts[n].name, "%s", de->d_name);
+        memcpy(parts[n].name, de->d_name, len + 1); /* len was checked above */
         n++;
     }
     closedir(d);

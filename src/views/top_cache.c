@@ -76,8 +76,10 @@ static int take(const struct dm_task_io *io, struct scan *s)
     s->failed = 0;
     if (io->scan(each, s) < 0 || s->failed)
         return -1;
-    /* /proc lists processes in pid order; sorting keeps that a non-rule. */
-    qsort(s->v, s->n, sizeof s->v[0], by_pid);
+    /* /proc lists processes in pid order; sorting keeps that a non-rule.
+     * (An empty scan has no array yet, and qsort wants one.) */
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof s->v[0], by_pid);
     return 0;
 }
 
