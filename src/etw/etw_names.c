@@ -51,7 +51,7 @@ static ULONG WINAPI on_helper_buffer(PEVENT_TRACE_LOGFILEW lf)
 
 /* Before the main consumer starts: let the helper's rundown in first, so
  * that the first I/O lines already have their names. Windows buffers the
- * main session's events meanwhile (etw_session.c: about a second of a busy
+ * main session's events meanwhile (etw_logger.c: about a second of a busy
  * disk). Done when the helper delivered a buffer and then none for
  * HELPER_QUIET_MS, or after HELPER_WAIT_MS at most (the rundown's size is
  * not known in advance; names that come later still name later I/O). */

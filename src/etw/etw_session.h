@@ -150,7 +150,7 @@ extern int dm_etw_other_diskmon_override;
  * retries every DM_ETW_RESTART_WAIT_MS for at most DM_ETW_RESTART_TRIES
  * tries, so --force gives up after about 2 s. */
 #define DM_ETW_RESTART_WAIT_MS 100u
-/* The session's BufferSize in KB (etw_session.c explains it). */
+/* The session's BufferSize in KB (etw_logger.c explains it). */
 #define DM_ETW_BUFFER_KB 64u
 /*
  * How long a line can take, in one place (the README's "Latency" repeats it).
@@ -288,7 +288,7 @@ void dm_etw_session_free(struct dm_etw_session *s);
 int dm_etw_cleanup(char *msg, size_t len);
 
 /*
- * The Win32 error translator: maps code to a dm_err and writes
+ * The Win32 error translator (etw_logger.c): maps code to a dm_err and writes
  * "<what> failed: error <code> (<system text>)" plus advice for the codes
  * that have one (5: elevate, unless already elevated; 1450: free a
  * session).

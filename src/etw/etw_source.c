@@ -16,7 +16,7 @@
  * the session alive.
  *
  * Why a reorder stage: the session uses per-processor buffers
- * (etw_session.c), which reach the consumer one buffer at a time, not in
+ * (etw_logger.c), which reach the consumer one buffer at a time, not in
  * global time order, so a completion may come before the Init or the thread
  * start it needs. The stage holds records for at most DM_ETW_HOLD_MS (the
  * FlushTimer plus a margin, etw_session.h) and releases them in time order.
