@@ -1,14 +1,17 @@
 /*
- * etw_names.c - the names of the files open before the session started:
- * the start rundown, asked for after OpenTrace and just before ProcessTrace
- * (etw_session.h), and, where the private session refuses the kernel
- * rundown provider on its own handle, the helper session "diskmon rundown"
- * and its consumer, on a thread of its own, whose FileRundown names go
- * straight to the decoder under ro_lock (etw_source.c file comment).
+ * etw_names.c - opening a real-time consumer (the source's and the naming
+ * helper's, etw_names.h), and the names of the files open before the
+ * session started: the start rundown, asked for after OpenTrace and just
+ * before ProcessTrace (etw_session.h), and, where the private session
+ * refuses the kernel rundown provider on its own handle, the helper session
+ * "diskmon rundown" and its consumer, on a thread of its own, whose
+ * FileRundown names go straight to the decoder under ro_lock (etw_source.c
+ * file comment).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "etw/etw_names.h"
 #include "etw/etw_source_internal.h"
 
 /* The naming helper's EventRecordCallback: FileIo name records (the

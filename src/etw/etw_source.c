@@ -63,6 +63,7 @@
 
 #include "diskmon.h"
 #include "cli/options.h"
+#include "etw/etw_names.h"
 #include "etw/etw_source_internal.h"
 #include "platform/win32_io.h"
 

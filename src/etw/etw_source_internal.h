@@ -1,8 +1,9 @@
 /*
  * etw_source_internal.h - the live source's state, shared by its two
  * files: etw_source.c (open, run, close, the main consumer's callbacks, the
- * releaser) and etw_names.c (the start rundown and the naming helper's
- * consumer). The locking rules are in etw_source.c's file comment.
+ * releaser) and etw_names.c (opening consumers, the start rundown and the
+ * naming helper's consumer; etw_names.h). The locking rules are in
+ * etw_source.c's file comment.
  */
 #ifndef DM_ETW_SOURCE_INTERNAL_H
 #define DM_ETW_SOURCE_INTERNAL_H
@@ -15,12 +16,6 @@
 #include "decode/reorder.h"
 #include "etw/etw_session.h"
 #include "platform/platform.h"
-
-/* OpenTrace's failure value: INVALID_PROCESSTRACE_HANDLE, which 32-bit
- * Vista and 7 return zero-extended as 0x00000000FFFFFFFF (docs/etw.md §1
- * [MS-open]); a 32-bit build checks both spellings. */
-#define DM_INVALID_TRACE ((TRACEHANDLE) ~(ULONG64)0)
-#define DM_INVALID_TRACE32 ((TRACEHANDLE)0xFFFFFFFFu)
 
 struct etw_source {
     struct dm_etw_session session;
@@ -82,14 +77,6 @@ static inline void dm_etw_ro_check(struct etw_source *s)
         InterlockedIncrement(&s->unguarded);
 }
 
-/* A consumer handle from OpenTrace, checked against both failure values. */
-static inline int dm_etw_opened(TRACEHANDLE h)
-{
-    if (h == DM_INVALID_TRACE)
-        return 0;
-    return sizeof(void *) == 4 ? h != DM_INVALID_TRACE32 : 1;
-}
-
 /* The record's header fields as the decoder takes them (its class is the
  * caller's). The pointer size comes from the event header flags, not from
  * this build (docs/etw.md §2). */
@@ -116,20 +103,6 @@ static inline void dm_etw_fill_record(const struct etw_source *s, const EVENT_RE
     rec->payload = er->UserData;
     rec->payload_len = er->UserData != NULL ? er->UserDataLength : 0;
 }
-
-/* Open a real-time consumer of logger name with diskmon's trace mode
- * (raw QPC timestamps, EVENT_RECORD callbacks) and s as the context
- * (etw_names.c). */
-TRACEHANDLE dm_etw_open_consumer(struct etw_source *s, EVENT_TRACE_LOGFILEW *lf,
-                                 WCHAR *name, size_t name_len, const WCHAR *logger,
-                                 PEVENT_RECORD_CALLBACK on_record,
-                                 PEVENT_TRACE_BUFFER_CALLBACKW on_buf);
-
-/* The start rundown, just before ProcessTrace (etw_names.c). */
-int dm_etw_source_start_rundown(struct dm_source *src, struct etw_source *s);
-
-/* CloseTrace of the helper's consumer, once. Any thread. */
-void dm_etw_close_helper(struct etw_source *s);
 
 /* Every volume's extents on the disks into kd's volume map, named by drive
  * letter (etw_volumes.c). At start; what cannot be read is left out. */
