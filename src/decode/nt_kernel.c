@@ -32,9 +32,10 @@
  * object had up to that record, so it is used only for requests completed
  * no later than the record (see nt_kernel_file.c).
  *
- * This file holds the entry points and the tables' glue (their sizes,
- * creation and freeing, and which class goes to which handler); each class
- * has its handler in a file of its own (nt_kernel_internal.h lists them).
+ * This file holds the entry points and which class goes to which handler;
+ * each class has its handler in a file of its own, and the state they
+ * share (the tables, their sizes, creating and freeing them) is in
+ * nt_kernel_state.c, below them all (nt_kernel_state.h lists the files).
  *
  * Device paths: FileIo names are NT paths (\Device\HarddiskVolume2\...).
  * A short list of NT-prefix -> DOS-prefix pairs (nt_paths.h), from SysConfig
@@ -48,82 +49,8 @@
 #include "decode/diskio.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 #include "decode/nt_paths.h"
-
-/* Table sizes (slots; powers of two): what a table starts with, and its
- * cap. A table grows when half full, so it holds at least half its cap
- * without replacing anything (ktable.h). A busy desktop has a few thousand
- * threads and a few hundred processes; a Windows 11 desktop's start
- * rundown names about 26,000 files (docs/etw.md §8), a file server far
- * more: the file table holds 1,048,576 file objects before it may replace
- * one, in at most 2,097,152 slots of 40 bytes (x64; 80 MB) plus the names.
- * docs/windows.md "Limits" gives these caps. The thread and IRP tables
- * start small (2,048 threads and 128 I/Os in flight before they grow): a
- * completion probes both, and tables sized for a busy machine (700 KB
- * together) made those probes miss the cache. The file table starts at a
- * few thousand files, which a start rundown names at once. (The process
- * table keeps its size: when it sweeps out ended processes depends on its
- * size, and lookup_process still names an ended process until then.) */
-#define THREAD_SLOTS 4096u
-#define THREAD_MAX_SLOTS (1u << 20)
-#define PROCESS_SLOTS 4096u
-#define PROCESS_MAX_SLOTS (1u << 18)
-#define FILE_SLOTS 8192u
-#define FILE_MAX_SLOTS (2u * DM_KDECODER_FILES_MAX)
-#define IRP_SLOTS 256u
-#define IRP_MAX_SLOTS (1u << 18)
-
-/* ---- tables ---------------------------------------------------------------- */
-
-/* The tables' keep_spare hook: an ended thread or process is kept while
- * the record being decoded is within THREAD_GRACE_SEC of its End, as long
- * as lookup_thread (nt_kernel_diskio.c) would still use it. */
-_Static_assert(offsetof(struct thread_slot, end) == sizeof(struct dm_kslot) &&
-                   offsetof(struct process_slot, end) == sizeof(struct dm_kslot),
-               "ended_within_grace reads end right after the slot's head");
-
-static int ended_within_grace(const void *slot, const void *ctx)
-{
-    const struct dm_kdecoder *kd = ctx;
-    uint64_t end;
-
-    memcpy(&end, (const unsigned char *)slot + sizeof(struct dm_kslot), sizeof end);
-    return end == THREAD_ALIVE || kd->naming_ts <= end ||
-           kd->naming_ts - end <= kd->thread_grace;
-}
-
-static int names_init(struct names *n, const struct dm_kdecoder *kd)
-{
-    int a = dm_kt_init_growing(&n->threads, THREAD_SLOTS, THREAD_MAX_SLOTS,
-                               sizeof(struct thread_slot));
-    int b = dm_kt_init_growing(&n->processes, PROCESS_SLOTS, PROCESS_MAX_SLOTS,
-                               sizeof(struct process_slot));
-    int c = dm_kt_init_growing(&n->files, FILE_SLOTS, FILE_MAX_SLOTS,
-                               sizeof(struct file_slot));
-
-    /* An ended thread or process (AGE_ENDED) makes room before the table
-     * grows, once its grace is over: the grace is a courtesy to its last
-     * completions. */
-    n->threads.spare_age = AGE_ENDED;
-    n->processes.spare_age = AGE_ENDED;
-    n->threads.keep_spare = ended_within_grace;
-    n->processes.keep_spare = ended_within_grace;
-    n->threads.keep_ctx = kd;
-    n->processes.keep_ctx = kd;
-    return a < 0 || b < 0 || c < 0 ? DM_ENOMEM : 0;
-}
-
-static void names_free(struct names *n)
-{
-    if (n->files.mem != NULL)
-        for (size_t s = 0; s <= n->files.mask; s++)
-            if (dm_kt_slot(&n->files, s)->age != 0)
-                free(file_at(&n->files, s)->name);
-    dm_kt_free(&n->threads);
-    dm_kt_free(&n->processes);
-    dm_kt_free(&n->files);
-}
 
 /* ---- public --------------------------------------------------------------- */
 
@@ -137,18 +64,7 @@ struct dm_kdecoder *dm_kdecoder_create(uint64_t ts_freq, uint64_t start_ts,
     kd = calloc(1, sizeof *kd);
     if (kd == NULL)
         return NULL;
-    dm_kdecoder__tick_scale_init(&kd->ts_scale, ts_freq);
-    dm_kdecoder__tick_scale_init(&kd->hrrt_scale, hrrt_freq);
-    kd->clock = AGE_ENDED; /* every entry written is younger than that */
-    kd->start_ts = start_ts;
-    kd->thread_grace = ts_freq > UINT64_MAX / THREAD_GRACE_SEC
-                           ? UINT64_MAX
-                           : ts_freq * THREAD_GRACE_SEC;
-    kd->scratch = malloc(SCRATCH_SIZE);
-    if (names_init(&kd->names, kd) < 0 ||
-        dm_kt_init_growing(&kd->irps, IRP_SLOTS, IRP_MAX_SLOTS,
-                           sizeof(struct irp_slot)) < 0 ||
-        kd->scratch == NULL) {
+    if (dm_kdecoder__state_init(kd, ts_freq, start_ts, hrrt_freq) < 0) {
         dm_kdecoder_destroy(kd);
         return NULL;
     }
@@ -160,12 +76,7 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
     if (kd == NULL)
         return;
     dm_kdecoder__need_free(kd);
-    names_free(&kd->names);
-    if (kd->rundown != NULL)
-        names_free(kd->rundown);
-    free(kd->rundown);
-    dm_kt_free(&kd->irps);
-    free(kd->scratch);
+    dm_kdecoder__state_free(kd);
     free(kd);
 }
 
@@ -273,8 +184,8 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
         kd->rundown = calloc(1, sizeof *kd->rundown);
         if (kd->rundown == NULL)
             return DM_ENOMEM;
-        if (names_init(kd->rundown, kd) < 0 || dm_kdecoder__need_init(kd) < 0) {
-            names_free(kd->rundown);
+        if (dm_kdecoder__names_init(kd->rundown, kd) < 0 || dm_kdecoder__need_init(kd) < 0) {
+            dm_kdecoder__names_free(kd->rundown);
             free(kd->rundown);
             kd->rundown = NULL;
             return DM_ENOMEM;

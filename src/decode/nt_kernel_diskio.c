@@ -10,10 +10,8 @@
 #include "decode/diskio.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 #include "decode/nt_paths.h"
-
-#define NS_PER_SEC 1000000000u
 
 /* hi:lo = a * b, from 32-bit halves (C11 has no 128-bit type). */
 static void mul_64x64(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo)
@@ -66,13 +64,6 @@ static uint64_t mul_div_u64(uint64_t a, uint64_t b, uint64_t c)
         part = div_128by64(hi, lo, c);
     }
     return whole > UINT64_MAX - part ? UINT64_MAX : whole + part;
-}
-
-void dm_kdecoder__tick_scale_init(struct tick_scale *sc, uint64_t freq)
-{
-    sc->freq = freq;
-    sc->ns_per_tick = NS_PER_SEC % freq == 0 ? NS_PER_SEC / freq : 0;
-    sc->max_ticks = sc->ns_per_tick != 0 ? UINT64_MAX / sc->ns_per_tick : 0;
 }
 
 /* ticks * NS_PER_SEC / freq, rounded down, saturating: the same result as

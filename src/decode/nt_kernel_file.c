@@ -9,7 +9,7 @@
 #include "base/bytes.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 #include "decode/nt_paths.h"
 
 /* Opcodes of the FileIo class (docs/etw.md §2). */

@@ -44,7 +44,7 @@
 
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 
 /* Initial sizes (slots; the tables grow, ktable.h). live holds the files
  * open at a time, orphans the few addresses with a request before their

@@ -6,7 +6,7 @@
 #include "base/bytes.h"
 #include "decode/ktable.h"
 #include "decode/nt_kernel.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 
 /* Opcodes of the Thread and Process classes (docs/etw.md §2). */
 #define THREAD_START 1

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "base/bytes.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 
 #define LOGDISK_START_OFFSET 0
 #define LOGDISK_PARTITION_SIZE 8

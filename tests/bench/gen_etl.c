@@ -822,7 +822,7 @@ int main(int argc, char **argv)
                 /* 10 ms between two process ends, so 100,000 of them span
                  * about 17 minutes: a machine's churn, not a fork bomb. The
                  * decoder keeps an ended thread or process for a grace of
-                 * 5 s (nt_kernel_internal.h), so faster churn would show the
+                 * 5 s (nt_kernel_state.h), so faster churn would show the
                  * tables holding ended threads, not what --metrics keeps. */
                 now += PERF_FREQ / 100u;
                 for (k = 0; k < threads_per_proc; k++)

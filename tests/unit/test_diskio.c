@@ -12,7 +12,7 @@
 
 #include "decode/diskio.h"
 #include "decode/ktable.h"
-#include "decode/nt_kernel_internal.h"
+#include "decode/nt_kernel_state.h"
 #include "decode/nt_paths.h"
 #include "decode/nt_kernel.h"
 #include "diskmon.h"
@@ -1302,7 +1302,7 @@ DM_TEST(random_rundown_names_against_model)
  * The naming pass's memory: 50,000 files created, read and deleted keep no
  * rundown name (every request had its FileCreate's), while each of the 10
  * files read before their FileCreate keeps its name, which those reads get.
- * Counted in the rundown file table itself (nt_kernel_internal.h).
+ * Counted in the rundown file table itself (nt_kernel_state.h).
  */
 DM_TEST(rundown_keeps_only_used_names)
 {

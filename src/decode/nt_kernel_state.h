@@ -1,26 +1,29 @@
 /*
- * nt_kernel_internal.h - what the NT kernel decoder's files share (not part
- * of nt_kernel.h).
- *
- * The decoder (nt_kernel.h) is five files:
- *   nt_kernel.c          the entry points and the tables' glue: creating,
- *                        sizing and freeing the tables, and which class
- *                        goes to which handler;
- *   nt_kernel_process.c  Thread and Process records (thread -> process,
- *                        process -> image name);
- *   nt_kernel_file.c     FileIo name records and SysConfig VolumeMapping
- *                        (file object -> file name, device -> drive);
- *   nt_kernel_diskio.c   DiskIo: Init records, completions into dm_events,
- *                        the lookups that attribute them and the clock
- *                        arithmetic;
- *   nt_kernel_need.c     replay's naming pass: which rundown file names a
- *                        request will use (the others are dropped).
- * This header holds the decoder's struct, the table slots, the limits the
+ * nt_kernel_state.h - what the NT kernel decoder's files share (not part
+ * of nt_kernel.h): the decoder's struct, the table slots, the limits the
  * handlers share and the calls between the files, named dm_kdecoder__
  * (internal, like dm_kmerge__replay).
+ *
+ * The decoder (nt_kernel.h) is layered, each file calling only down:
+ *   nt_kernel.c           the entry points: creating and freeing a decoder,
+ *                         and the one table of which class goes to which
+ *                         handler;
+ *   nt_kernel_diskio.c    DiskIo: Init records, completions into dm_events,
+ *                         the lookups that attribute them and the clock
+ *                         arithmetic;
+ *   nt_kernel_process.c   Thread and Process records (thread -> process,
+ *                         process -> image name);
+ *   nt_kernel_file.c      FileIo name records (file object -> file name);
+ *   nt_sysconfig.c        SysConfig: VolumeMapping and LogDisk (device ->
+ *                         drive, volume byte ranges per disk);
+ *   nt_kernel_need.c      replay's naming pass: which rundown file names a
+ *                         request will use (the others are dropped);
+ *   nt_kernel_state.c     the shared state below them all: the tables'
+ *                         sizes, creating and freeing them, the clocks'
+ *                         scales.
  */
-#ifndef DM_NT_KERNEL_INTERNAL_H
-#define DM_NT_KERNEL_INTERNAL_H
+#ifndef DM_NT_KERNEL_STATE_H
+#define DM_NT_KERNEL_STATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +33,8 @@
 #include "decode/nt_kernel.h"
 #include "decode/nt_paths.h"
 #include "base/partmap.h"
+
+#define NS_PER_SEC 1000000000u
 
 /* UTF-16 -> UTF-8 room for the longest name a record can hold
  * (nt_paths.h, DM_NAME_UNITS_MAX). */
@@ -53,7 +58,7 @@
 /* The tables' slots: struct dm_kslot (key, age) first, then the value.
  * An age is the decoder's write clock when the entry was written. Threads
  * and processes both have end right after the head, where the tables'
- * sweep looks for it (nt_kernel.c, ended_within_grace). */
+ * sweep looks for it (nt_kernel_state.c, ended_within_grace). */
 struct thread_slot {
     struct dm_kslot k;  /* key: thread id */
     uint64_t end;       /* timestamp of the End, or THREAD_ALIVE */
@@ -206,7 +211,14 @@ int dm_kdecoder__need_is_dead(const struct dm_kdecoder *kd, uint64_t file_object
 void dm_kdecoder__need_first_end(struct dm_kdecoder *kd, uint64_t file_object,
                                  uint64_t ts, struct file_slot *f);
 
-/* nt_kernel_diskio.c: a clock's rate, for ticks_to_ns. */
-void dm_kdecoder__tick_scale_init(struct tick_scale *sc, uint64_t freq);
+/* nt_kernel_state.c: the decoder's tables, scratch and clocks (state_init:
+ * 0 or DM_ENOMEM, after which state_free is still to be called), and one
+ * set of naming tables (names_init: 0 or DM_ENOMEM; names_free frees what
+ * names_init got, even after a failure). */
+int dm_kdecoder__state_init(struct dm_kdecoder *kd, uint64_t ts_freq, uint64_t start_ts,
+                            uint64_t hrrt_freq);
+void dm_kdecoder__state_free(struct dm_kdecoder *kd);
+int dm_kdecoder__names_init(struct names *n, const struct dm_kdecoder *kd);
+void dm_kdecoder__names_free(struct names *n);
 
-#endif /* DM_NT_KERNEL_INTERNAL_H */
+#endif /* DM_NT_KERNEL_STATE_H */
