@@ -283,7 +283,7 @@ enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16])
  * 0x0B (config) is its own class, not SysConfig's: its opcode 35 in system
  * headers is a processor record on the win11 sample, not VolumeMapping,
  * which comes only with the SysConfig GUID; of group 0x0B only LogDisk is
- * decoded (nt_sysconfig.c).
+ * decoded (nt_kernel_sysconfig.c).
  */
 enum dm_kclass dm_kclass_from_group(unsigned group)
 {

@@ -29,7 +29,8 @@ enum dm_kclass {
     DM_K_THREAD,
     DM_K_FILEIO,
     DM_K_SYSCONFIG, /* {9b79ee91-...} SysConfig: VolumeMapping (GUID records only) */
-    DM_K_SYSTEMCONFIG /* HookId group 0x0B, EventTraceConfig: LogDisk (nt_sysconfig.c) */
+    DM_K_SYSTEMCONFIG /* HookId group 0x0B, EventTraceConfig: LogDisk
+                       * (nt_kernel_sysconfig.c) */
 };
 
 /* EventTraceConfig's LogDisk: a volume's disk, byte range and drive letter. */
@@ -165,8 +166,8 @@ int dm_kdecoder_add_volume(struct dm_kdecoder *kd, const char *nt_prefix,
  * Name the requests of disk that lie wholly inside [first, first + bytes)
  * after the volume name ("C:"): the live ETW backend's extents from
  * IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS; replay learns the same from the
- * trace's LogDisk records (nt_sysconfig.c). Returns 0, or -1 when the map
- * is full or the range is empty (then not named).
+ * trace's LogDisk records (nt_kernel_sysconfig.c). Returns 0, or -1 when
+ * the map is full or the range is empty (then not named).
  */
 int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t first,
                                 uint64_t bytes, const char *name);

@@ -1,7 +1,7 @@
 /*
- * nt_kernel_file.c - the FileIo name records and SysConfig VolumeMapping
- * (nt_kernel.h): which file a FILE_OBJECT address names, as a DOS path
- * where a volume mapping is known.
+ * nt_kernel_file.c - the FileIo name records (nt_kernel.h): which file a
+ * FILE_OBJECT address names, as a DOS path where a volume mapping
+ * (nt_kernel_sysconfig.c) is known.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +17,6 @@
 #define FILEIO_FILECREATE 32
 #define FILEIO_FILEDELETE 35
 #define FILEIO_FILERUNDOWN 36
-/* SysConfig {9b79ee91-b5fd-41c0-a243-4248e266e9d0} opcode 35 VolumeMapping:
- * NtPath and DosPath, two NUL-terminated UTF-16 strings. Opcode and GUID
- * from PerfView KernelTraceEventParser.cs (SysConfigTaskGuid,
- * "VolumeMapping"); the layout was checked on the win8 sample, where e.g.
- * DataLen 58 = "\Device\HarddiskVolume2\" (25 units with NUL) + "C:\" (4). */
-#define SYSCONFIG_VOLUME_MAPPING 35
 
 /*
  * FileIo_Name (Name 0, FileCreate 32, FileDelete 35, FileRundown 36):
@@ -154,30 +148,5 @@ static int store_name(struct dm_kdecoder *kd, struct names *nm,
     f->needed = 1;
     if (pass == PASS_RUNDOWN)
         dm_kdecoder__need_first_end(kd, file_object, rec->timestamp, f);
-    return 0;
-}
-
-/* SysConfig VolumeMapping: NtPath, DosPath (see SYSCONFIG_VOLUME_MAPPING). */
-int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
-                              enum pass pass)
-{
-    const uint8_t *b = rec->payload;
-    size_t len = rec->payload_len, nt_units, dos_units;
-    char nt[DM_VOLUME_NT_MAX * 3], dos[DM_VOLUME_DOS_MAX * 3];
-    int terminated;
-
-    if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
-        return 0;
-    nt_units = dm_utf16_units(b, len, &terminated);
-    if (!terminated)
-        return malformed(kd, pass);
-    dos_units = dm_utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
-                            &terminated);
-    if (nt_units >= DM_VOLUME_NT_MAX || dos_units >= DM_VOLUME_DOS_MAX)
-        return 0; /* longer than any real device prefix: ignore */
-    dm_utf16_to_utf8(b, nt_units, nt);
-    dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
-    /* A full table keeps the first mappings. */
-    (void)dm_volumes_add(&kd->volumes, nt, dos);
     return 0;
 }

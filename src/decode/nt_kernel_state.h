@@ -14,7 +14,7 @@
  *   nt_kernel_process.c   Thread and Process records (thread -> process,
  *                         process -> image name);
  *   nt_kernel_file.c      FileIo name records (file object -> file name);
- *   nt_sysconfig.c        SysConfig: VolumeMapping and LogDisk (device ->
+ *   nt_kernel_sysconfig.c SysConfig: VolumeMapping and LogDisk (device ->
  *                         drive, volume byte ranges per disk);
  *   nt_kernel_need.c      replay's naming pass: which rundown file names a
  *                         request will use (the others are dropped);

@@ -1,12 +1,13 @@
 /*
- * nt_sysconfig.c - the volumes of a traced machine from the kernel's
- * SystemConfig LogDisk records, so that each request names the volume
- * ("C:") it falls in.
+ * nt_kernel_sysconfig.c - the volumes of a traced machine from the
+ * kernel's SysConfig records: VolumeMapping (an NT device prefix and its
+ * drive, so that file names read as C:\...), and LogDisk, so that each
+ * request names the volume ("C:") it falls in.
  *
- * The NT Kernel Logger writes its configuration (EventTraceConfig, HookId
- * group 0x0B) when the session ends: LogDisk (EventType 12) is one record
- * per partition with a file system, giving its disk number, its byte range
- * on that disk and its drive letter. Because those come at the end of the
+ * LogDisk: the NT Kernel Logger writes its configuration (EventTraceConfig,
+ * HookId group 0x0B) when the session ends: LogDisk (EventType 12) is one
+ * record per partition with a file system, giving its disk number, its
+ * byte range on that disk and its drive letter. Because those come at the end of the
  * trace, replay takes them in its naming pass (dm_kdecode_rundown), before
  * any request is decoded; the forward pass meets the same records again
  * and adds nothing new.
@@ -22,7 +23,15 @@
 #include <string.h>
 
 #include "base/bytes.h"
+#include "decode/nt_paths.h"
 #include "decode/nt_kernel_state.h"
+
+/* SysConfig {9b79ee91-b5fd-41c0-a243-4248e266e9d0} opcode 35 VolumeMapping:
+ * NtPath and DosPath, two NUL-terminated UTF-16 strings. Opcode and GUID
+ * from PerfView KernelTraceEventParser.cs (SysConfigTaskGuid,
+ * "VolumeMapping"); the layout was checked on the win8 sample, where e.g.
+ * DataLen 58 = "\Device\HarddiskVolume2\" (25 units with NUL) + "C:\" (4). */
+#define SYSCONFIG_VOLUME_MAPPING 35
 
 #define LOGDISK_START_OFFSET 0
 #define LOGDISK_PARTITION_SIZE 8
@@ -60,4 +69,29 @@ int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t 
                                 uint64_t bytes, const char *name)
 {
     return dm_partmap_add(&kd->disk_volumes, disk, first, bytes, name);
+}
+
+/* SysConfig VolumeMapping: NtPath, DosPath (see SYSCONFIG_VOLUME_MAPPING). */
+int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
+                              enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    size_t len = rec->payload_len, nt_units, dos_units;
+    char nt[DM_VOLUME_NT_MAX * 3], dos[DM_VOLUME_DOS_MAX * 3];
+    int terminated;
+
+    if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
+        return 0;
+    nt_units = dm_utf16_units(b, len, &terminated);
+    if (!terminated)
+        return malformed(kd, pass);
+    dos_units = dm_utf16_units(b + 2 * (nt_units + 1), len - 2 * (nt_units + 1),
+                            &terminated);
+    if (nt_units >= DM_VOLUME_NT_MAX || dos_units >= DM_VOLUME_DOS_MAX)
+        return 0; /* longer than any real device prefix: ignore */
+    dm_utf16_to_utf8(b, nt_units, nt);
+    dm_utf16_to_utf8(b + 2 * (nt_units + 1), dos_units, dos);
+    /* A full table keeps the first mappings. */
+    (void)dm_volumes_add(&kd->volumes, nt, dos);
+    return 0;
 }
