@@ -40,7 +40,7 @@ enum dm_part_where dm_part_find(const struct dm_part *parts, int n_parts,
 
 /*
  * The volumes of every disk of a machine (Windows: a disk number and the
- * volume's byte range on it, as a trace's SystemConfig LogDisk records or
+ * volume's byte range on it, as a trace's SysConfig LogDisk records or
  * IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS give them), for the same lookup.
  * Zero it before use; no allocation.
  */

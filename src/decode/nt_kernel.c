@@ -86,6 +86,51 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
 #define DM_NOINLINE
 #endif
 
+/*
+ * Which handler takes each class, and the opcodes the forward pass takes
+ * (bit n: opcode n; the others the handler ignores or, for DiskIo, calls
+ * DM_ENOTFOUND before any check): DiskIo Read 10 .. FlushInit 15
+ * (diskio.h), Thread Start 1, End 2, DCStart 3 and Process Start 1, End 2,
+ * DCStart 3 (nt_kernel_process.c: DCEnd and Defunct are rundown-only),
+ * FileIo Name 0, FileCreate 32, FileDelete 35, FileRundown 36
+ * (nt_kernel_file.c), SysConfig VolumeMapping 35 and LogDisk 12
+ * (nt_kernel_sysconfig.c). DiskIo has no handler here: dm_kdecode and
+ * dm_kdecode_rundown take it before the table.
+ */
+#define OP(n) ((uint64_t)1 << (n))
+typedef int naming_fn(struct dm_kdecoder *kd, struct names *nm,
+                      const struct dm_krecord *rec, enum pass pass);
+
+static int no_naming(struct dm_kdecoder *kd, struct names *nm,
+                     const struct dm_krecord *rec, enum pass pass)
+{
+    (void)kd, (void)nm, (void)rec, (void)pass;
+    return 0;
+}
+
+static const struct {
+    naming_fn *on;
+    uint64_t forward_opcodes;
+} naming_handler[] = {
+    [DM_K_OTHER] = {no_naming, 0},
+    [DM_K_DISKIO] = {no_naming, OP(DM_DISKIO_READ) | OP(DM_DISKIO_WRITE) |
+                                    OP(DM_DISKIO_READ_INIT) | OP(DM_DISKIO_WRITE_INIT) |
+                                    OP(DM_DISKIO_FLUSH_BUFFERS) | OP(DM_DISKIO_FLUSH_INIT)},
+    [DM_K_PROCESS] = {dm_kdecoder__on_process, OP(1) | OP(2) | OP(3)},
+    [DM_K_THREAD] = {dm_kdecoder__on_thread, OP(1) | OP(2) | OP(3)},
+    [DM_K_FILEIO] = {dm_kdecoder__on_fileio, OP(0) | OP(32) | OP(35) | OP(36)},
+    [DM_K_SYSCONFIG] = {dm_kdecoder__on_volume_mapping, OP(35)},
+    [DM_K_SYSCONFIG_GROUP] = {dm_kdecoder__on_logdisk, OP(DM_SYSCONFIG_LOGDISK)},
+};
+
+#define CLASSES (sizeof naming_handler / sizeof naming_handler[0])
+
+/* The handler of a class; a class beyond the table is no naming class. */
+static naming_fn *naming_of(enum dm_kclass kclass)
+{
+    return (unsigned)kclass < CLASSES ? naming_handler[kclass].on : no_naming;
+}
+
 static int decode_naming(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 
 int dm_kdecode(struct dm_kdecoder *kd, const struct dm_krecord *rec,
@@ -115,55 +160,22 @@ static DM_NOINLINE int decode_naming(struct dm_kdecoder *kd, const struct dm_kre
         dm_kdecoder__need_at(kd, UINT64_MAX);
         dm_kdecoder__need_free(kd);
     }
-    switch (rec->kclass) {
-    case DM_K_THREAD:
-        return dm_kdecoder__on_thread(kd, &kd->names, rec, PASS_FORWARD);
-    case DM_K_PROCESS:
-        return dm_kdecoder__on_process(kd, &kd->names, rec, PASS_FORWARD);
-    case DM_K_FILEIO:
-        return dm_kdecoder__on_fileio(kd, &kd->names, rec, PASS_FORWARD);
-    case DM_K_SYSCONFIG:
-        return dm_kdecoder__on_sysconfig(kd, rec, PASS_FORWARD);
-    case DM_K_SYSTEMCONFIG:
-        return dm_kdecoder__on_logdisk(kd, rec, PASS_FORWARD);
-    default:
-        return 0;
-    }
+    return naming_of(rec->kclass)(kd, &kd->names, rec, PASS_FORWARD);
 }
 
-/*
- * The forward pass's opcodes, as the handlers take them: DiskIo Read 10 ..
- * FlushInit 15 (diskio.h; others are DM_ENOTFOUND before any check),
- * Thread Start 1, End 2, DCStart 3 and Process Start 1, End 2, DCStart 3
- * (nt_kernel_process.c: DCEnd and Defunct are rundown-only), FileIo Name 0,
- * FileCreate 32, FileDelete 35, FileRundown 36 (nt_kernel_file.c), SysConfig
- * VolumeMapping 35. A record with a bad header is never ignored: dm_kdecode
- * counts it as malformed whatever its opcode.
- */
+/* The forward pass's opcodes are the table's (naming_handler). A record
+ * with a bad header is never ignored: dm_kdecode counts it as malformed
+ * whatever its opcode. */
 int dm_kdecode_ignores(const struct dm_krecord *rec)
 {
-    unsigned op = rec->opcode;
-
     if (rec->kclass == DM_K_OTHER)
         return 1;
     if ((rec->pointer_size != 4 && rec->pointer_size != 8) ||
         (rec->payload == NULL && rec->payload_len > 0))
         return 0;
-    switch (rec->kclass) {
-    case DM_K_DISKIO:
-        return op < DM_DISKIO_READ || op > DM_DISKIO_FLUSH_INIT;
-    case DM_K_THREAD:
-    case DM_K_PROCESS:
-        return op < 1 || op > 3;
-    case DM_K_FILEIO:
-        return op != 0 && op != 32 && op != 35 && op != 36;
-    case DM_K_SYSCONFIG:
-        return op != 35;
-    case DM_K_SYSTEMCONFIG:
-        return op != DM_SYSTEMCONFIG_LOGDISK;
-    default:
+    if ((unsigned)rec->kclass >= CLASSES || rec->opcode >= 64)
         return 1;
-    }
+    return (naming_handler[rec->kclass].forward_opcodes >> rec->opcode & 1u) == 0;
 }
 
 int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode)
@@ -202,20 +214,7 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
             dm_kdecoder__need_request(kd, d.file_object, rec->timestamp);
         return 0;
     }
-    switch (rec->kclass) {
-    case DM_K_THREAD:
-        return dm_kdecoder__on_thread(kd, kd->rundown, rec, PASS_RUNDOWN);
-    case DM_K_PROCESS:
-        return dm_kdecoder__on_process(kd, kd->rundown, rec, PASS_RUNDOWN);
-    case DM_K_FILEIO:
-        return dm_kdecoder__on_fileio(kd, kd->rundown, rec, PASS_RUNDOWN);
-    case DM_K_SYSCONFIG:
-        return dm_kdecoder__on_sysconfig(kd, rec, PASS_RUNDOWN);
-    case DM_K_SYSTEMCONFIG:
-        return dm_kdecoder__on_logdisk(kd, rec, PASS_RUNDOWN);
-    default:
-        return 0;
-    }
+    return naming_of(rec->kclass)(kd, kd->rundown, rec, PASS_RUNDOWN);
 }
 
 uint64_t dm_kdecoder_replaced(const struct dm_kdecoder *kd)
@@ -280,10 +279,10 @@ enum dm_kclass dm_kclass_from_guid(const uint8_t guid[16])
 
 /*
  * HookId groups of .etl system headers (docs/etw.md §4, [phnt]). Group
- * 0x0B (config) is its own class, not SysConfig's: its opcode 35 in system
- * headers is a processor record on the win11 sample, not VolumeMapping,
- * which comes only with the SysConfig GUID; of group 0x0B only LogDisk is
- * decoded (nt_kernel_sysconfig.c).
+ * 0x0B (SysConfig in system headers) is a class apart from the records
+ * with the SysConfig GUID: its opcode 35 is a processor record on the
+ * win11 sample, not VolumeMapping, which comes only with the GUID; of
+ * group 0x0B only LogDisk is decoded (nt_kernel_sysconfig.c).
  */
 enum dm_kclass dm_kclass_from_group(unsigned group)
 {
@@ -297,7 +296,7 @@ enum dm_kclass dm_kclass_from_group(unsigned group)
     case 5:
         return DM_K_THREAD;
     case 0x0B:
-        return DM_K_SYSTEMCONFIG;
+        return DM_K_SYSCONFIG_GROUP;
     default:
         return DM_K_OTHER;
     }

@@ -28,13 +28,15 @@ enum dm_kclass {
     DM_K_PROCESS,
     DM_K_THREAD,
     DM_K_FILEIO,
-    DM_K_SYSCONFIG, /* {9b79ee91-...} SysConfig: VolumeMapping (GUID records only) */
-    DM_K_SYSTEMCONFIG /* HookId group 0x0B, EventTraceConfig: LogDisk
-                       * (nt_kernel_sysconfig.c) */
+    /* SysConfig, the kernel's configuration records (nt_kernel_sysconfig.c),
+     * comes two ways, apart because their opcodes differ: */
+    DM_K_SYSCONFIG,      /* with the {9b79ee91-...} GUID: VolumeMapping */
+    DM_K_SYSCONFIG_GROUP /* in system headers, HookId group 0x0B
+                          * (EventTraceConfig; PerfView: SystemConfig): LogDisk */
 };
 
-/* EventTraceConfig's LogDisk: a volume's disk, byte range and drive letter. */
-#define DM_SYSTEMCONFIG_LOGDISK 12
+/* SysConfig LogDisk: a volume's disk, byte range and drive letter. */
+#define DM_SYSCONFIG_LOGDISK 12
 
 #define DM_KNO_ID UINT32_MAX /* header carried no thread/process id */
 

@@ -185,12 +185,12 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
                             const struct dm_krecord *rec, enum pass pass);
 int dm_kdecoder__on_fileio(struct dm_kdecoder *kd, struct names *nm,
                            const struct dm_krecord *rec, enum pass pass);
-int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
-                              enum pass pass);
+int dm_kdecoder__on_volume_mapping(struct dm_kdecoder *kd, struct names *nm,
+                                   const struct dm_krecord *rec, enum pass pass);
 int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
-int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec,
-                            enum pass pass);
+int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, struct names *nm,
+                            const struct dm_krecord *rec, enum pass pass);
 /* The DiskIo Inits (ReadInit, WriteInit, FlushInit): 0 or DM_ECORRUPT. */
 int dm_kdecoder__on_diskio_init(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 

@@ -40,15 +40,16 @@
 #define LOGDISK_DRIVE_LETTER_UNITS 4 /* Max(4) */
 #define LOGDISK_MIN_BYTES (LOGDISK_DRIVE_LETTER + 2 * LOGDISK_DRIVE_LETTER_UNITS)
 
-int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, const struct dm_krecord *rec,
-                            enum pass pass)
+int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, struct names *nm,
+                            const struct dm_krecord *rec, enum pass pass)
 {
     const uint8_t *b = rec->payload;
     char letter[3 * LOGDISK_DRIVE_LETTER_UNITS + 1];
     size_t units;
     int terminated;
 
-    if (rec->opcode != DM_SYSTEMCONFIG_LOGDISK)
+    (void)nm; /* SysConfig names volumes, not threads or files */
+    if (rec->opcode != DM_SYSCONFIG_LOGDISK)
         return 0;
     if (rec->payload_len < LOGDISK_MIN_BYTES)
         return malformed(kd, pass);
@@ -72,14 +73,15 @@ int dm_kdecoder_add_disk_volume(struct dm_kdecoder *kd, uint32_t disk, uint64_t 
 }
 
 /* SysConfig VolumeMapping: NtPath, DosPath (see SYSCONFIG_VOLUME_MAPPING). */
-int dm_kdecoder__on_sysconfig(struct dm_kdecoder *kd, const struct dm_krecord *rec,
-                              enum pass pass)
+int dm_kdecoder__on_volume_mapping(struct dm_kdecoder *kd, struct names *nm,
+                                   const struct dm_krecord *rec, enum pass pass)
 {
     const uint8_t *b = rec->payload;
     size_t len = rec->payload_len, nt_units, dos_units;
     char nt[DM_VOLUME_NT_MAX * 3], dos[DM_VOLUME_DOS_MAX * 3];
     int terminated;
 
+    (void)nm; /* SysConfig names volumes, not threads or files */
     if (rec->opcode != SYSCONFIG_VOLUME_MAPPING)
         return 0;
     nt_units = dm_utf16_units(b, len, &terminated);

@@ -1483,12 +1483,12 @@ DM_TEST(class_lookup)
     /* config: its own class, of which only LogDisk (12) is decoded; its
      * opcode 35 (a processor record on the win11 sample) is not SysConfig's
      * VolumeMapping. */
-    DM_ASSERT_EQ_INT(dm_kclass_from_group(0x0B), DM_K_SYSTEMCONFIG);
+    DM_ASSERT_EQ_INT(dm_kclass_from_group(0x0B), DM_K_SYSCONFIG_GROUP);
     {
-        struct dm_krecord cpu = {DM_K_SYSTEMCONFIG, 35, 2, 8, 0, 0, 0, NULL, 0};
+        struct dm_krecord cpu = {DM_K_SYSCONFIG_GROUP, 35, 2, 8, 0, 0, 0, NULL, 0};
         struct dm_krecord logdisk = cpu;
 
-        logdisk.opcode = DM_SYSTEMCONFIG_LOGDISK;
+        logdisk.opcode = DM_SYSCONFIG_LOGDISK;
         DM_ASSERT(dm_kdecode_ignores(&cpu));
         DM_ASSERT(!dm_kdecode_ignores(&logdisk));
     }

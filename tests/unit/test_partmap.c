@@ -210,7 +210,7 @@ DM_TEST(logdisk_sizes)
 {
     struct dm_kdecoder *kd = dm_kdecoder_create(10000000, 0, 10000000);
     uint8_t payload[112];
-    struct dm_krecord rec = {DM_K_SYSTEMCONFIG, DM_SYSTEMCONFIG_LOGDISK, 2, 8, 0,
+    struct dm_krecord rec = {DM_K_SYSCONFIG_GROUP, DM_SYSCONFIG_LOGDISK, 2, 8, 0,
                              DM_KNO_ID, DM_KNO_ID, payload, 35};
 
     DM_ASSERT(kd != NULL);
