@@ -225,116 +225,157 @@ int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
     return dm_run_ex(opt, ops, out, errf, &info);
 }
 
-int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
-              FILE *out, FILE *errf, struct dm_run_info *info)
-{
+/* What the main thread keeps through a run's stages (dm_run_ex). */
+struct stages {
+    const struct dm_options *opt;
+    const struct dm_source_ops *ops;
+    FILE *errf;
+    FILE *own_out; /* the -o file, opened here */
+    struct dm_run_info *info;
     struct dm_source src;
-    struct run *run;
-    dm_thread *source_thr = NULL, *printer_thr = NULL;
-    int rc, exit_code = DM_EXIT_OK, printer_joined = 0, progress_shown = 0;
-    int show_progress = opt->replay_path != NULL && dm_is_terminal(errf);
-    uint64_t start_ns, last_progress = 0, lost, printed, max_time_ns;
-    struct dm_loss loss;
-    struct dm_view_end end;
-    struct dm_text text = {0}; /* the summary and the loss line, each one write */
-    FILE *own_out = NULL;
+    struct run *run; /* NULL until start_views */
+    dm_thread *source_thr, *printer_thr;
+    int printer_joined, progress_shown;
+    uint64_t start_ns;
+    int exit_code;
+};
 
-    memset(info, 0, sizeof *info);
-    if (out == NULL && opt->output_path == NULL)
-        out = stdout; /* nothing else was named */
-    rc = dm_outputs_check(opt, out, errf);
+/* Open the source, then the -o file. Returns -1 when both are open, else
+ * the exit code of a run that ends here (the source was closed). */
+static int open_source(struct stages *s, FILE **out)
+{
+    const struct dm_options *opt = s->opt;
+    const struct dm_source_ops *ops = s->ops;
+    struct dm_source *src = &s->src;
+    FILE *errf = s->errf;
+    int rc;
+
+    rc = dm_outputs_check(opt, *out, errf);
     if (rc != 0)
         return rc;
-    memset(&src, 0, sizeof src);
-    src.ops = ops;
-    rc = ops->open(&src, opt);
-    dm_notes_flush(&src.notes, errf);
+    memset(src, 0, sizeof *src);
+    src->ops = ops;
+    rc = ops->open(src, opt);
+    dm_notes_flush(&src->notes, errf);
     if (rc == DM_ESTOPPED) {
         /* The source finished its whole job in open() (--cleanup). */
-        if (src.errmsg[0] != '\0')
-            dm_writef(errf, "diskmon: %s\n", src.errmsg);
-        ops->close(&src);
-        dm_notes_flush(&src.notes, errf);
+        if (src->errmsg[0] != '\0')
+            dm_writef(errf, "diskmon: %s\n", src->errmsg);
+        ops->close(src);
+        dm_notes_flush(&src->notes, errf);
         return DM_EXIT_OK;
     }
     if (rc != 0) {
-        dm_writef(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(rc));
-        ops->close(&src);
-        dm_notes_flush(&src.notes, errf);
+        dm_writef(errf, "diskmon: %s\n", src->errmsg[0] ? src->errmsg : dm_strerror(rc));
+        ops->close(src);
+        dm_notes_flush(&src->notes, errf);
         /* A source may find a usage mistake only when it opens (-d NAME of
          * a disk that does not exist). */
         return rc == DM_EUSAGE ? DM_EXIT_USAGE : DM_EXIT_ERROR;
     }
     /* Only now, with the input known to be readable, may the output file be
      * created or truncated: a failed run leaves an existing -o file intact. */
-    if (out == NULL) {
-        out = own_out = open_output(opt->output_path, errf);
-        if (out == NULL) {
-            ops->close(&src);
-            dm_notes_flush(&src.notes, errf);
+    if (*out == NULL) {
+        *out = s->own_out = open_output(opt->output_path, errf);
+        if (*out == NULL) {
+            ops->close(src);
+            dm_notes_flush(&src->notes, errf);
             return DM_EXIT_ERROR;
         }
     }
+    return -1;
+}
+
+/* The run's shared state: filter, sink, ring, printer and the views the
+ * options ask for. Returns 0, or -1 with the exit code set (s->run NULL
+ * when even its memory was refused: the source is closed then). */
+static int start_views(struct stages *s, FILE *out)
+{
+    const struct dm_options *opt = s->opt;
+    struct dm_source *src = &s->src;
+    FILE *errf = s->errf;
+    struct run *run;
 
     run = calloc(1, sizeof *run);
     if (run == NULL) {
         dm_writef(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
-        ops->close(&src);
-        dm_notes_flush(&src.notes, errf);
-        if (own_out != NULL)
-            fclose(own_out);
-        return DM_EXIT_ERROR;
+        s->ops->close(src);
+        dm_notes_flush(&src->notes, errf);
+        if (s->own_out != NULL)
+            fclose(s->own_out);
+        s->exit_code = DM_EXIT_ERROR;
+        return -1;
     }
+    s->run = run;
     dm_filter_init(&run->filter, opt);
-    if (!src.is_live && opt->n_disks > 0)
+    if (!src->is_live && opt->n_disks > 0)
         dm_filter_keep_census(&run->filter, &run->census);
-    run->sink.ring = dm_ring_create(src.is_live ? DM_RING_LIVE_BYTES
-                                                  : DM_RING_REPLAY_BYTES);
+    run->sink.ring = dm_ring_create(src->is_live ? DM_RING_LIVE_BYTES
+                                                   : DM_RING_REPLAY_BYTES);
     run->sink.filter = &run->filter;
-    run->sink.wait_when_full = !src.is_live;
+    run->sink.wait_when_full = !src->is_live;
     run->sink.stop_flag = &run->stop;
     run->printer.ring = run->sink.ring;
     run->printer.out = out;
     run->printer.fo.format = opt->format;
     run->printer.fo.clock = opt->clock;
     run->printer.fo.utc = opt->utc;
-    run->printer.fo.tz = src.time_zone;
+    run->printer.fo.tz = src->time_zone;
     run->printer.fo.queue = opt->queue;
-    run->printer.fo.show_file = src.has_files;
-    run->printer.fo.start_wall_ns = src.start_wall_ns;
+    run->printer.fo.show_file = src->has_files;
+    run->printer.fo.start_wall_ns = src->start_wall_ns;
     run->printer.no_header = opt->no_header;
     run->printer.count_limit = opt->count;
-    run->printer.time_limit_ns = src.is_live ? 0 : opt->duration_ns;
+    run->printer.time_limit_ns = src->is_live ? 0 : opt->duration_ns;
     run->printer.stop_flag = &run->stop;
-    run->st.src = &src;
+    run->st.src = src;
     run->st.sink = &run->sink;
     run->wake_main = run->st.wake_main = run->printer.wake_main = dm_waiter_create(1);
     run->wake_printer = dm_waiter_create(0);
     if (run->sink.ring != NULL)
         dm_ring_set_waiter(run->sink.ring, run->wake_printer);
     if (run->sink.ring == NULL || run->wake_main == NULL || run->wake_printer == NULL ||
-        setup_views(run, opt, &src, errf) != 0) {
+        setup_views(run, opt, src, errf) != 0) {
         dm_writef(errf, "diskmon: %s\n", dm_strerror(DM_ENOMEM));
-        exit_code = DM_EXIT_ERROR;
-        goto out;
+        s->exit_code = DM_EXIT_ERROR;
+        return -1;
     }
+    return 0;
+}
 
-    start_ns = dm_monotonic_ns();
-    if (dm_thread_start(&printer_thr, dm_printer_main, &run->printer) != 0 ||
-        dm_thread_start(&source_thr, source_main, &run->st) != 0) {
-        dm_writef(errf, "diskmon: cannot start a thread\n");
-        exit_code = DM_EXIT_ERROR;
+/* The printer and the source on their threads. Returns 0, or -1 with the
+ * run stopped and the exit code set. */
+static int start_threads(struct stages *s)
+{
+    struct run *run = s->run;
+
+    s->start_ns = dm_monotonic_ns();
+    if (dm_thread_start(&s->printer_thr, dm_printer_main, &run->printer) != 0 ||
+        dm_thread_start(&s->source_thr, source_main, &run->st) != 0) {
+        dm_writef(s->errf, "diskmon: cannot start a thread\n");
+        s->exit_code = DM_EXIT_ERROR;
         dm_atomic_store_int(&run->stop, 1);
-        ops->stop(&src);
+        s->ops->stop(&s->src);
         dm_ring_close(run->sink.ring);
-        goto join;
+        return -1;
     }
+    return 0;
+}
+
+/* The loop: until the source ends, or Ctrl+C, -n (the printer) or live -t
+ * stops the source; meanwhile a replay's progress line on a terminal. */
+static void watch(struct stages *s)
+{
+    const struct dm_options *opt = s->opt;
+    struct run *run = s->run;
+    int show_progress = opt->replay_path != NULL && dm_is_terminal(s->errf);
+    uint64_t last_progress = 0, start_ns = s->start_ns;
 
     for (;;) {
         uint64_t now = dm_monotonic_ns();
         unsigned wait = show_progress ? POLL_MS : IDLE_WAIT_MS;
 
-        if (src.is_live && opt->duration_ns != 0) {
+        if (s->src.is_live && opt->duration_ns != 0) {
             uint64_t left = now - start_ns >= opt->duration_ns
                                 ? 0 : opt->duration_ns - (now - start_ns);
             uint64_t left_ms = (left + 999999u) / 1000000u;
@@ -347,45 +388,52 @@ int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
          * capture wakes this thread about once a second. */
         if (wait > 0)
             dm_waiter_wait(run->wake_main, wait, NULL);
-        if (dm_thread_join_timeout(source_thr, 0) == 0) {
-            source_thr = NULL;
+        if (dm_thread_join_timeout(s->source_thr, 0) == 0) {
+            s->source_thr = NULL;
             break;
         }
         now = dm_monotonic_ns();
         if (dm_interrupted() || dm_atomic_load_int(&run->stop) ||
-            (src.is_live && opt->duration_ns != 0 && now - start_ns >= opt->duration_ns)) {
+            (s->src.is_live && opt->duration_ns != 0 && now - start_ns >= opt->duration_ns)) {
             /* Keep the printer's DM_SINK_STOP_ENOUGH (-n) if it set one. */
             if (dm_atomic_load_int(&run->stop) == 0)
                 dm_atomic_store_int(&run->stop, DM_SINK_STOP_ASKED);
-            ops->stop(&src);
+            s->ops->stop(&s->src);
             break;
         }
         if (show_progress && now - last_progress >= PROGRESS_EVERY_NS) {
-            progress_line(errf, opt->replay_path, &run->sink, start_ns,
+            progress_line(s->errf, opt->replay_path, &run->sink, start_ns,
                           dm_ring_pushed(run->sink.ring));
-            progress_shown = 1;
+            s->progress_shown = 1;
             last_progress = now;
         }
     }
+}
 
-join:
-    if (source_thr != NULL)
-        dm_thread_join(source_thr);
-    if (progress_shown)
+/* The source thread first, then the printer: it drains the ring, or is
+ * left behind when Ctrl+C finds it stuck on a pipe nobody reads. */
+static void join_threads(struct stages *s)
+{
+    struct run *run = s->run;
+    FILE *errf = s->errf;
+
+    if (s->source_thr != NULL)
+        dm_thread_join(s->source_thr);
+    if (s->progress_shown)
         progress_erase(errf);
     /* What the source has to say about its run (late events, where losses
      * came from) comes before the summary, as it did when sources wrote to
      * stderr themselves. The source thread has ended: the notes are ours. */
-    dm_notes_flush(&src.notes, errf);
+    dm_notes_flush(&s->src.notes, errf);
     /* The source has stopped (a live session is gone). Wait for the printer
      * to drain; if Ctrl+C comes while it is stuck on a pipe nobody reads,
      * give it a grace period and then leave without it. */
-    if (printer_thr != NULL) {
+    if (s->printer_thr != NULL) {
         for (;;) {
             unsigned wait = dm_interrupted() ? PRINTER_GRACE_MS : POLL_MS * 5;
 
-            if (dm_thread_join_timeout(printer_thr, wait) == 0) {
-                printer_joined = 1;
+            if (dm_thread_join_timeout(s->printer_thr, wait) == 0) {
+                s->printer_joined = 1;
                 break;
             }
             if (dm_interrupted() && wait == PRINTER_GRACE_MS)
@@ -394,54 +442,106 @@ join:
     }
     /* A printer left behind still exists: take its results from it (it is
      * stuck in a write, never inside the statistics, see printer.h). */
-    if (!printer_joined && printer_thr != NULL) {
+    if (!s->printer_joined && s->printer_thr != NULL) {
         dm_printer_take_results(&run->printer);
-        info->printer_left = 1;
+        s->info->printer_left = 1;
     }
-    printed = run->printer.counted;
-    max_time_ns = run->printer.max_time_ns;
+}
+
+/* The source's and the output's failures, each one line. */
+static void report_failures(struct stages *s)
+{
+    struct run *run = s->run;
+    FILE *errf = s->errf;
 
     if (run->st.rc != 0 && run->st.rc != DM_ESTOPPED) {
-        dm_writef(errf, "diskmon: %s\n", src.errmsg[0] ? src.errmsg : dm_strerror(run->st.rc));
-        exit_code = DM_EXIT_ERROR;
+        dm_writef(errf, "diskmon: %s\n",
+                  s->src.errmsg[0] ? s->src.errmsg : dm_strerror(run->st.rc));
+        s->exit_code = DM_EXIT_ERROR;
     }
-    if (printer_joined && run->printer.write_errno != 0) {
+    if (s->printer_joined && run->printer.write_errno != 0) {
         /* Name the file: "Input/output error" alone (-o /proc/version)
          * does not say which side failed. */
-        if (own_out != NULL)
-            dm_writef(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
+        if (s->own_out != NULL)
+            dm_writef(errf, "diskmon: cannot write output file %s: %s\n", s->opt->output_path,
                       strerror(run->printer.write_errno));
         else
             dm_writef(errf, "diskmon: cannot write to standard output: %s\n",
                       strerror(run->printer.write_errno));
-        exit_code = DM_EXIT_ERROR;
+        s->exit_code = DM_EXIT_ERROR;
     }
+}
 
+/* The one loss line: the source's own account of its part (Linux: which
+ * transport, what the kernel dropped) is folded in, not a second line. */
+static void report_loss(struct stages *s, const struct dm_loss *loss, struct dm_text *text)
+{
+    const struct dm_source *src = &s->src;
+    uint64_t lost = loss->ring_dropped + loss->source_lost;
+
+    if (lost == 0 && src->lost_buffers > 0) {
+        /* Only whole buffers: their events were never counted. */
+        dm_writef(s->errf, "diskmon: events lost (%s)\n", src->loss_detail);
+        if (s->exit_code == DM_EXIT_OK)
+            s->exit_code = DM_EXIT_LOST;
+    } else if (lost > 0) {
+        /* Only the parts that are not zero: "0 dropped" beside a loss reads
+         * as a contradiction to a user counting the parts. */
+        dm_text_printf(text, "diskmon: %" PRIu64 " event%s lost (", lost,
+                       lost == 1 ? "" : "s");
+        if (loss->ring_dropped > 0)
+            dm_text_printf(text, "%" PRIu64 " dropped because the output could not keep up%s",
+                           loss->ring_dropped, loss->source_lost > 0 ? ", " : "");
+        if (loss->source_lost > 0)
+            dm_text_printf(text, "%" PRIu64 " lost before diskmon saw %s", loss->source_lost,
+                           loss->source_lost == 1 ? "it" : "them");
+        dm_text_printf(text, "%s%s)\n", src->loss_detail[0] != '\0' ? "; " : "",
+                       src->loss_detail);
+        dm_text_write(text, s->errf);
+        if (s->exit_code == DM_EXIT_OK)
+            s->exit_code = DM_EXIT_LOST;
+    }
+}
+
+/* The end of the run on errf: failures, the views' reports (the summary),
+ * what a blocked output never printed, the replay's unmatched -d entries
+ * and the loss line; each may set the exit code. */
+static void end_summary(struct stages *s)
+{
+    const struct dm_options *opt = s->opt;
+    const struct dm_source *src = &s->src;
+    struct run *run = s->run;
+    FILE *errf = s->errf;
+    uint64_t printed = run->printer.counted, max_time_ns = run->printer.max_time_ns;
+    struct dm_loss loss;
+    struct dm_view_end end;
+    struct dm_text text = {0}; /* the summary and the loss line, each one write */
+
+    report_failures(s);
     loss.ring_dropped = dm_ring_dropped(run->sink.ring);
-    loss.source_lost = src.lost_events;
-    loss.malformed = src.malformed;
-    lost = loss.ring_dropped + loss.source_lost;
+    loss.source_lost = src->lost_events;
+    loss.malformed = src->malformed;
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
     /* A replay cut by -t covered -t of trace time, however long before it
      * the last event came (none at all in `-t 1` of a trace whose first
      * I/O is at 1.2 s). */
-    if (!src.is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
+    if (!src->is_live && run->printer.time_limit_hit && max_time_ns < opt->duration_ns)
         max_time_ns = opt->duration_ns;
     /* The views' reports (the summary) go into text, one write; --metrics
      * makes its last write (replay: the only one) with the run's whole
      * account of losses. */
-    end.elapsed_ns = src.is_live ? dm_monotonic_ns() - start_ns : max_time_ns;
+    end.elapsed_ns = src->is_live ? dm_monotonic_ns() - s->start_ns : max_time_ns;
     end.loss = &loss;
     end.report = &text;
     for (int v = 0; v < run->printer.n_views; v++) {
         const struct dm_view *view = &run->printer.views[v];
 
         if (view->ops->finish != NULL && view->ops->finish(view->state, &end) != 0)
-            exit_code = DM_EXIT_ERROR;
+            s->exit_code = DM_EXIT_ERROR;
     }
     dm_text_write(&text, errf);
-    if (info->printer_left) {
+    if (s->info->printer_left) {
         uint64_t decoded = dm_ring_pushed(run->sink.ring);
 
         dm_writef(errf,
@@ -449,46 +549,32 @@ join:
                   " events decoded were never printed\n",
                   decoded > printed ? decoded - printed : 0, decoded);
     }
-    if (!src.is_live && opt->n_disks > 0 && run->st.rc == 0 &&
+    if (!src->is_live && opt->n_disks > 0 && run->st.rc == 0 &&
         !dm_atomic_load_int(&run->stop))
         report_unmatched_disks(opt, &run->census, errf);
-    /* The one loss line: the source's own account of its part (Linux: which
-     * transport, what the kernel dropped) is folded in, not a second line. */
-    if (lost == 0 && src.lost_buffers > 0) {
-        /* Only whole buffers: their events were never counted. */
-        dm_writef(errf, "diskmon: events lost (%s)\n", src.loss_detail);
-        if (exit_code == DM_EXIT_OK)
-            exit_code = DM_EXIT_LOST;
-    } else if (lost > 0) {
-        /* Only the parts that are not zero: "0 dropped" beside a loss reads
-         * as a contradiction to a user counting the parts. */
-        dm_text_printf(&text, "diskmon: %" PRIu64 " event%s lost (", lost,
-                       lost == 1 ? "" : "s");
-        if (loss.ring_dropped > 0)
-            dm_text_printf(&text, "%" PRIu64 " dropped because the output could not keep up%s",
-                           loss.ring_dropped, loss.source_lost > 0 ? ", " : "");
-        if (loss.source_lost > 0)
-            dm_text_printf(&text, "%" PRIu64 " lost before diskmon saw %s", loss.source_lost,
-                           loss.source_lost == 1 ? "it" : "them");
-        dm_text_printf(&text, "%s%s)\n", src.loss_detail[0] != '\0' ? "; " : "",
-                       src.loss_detail);
-        dm_text_write(&text, errf);
-        if (exit_code == DM_EXIT_OK)
-            exit_code = DM_EXIT_LOST;
-    }
-
-out:
-    ops->close(&src);
-    dm_notes_flush(&src.notes, errf);
-    dm_interrupt_done();
-    if (own_out != NULL && !info->printer_left && fclose(own_out) != 0 &&
-        exit_code != DM_EXIT_ERROR) {
-        dm_writef(errf, "diskmon: cannot write output file %s: %s\n", opt->output_path,
-                  strerror(errno));
-        exit_code = DM_EXIT_ERROR;
-    }
+    report_loss(s, &loss, &text);
     dm_text_free(&text);
-    if (printer_joined || printer_thr == NULL) {
+}
+
+/* Close the source and the -o file, and free the run unless a printer left
+ * behind still holds it. Returns the exit code. */
+static int close_run(struct stages *s)
+{
+    struct run *run = s->run;
+    FILE *errf = s->errf;
+
+    if (run == NULL)
+        return s->exit_code; /* start_views closed what was open */
+    s->ops->close(&s->src);
+    dm_notes_flush(&s->src.notes, errf);
+    dm_interrupt_done();
+    if (s->own_out != NULL && !s->info->printer_left && fclose(s->own_out) != 0 &&
+        s->exit_code != DM_EXIT_ERROR) {
+        dm_writef(errf, "diskmon: cannot write output file %s: %s\n", s->opt->output_path,
+                  strerror(errno));
+        s->exit_code = DM_EXIT_ERROR;
+    }
+    if (s->printer_joined || s->printer_thr == NULL) {
         for (int v = 0; v < run->printer.n_views; v++)
             run->printer.views[v].ops->destroy(run->printer.views[v].state);
         dm_text_free(&run->printer.drawn);
@@ -498,5 +584,34 @@ out:
         free(run);
     }
     /* else: the printer thread still holds them; the process is exiting. */
-    return exit_code;
+    return s->exit_code;
+}
+
+/* A run's shape: open the source, start the views and the threads, watch
+ * until the end, join, the end summary and the exit code. */
+int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
+              FILE *out, FILE *errf, struct dm_run_info *info)
+{
+    struct stages s;
+    int rc;
+
+    memset(&s, 0, sizeof s);
+    s.opt = opt;
+    s.ops = ops;
+    s.errf = errf;
+    s.info = info;
+    s.exit_code = DM_EXIT_OK;
+    memset(info, 0, sizeof *info);
+    if (out == NULL && opt->output_path == NULL)
+        out = stdout; /* nothing else was named */
+    rc = open_source(&s, &out);
+    if (rc >= 0)
+        return rc;
+    if (start_views(&s, out) == 0) {
+        if (start_threads(&s) == 0)
+            watch(&s);
+        join_threads(&s);
+        end_summary(&s);
+    }
+    return close_run(&s);
 }
