@@ -9,10 +9,16 @@
 #   in-repo        no comment cites a path outside the repository or a
 #                  tracker number;
 #   small-files    no source file is over 800 lines;
-# and, given a build tree, from its object files (nm):
+#   short-functions no function is over 150 lines (from its "{" to its "}",
+#                  which the code keeps at column 0);
+# and, for each build tree given, from its object files (with the tree's own
+# nm, CMAKE_NM in its CMakeCache.txt: x86_64-w64-mingw32-nm for MinGW, so
+# the Windows folders are held to the same rule):
 #   call-loops     no two source files call each other, directly or round a
 #                  loop (a file's undefined symbols resolved to the file that
-#                  defines them).
+#                  defines them). Objects whose source is gone are left out;
+#                  a tree older than its sources, or one that is missing, is
+#                  a SKIP that says so (tests/run.sh windows builds MinGW's).
 #
 # The layers, low to high. A file may include its own layer and lower ones.
 #   0 include/, src/base   the event, errors, notes, k-way merge, byte reads
@@ -32,11 +38,10 @@
 #   9 src/main.c
 # A new folder must be given a layer here, or the check fails.
 #
-# Usage: layers.sh SOURCE_DIR [BUILD_DIR]. Exit 0 pass, 1 fail.
+# Usage: layers.sh SOURCE_DIR [BUILD_DIR...]. Exit 0 pass, 1 fail.
 set -u
-ROOT=$(cd "${1:?usage: layers.sh SOURCE_DIR [BUILD_DIR]}" && pwd)
-BUILD=${2:-}
-[ -z "$BUILD" ] || BUILD=$(cd "$BUILD" && pwd) || exit 1
+ROOT=$(cd "${1:?usage: layers.sh SOURCE_DIR [BUILD_DIR...]}" && pwd)
+shift
 cd "$ROOT" || exit 1
 fails=0
 pass() { echo "PASS layers/$1"; }
@@ -102,28 +107,52 @@ loops() { # edge file, test name
 awk '$1 != $2' "$edges" >"$edges.inc"
 loops "$edges.inc" include-loops
 
-if [ -n "$BUILD" ]; then
-    # Objects of the program's own sources (the dm_core library and main).
-    objs=$(find "$BUILD/CMakeFiles/dm_core.dir" "$BUILD/CMakeFiles/diskmon.dir" \
-        -name '*.c.o' -o -name '*.c.obj' 2>/dev/null | sort)
-    if [ -z "$objs" ] || ! command -v nm >/dev/null 2>&1; then
-        fail call-loops "no objects under $BUILD/CMakeFiles (dm_core.dir, diskmon.dir) or no nm"
-    else
-        for o in $objs; do
-            src=${o#*.dir/}; src=${src%.o}; src=${src%.obj}
-            nm "$o" 2>/dev/null | awk -v f="$src" \
-                'NF == 3 && $2 ~ /^[TDBR]$/ { print "D", $3, f }
-                 NF == 2 && $1 == "U" { print "U", $2, f }'
-        done >"$edges.sym"
-        awk '$1 == "D" { def[$2] = $3; next }
-             { use[NR] = $2; by[NR] = $3 }
-             END { for (i in use) if ((use[i] in def) && def[use[i]] != by[i])
-                       print by[i], def[use[i]] }' "$edges.sym" "$edges.sym" |
-            sort -u >"$edges.call"
-        loops "$edges.call" call-loops
-        echo "   $(wc -l <"$edges.call") calls between $(echo "$objs" | wc -l) files"
+# call-loops in one build tree: "call-loops" for the first tree given,
+# "call-loops/NAME" (its folder's name) for the others.
+call_loops() { # build dir, test name
+    local build=$1 name=$2 nmtool objs o src stale=0
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        echo "SKIP layers/$name: no build tree at $build (tests/run.sh windows builds build/mingw-x64)"
+        return
     fi
-fi
+    nmtool=$(sed -n 's/^CMAKE_NM:FILEPATH=//p' "$build/CMakeCache.txt")
+    [ -n "$nmtool" ] || nmtool=nm
+    # Objects of the program's own sources (the dm_core library and main).
+    objs=$(find "$build/CMakeFiles/dm_core.dir" "$build/CMakeFiles/diskmon.dir" \
+        -name '*.c.o' -o -name '*.c.obj' 2>/dev/null | sort)
+    if [ -z "$objs" ] || ! command -v "$nmtool" >/dev/null 2>&1; then
+        fail "$name" "no objects under $build/CMakeFiles (dm_core.dir, diskmon.dir) or no $nmtool"
+        return
+    fi
+    for o in $objs; do
+        src=${o#*.dir/}; src=${src%.o}; src=${src%.obj}
+        [ -e "$src" ] || continue # a source since removed or renamed
+        [ "$src" -nt "$o" ] && stale=$((stale + 1))
+        "$nmtool" "$o" 2>/dev/null | awk -v f="$src" \
+            'NF == 3 && $2 ~ /^[TDBR]$/ { print "D", $3, f }
+             NF == 2 && $1 == "U" { print "U", $2, f }'
+    done >"$edges.sym"
+    if [ "$stale" -gt 0 ]; then
+        echo "SKIP layers/$name: $stale objects in $build are older than their sources; rebuild the tree"
+        return
+    fi
+    awk '$1 == "D" { def[$2] = $3; next }
+         { use[NR] = $2; by[NR] = $3 }
+         END { for (i in use) if ((use[i] in def) && def[use[i]] != by[i])
+                   print by[i], def[use[i]] }' "$edges.sym" "$edges.sym" |
+        sort -u >"$edges.call"
+    loops "$edges.call" "$name"
+    echo "   $(wc -l <"$edges.call") calls between $(awk '{ print $3 }' "$edges.sym" | sort -u | wc -l) files ($nmtool)"
+}
+first=1
+for build in "$@"; do
+    if [ "$first" -eq 1 ]; then
+        call_loops "$build" call-loops
+    else
+        call_loops "$build" "call-loops/$(basename "$build")"
+    fi
+    first=0
+done
 
 # one-writer: every byte for stdout and stderr goes through dm_write_all
 # (output/text.h), which owns the OS's error codes and a console's UTF-16;
@@ -144,5 +173,14 @@ if [ -n "$outside" ]; then fail in-repo "$(echo "$outside" | head -5 | tr '\n' '
 # small-files: no source file over 800 lines (one job each).
 big=$(find src include -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 800 { print $2 " (" $1 " lines)" }')
 if [ -n "$big" ]; then fail small-files "$(echo "$big" | tr '\n' ' ')"; else pass small-files; fi
+
+# short-functions: no function over 150 lines, counted from the "{" that
+# opens it to the "}" that closes it, both at column 0 (the code's style).
+long=$(find src include -name '*.[ch]' | sort | xargs awk '
+    FNR == 1 { open = 0 }
+    /^\{/ { open = FNR; next }
+    /^\}/ { if (open && FNR - open + 1 > 150) print FILENAME ":" open " (" FNR - open + 1 " lines)"
+            open = 0 }')
+if [ -n "$long" ]; then fail short-functions "$(echo "$long" | tr '\n' ' ')"; else pass short-functions; fi
 
 [ "$fails" -eq 0 ]
