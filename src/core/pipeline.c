@@ -183,8 +183,10 @@ static FILE *open_output(const char *path, FILE *errf)
 
 /* After a replay with -d: name the -d entries that matched no disk of the
  * trace, and the disks it does hold, so `-d sda` on a Windows trace is not a
- * silent empty result. */
-static void report_unmatched_disks(const struct dm_options *opt,
+ * silent empty result. Returns 1 when an entry matched nothing: the usage
+ * mistake a live run refuses at the start (a -d of a disk that does not
+ * exist), found only at the trace's end. */
+static int report_unmatched_disks(const struct dm_options *opt,
                                    const struct dm_disk_census *c, FILE *errf)
 {
     struct dm_text t = {0}; /* one message, one write */
@@ -203,7 +205,7 @@ static void report_unmatched_disks(const struct dm_options *opt,
             break;
     }
     if (unmatched == 0)
-        return;
+        return 0;
     dm_text_printf(&t, "diskmon: -d %s matched no disk in %s; ", list, opt->replay_path);
     if (c->n == 0) {
         dm_text_puts(&t, "the trace has no disk I/O\n");
@@ -215,6 +217,7 @@ static void report_unmatched_disks(const struct dm_options *opt,
     }
     dm_text_write(&t, errf);
     dm_text_free(&t);
+    return 1;
 }
 
 int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
@@ -550,8 +553,9 @@ static void end_summary(struct stages *s)
                   decoded > printed ? decoded - printed : 0, decoded);
     }
     if (!src->is_live && opt->n_disks > 0 && run->st.rc == 0 &&
-        !dm_atomic_load_int(&run->stop))
-        report_unmatched_disks(opt, &run->census, errf);
+        !dm_atomic_load_int(&run->stop) && report_unmatched_disks(opt, &run->census, errf) &&
+        s->exit_code == DM_EXIT_OK)
+        s->exit_code = DM_EXIT_USAGE;
     report_loss(s, &loss, &text);
     dm_text_free(&text);
 }

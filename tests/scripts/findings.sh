@@ -190,17 +190,33 @@ else
     fail double_dash_accepted "rc=$rc stderr=$(cat "$TMP/err")"
 fi
 
-# Replay: a disk filter that matches nothing says so, with the trace's disks
-# (from the reference CSV, in order of first appearance in time).
-disks=$(awk -F, 'NR > 1 && ($5 == 10 || $5 == 11 || $5 == 14) { print $6, $9 }' "$ref11" |
-    sort -n -k1,1 | awk '!seen[$2]++ { printf "%s%s", sep, $2; sep = ", " }')
-expect disk_matches_nothing 0 \
+# Replay: a -d entry that matches no disk of the finished trace is the usage
+# mistake live refuses at the start (exit 2, as a Linux -d of a disk that
+# does not exist), said with the trace's disks (from the reference CSV, in
+# order of first appearance in time); the entries that match still print.
+trace_disks() { # reference csv
+    awk -F, 'NR > 1 && ($5 == 10 || $5 == 11 || $5 == 14) { print $6, $9 }' "$1" |
+        sort -n -k1,1 | awk '!seen[$2]++ { printf "%s%s", sep, $2; sep = ", " }'
+}
+disks=$(trace_disks "$ref11")
+expect disk_matches_nothing 2 \
     "diskmon: -d sda, 99 matched no disk in $win11; its disks are: $disks" \
     -- -r "$win11" -d sda,6 -d 99
 if [ "$(wc -l <"$TMP/out")" -eq "$(($(ref_count "$ref11" '$9 == 6') + 1))" ]; then
     pass disk_matches_nothing_still_prints_disk_6
 else
     fail disk_matches_nothing_still_prints_disk_6 "$(wc -l <"$TMP/out") lines"
+fi
+# The newcomer's case: a disk number the trace does not have, alone. Only
+# the header line comes out, and exit 2 as live would give.
+disks=$(trace_disks "$ref8")
+case $disks in *,*) are="disks are" ;; *) are="disk is" ;; esac
+expect disk_absent_from_trace 2 "diskmon: -d 5 matched no disk in $win8; its $are: $disks" \
+    -- -r "$win8" -d 5
+if [ "$(wc -l <"$TMP/out")" -eq 1 ]; then
+    pass disk_absent_from_trace_header_only
+else
+    fail disk_absent_from_trace_header_only "$(wc -l <"$TMP/out") lines"
 fi
 
 # The summary rounds like the text. The Windows 8 trace's two flushes took
