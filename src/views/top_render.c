@@ -1,18 +1,17 @@
 /*
  * top_render.c - the screen, blocks, csv and json of --top (top_render.h).
  *
- * json and csv figures use integer arithmetic on nanoseconds, rounded half
- * up, so that a test can recompute them exactly from the per-event output;
- * the text views use doubles, for people.
+ * The csv and json rows are written by output/row.h, with exact decimals so
+ * that a test can recompute them from the per-event output; here is only
+ * which fields a row has. The text views use doubles, for people.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "output/escape.h"
+#include "output/row.h"
 #include "views/top_render.h"
 
-#define NS_PER_SEC 1000000000u
-#define NS_PER_MS 1000000u
 #define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
 #define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
 #define LINE_MAX 1024
@@ -24,47 +23,6 @@
 #define VT_HIDE_CURSOR "\033[?25l"
 #define VT_SHOW_CURSOR "\033[?25h"
 
-/* ---- exact figures (csv, json) ----------------------------------------------- */
-
-/* x / d rounded half up, as whole.frac with digits decimals (scale 10^digits). */
-static void fixed_ratio(char *buf, size_t cap, uint64_t x, uint64_t d, int digits)
-{
-    uint64_t scale = 1, whole, frac;
-
-    for (int i = 0; i < digits; i++)
-        scale *= 10;
-    if (d == 0) {
-        snprintf(buf, cap, "0.%0*d", digits, 0);
-        return;
-    }
-    /* Split first so that x * scale cannot overflow: the remainder is below
-     * d, and options.c caps the interval (DM_TOP_MAX_NS). */
-    whole = x / d;
-    frac = ((x % d) * scale + d / 2) / d;
-    if (frac == scale) {
-        whole++;
-        frac = 0;
-    }
-    snprintf(buf, cap, "%" PRIu64 ".%0*" PRIu64, whole, digits, frac);
-}
-
-/* ns as ms with 6 decimals: exact. */
-static void ms6(char *buf, size_t cap, uint64_t ns)
-{
-    snprintf(buf, cap, "%" PRIu64 ".%06" PRIu64, ns / NS_PER_MS, ns % NS_PER_MS);
-}
-
-/* The mean of sum over n in whole ns (rounded half up), as ms. */
-static void mean_ms6(char *buf, size_t cap, uint64_t sum, uint64_t n)
-{
-    ms6(buf, cap, n == 0 ? 0 : (sum + n / 2) / n);
-}
-
-static void sec9(char *buf, size_t cap, uint64_t ns)
-{
-    snprintf(buf, cap, "%" PRIu64 ".%09" PRIu64, ns / NS_PER_SEC, ns % NS_PER_SEC);
-}
-
 static uint64_t ios(const struct dm_top_group *g)
 {
     return g->reads + g->writes + g->flushes;
@@ -74,15 +32,14 @@ static uint64_t ios(const struct dm_top_group *g)
 
 /*
  * What differs between --by process, file, disk and cgroup is said once,
- * here: the key columns of a row in each form (json, csv, text) and
+ * here: the key columns of a row in each form (csv and json, text) and
  * whether the row carries a device's figures (r_await, w_await, aqu-sz,
  * %util, as iostat -x) instead of a process's (Reads/s ... Max ms).
  * Indexed by enum dm_top_by.
  */
 struct by_columns {
-    const char *csv_titles;               /* the csv header's key names */
-    void (*json_keys)(struct dm_text *out, const struct dm_top_group *g);
-    void (*csv_keys)(struct dm_text *out, const struct dm_top_group *g);
+    /* the key fields of a csv or json row (output/row.h) */
+    void (*row_keys)(struct dm_row *r, const struct dm_top_group *g);
     /* the text titles of the key columns and the row's key cells, each
      * followed by one space */
     void (*text_titles)(char *buf, size_t cap);
@@ -92,101 +49,57 @@ struct by_columns {
 
 static const struct by_columns *columns_of(enum dm_top_by by);
 
-/* ---- json ------------------------------------------------------------------ */
+/* ---- csv and json ----------------------------------------------------------- */
 
-static void json_str(struct dm_text *out, const char *key, int present, const char *s)
+/* One row's fields, the same in csv and json (and, in the titles form, the
+ * csv header: g is then a zeroed group). */
+static void row_fields(struct dm_row *r, const struct dm_top_interval *iv,
+                       const struct dm_top_group *g)
 {
-    char buf[3 * DM_FILE_MAX + 16];
-
-    dm_text_printf(out, ",\"%s\":", key);
-    if (!present) {
-        dm_text_puts(out, "null");
-        return;
-    }
-    dm_escape_json_string(buf, sizeof buf, s);
-    dm_text_puts(out, buf);
-}
-
-static void json_row(struct dm_text *out, const struct dm_top_interval *iv,
-                     const struct dm_top_group *g)
-{
-    char a[48], b[48];
     uint64_t len = iv->end_ns - iv->start_ns;
 
-    sec9(a, sizeof a, iv->start_ns);
-    sec9(b, sizeof b, iv->end_ns);
-    dm_text_printf(out, "{\"interval_start\":%s,\"interval_end\":%s", a, b);
-    columns_of(iv->by)->json_keys(out, g);
-    mean_ms6(a, sizeof a, g->latency_ns, ios(g));
-    ms6(b, sizeof b, g->max_ns);
-    dm_text_printf(out,
-                   ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"flushes\":%" PRIu64
-                   ",\"read_bytes\":%" PRIu64 ",\"write_bytes\":%" PRIu64,
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
+    dm_row_sec9(r, "interval_start", iv->start_ns);
+    dm_row_sec9(r, "interval_end", iv->end_ns);
+    columns_of(iv->by)->row_keys(r, g);
+    dm_row_u64(r, "reads", g->reads);
+    dm_row_u64(r, "writes", g->writes);
+    dm_row_u64(r, "flushes", g->flushes);
+    dm_row_u64(r, "read_bytes", g->read_bytes);
+    dm_row_u64(r, "write_bytes", g->write_bytes);
     if (iv->has_cache_writes)
-        dm_text_printf(out, ",\"cache_write_bytes\":%" PRIu64, g->cache_write_bytes);
-    dm_text_printf(out, ",\"avg_ms\":%s,\"max_ms\":%s", a, b);
+        dm_row_u64(r, "cache_write_bytes", g->cache_write_bytes);
+    dm_row_mean_ms6(r, "avg_ms", g->latency_ns, ios(g));
+    dm_row_ms6(r, "max_ms", g->max_ns);
     if (columns_of(iv->by)->device) {
-        mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
-        mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
-        dm_text_printf(out, ",\"r_await_ms\":%s,\"w_await_ms\":%s", a, b);
-        fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
-        fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
-        dm_text_printf(out, ",\"aqu_sz\":%s,\"util_pct\":%s", a, b);
+        dm_row_mean_ms6(r, "r_await_ms", g->read_latency_ns, g->reads);
+        dm_row_mean_ms6(r, "w_await_ms", g->write_latency_ns, g->writes);
+        /* options.c caps the interval (DM_TOP_MAX_NS), so the remainders
+         * times 1000 and 100 fit (row.h). */
+        dm_row_ratio(r, "aqu_sz", g->overlap_ns, len, 3);
+        dm_row_ratio(r, "util_pct", g->busy_ns * 100, len, 2);
     }
-    dm_text_puts(out, "}\n");
 }
 
-/* ---- csv ------------------------------------------------------------------- */
-
-static void csv_str(struct dm_text *out, int present, const char *s)
+static void write_row(struct dm_text *out, enum dm_row_form form,
+                      const struct dm_top_interval *iv, const struct dm_top_group *g)
 {
-    char buf[2 * DM_FILE_MAX + 16];
+    struct dm_row r;
 
-    dm_text_putc(out, ',');
-    if (!present)
-        return;
-    dm_escape_csv_string(buf, sizeof buf, s);
-    dm_text_puts(out, buf);
+    dm_row_begin(&r, out, form);
+    row_fields(&r, iv, g);
+    dm_row_end(&r);
 }
 
 static void csv_header(struct dm_text *out, enum dm_top_by by, int cache_writes)
 {
-    const struct by_columns *c = columns_of(by);
+    struct dm_top_interval iv;
+    struct dm_top_group none;
 
-    dm_text_printf(out,
-                   "interval_start,interval_end,%s,reads,writes,flushes,read_bytes,"
-                   "write_bytes,%savg_ms,max_ms%s\r\n",
-                   c->csv_titles, cache_writes ? "cache_write_bytes," : "",
-                   c->device ? ",r_await_ms,w_await_ms,aqu_sz,util_pct" : "");
-}
-
-static void csv_row(struct dm_text *out, const struct dm_top_interval *iv,
-                    const struct dm_top_group *g)
-{
-    char a[48], b[48];
-    uint64_t len = iv->end_ns - iv->start_ns;
-
-    sec9(a, sizeof a, iv->start_ns);
-    sec9(b, sizeof b, iv->end_ns);
-    dm_text_printf(out, "%s,%s", a, b);
-    columns_of(iv->by)->csv_keys(out, g);
-    mean_ms6(a, sizeof a, g->latency_ns, ios(g));
-    ms6(b, sizeof b, g->max_ns);
-    dm_text_printf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-                   g->reads, g->writes, g->flushes, g->read_bytes, g->write_bytes);
-    if (iv->has_cache_writes)
-        dm_text_printf(out, ",%" PRIu64, g->cache_write_bytes);
-    dm_text_printf(out, ",%s,%s", a, b);
-    if (columns_of(iv->by)->device) {
-        mean_ms6(a, sizeof a, g->read_latency_ns, g->reads);
-        mean_ms6(b, sizeof b, g->write_latency_ns, g->writes);
-        dm_text_printf(out, ",%s,%s", a, b);
-        fixed_ratio(a, sizeof a, g->overlap_ns, len, 3);
-        fixed_ratio(b, sizeof b, g->busy_ns * 100, len, 2);
-        dm_text_printf(out, ",%s,%s", a, b);
-    }
-    dm_text_puts(out, "\r\n");
+    memset(&iv, 0, sizeof iv);
+    memset(&none, 0, sizeof none);
+    iv.by = by;
+    iv.has_cache_writes = cache_writes;
+    write_row(out, DM_ROW_CSV_TITLES, &iv, &none);
 }
 
 /* ---- text (screen and blocks) ----------------------------------------------------- */
@@ -318,22 +231,13 @@ static const char *process_cell(const struct dm_top_group *g, int is_key, char *
     return buf;
 }
 
-static void process_json(struct dm_text *out, const struct dm_top_group *g)
+static void process_row(struct dm_row *r, const struct dm_top_group *g)
 {
     if (g->has_pid && !g->is_other)
-        dm_text_printf(out, ",\"pid\":%" PRIu32, g->pid);
+        dm_row_u64(r, "pid", g->pid);
     else
-        dm_text_puts(out, ",\"pid\":null");
-    json_str(out, "process", g->is_other || g->has_process,
-             g->is_other ? "(other)" : g->process);
-}
-
-static void process_csv(struct dm_text *out, const struct dm_top_group *g)
-{
-    dm_text_putc(out, ',');
-    if (g->has_pid && !g->is_other)
-        dm_text_printf(out, "%" PRIu32, g->pid);
-    csv_str(out, g->is_other || g->has_process, g->is_other ? "(other)" : g->process);
+        dm_row_null(r, "pid");
+    dm_row_str(r, "process", g->is_other ? "(other)" : g->has_process ? g->process : NULL);
 }
 
 static void process_titles(char *buf, size_t cap)
@@ -353,16 +257,10 @@ static void process_keys(char *buf, size_t cap, const struct dm_top_group *g)
              process_cell(g, 1, term_process, sizeof term_process));
 }
 
-static void file_json(struct dm_text *out, const struct dm_top_group *g)
+static void file_row(struct dm_row *r, const struct dm_top_group *g)
 {
-    json_str(out, "file", g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
-    json_str(out, "process", !g->is_other && g->has_process, g->process);
-}
-
-static void file_csv(struct dm_text *out, const struct dm_top_group *g)
-{
-    csv_str(out, g->is_other || g->has_file, g->is_other ? "(other)" : g->file);
-    csv_str(out, !g->is_other && g->has_process, g->process);
+    dm_row_str(r, "file", g->is_other ? "(other)" : g->has_file ? g->file : NULL);
+    dm_row_str(r, "process", !g->is_other && g->has_process ? g->process : NULL);
 }
 
 static void file_titles(char *buf, size_t cap)
@@ -378,14 +276,9 @@ static void file_keys(char *buf, size_t cap, const struct dm_top_group *g)
              process_cell(g, 0, term_process, sizeof term_process));
 }
 
-static void disk_json(struct dm_text *out, const struct dm_top_group *g)
+static void disk_row(struct dm_row *r, const struct dm_top_group *g)
 {
-    json_str(out, "disk", 1, g->is_other ? "(other)" : g->disk);
-}
-
-static void disk_csv(struct dm_text *out, const struct dm_top_group *g)
-{
-    csv_str(out, 1, g->is_other ? "(other)" : g->disk);
+    dm_row_str(r, "disk", g->is_other ? "(other)" : g->disk);
 }
 
 static void disk_titles(char *buf, size_t cap)
@@ -401,15 +294,9 @@ static void disk_keys(char *buf, size_t cap, const struct dm_top_group *g)
     snprintf(buf, cap, "%-8s ", g->is_other ? "(other)" : term_disk);
 }
 
-static void cgroup_json(struct dm_text *out, const struct dm_top_group *g)
+static void cgroup_row(struct dm_row *r, const struct dm_top_group *g)
 {
-    json_str(out, "cgroup", g->is_other || g->cgroup[0] != '\0',
-             g->is_other ? "(other)" : g->cgroup);
-}
-
-static void cgroup_csv(struct dm_text *out, const struct dm_top_group *g)
-{
-    csv_str(out, g->is_other || g->cgroup[0] != '\0', g->is_other ? "(other)" : g->cgroup);
+    dm_row_str(r, "cgroup", g->is_other ? "(other)" : g->cgroup[0] != '\0' ? g->cgroup : NULL);
 }
 
 static void cgroup_titles(char *buf, size_t cap)
@@ -427,16 +314,11 @@ static void cgroup_keys(char *buf, size_t cap, const struct dm_top_group *g)
                                        : tail_cell(g->cgroup, cell, sizeof cell));
 }
 
-static void partition_json(struct dm_text *out, const struct dm_top_group *g)
+/* A whole-disk row (partition "") has none: json null, an empty csv cell. */
+static void partition_row(struct dm_row *r, const struct dm_top_group *g)
 {
-    disk_json(out, g);
-    json_str(out, "partition", !g->is_other && g->partition[0] != '\0', g->partition);
-}
-
-static void partition_csv(struct dm_text *out, const struct dm_top_group *g)
-{
-    disk_csv(out, g);
-    csv_str(out, !g->is_other, g->partition);
+    disk_row(r, g);
+    dm_row_str(r, "partition", !g->is_other && g->partition[0] != '\0' ? g->partition : NULL);
 }
 
 static void partition_titles(char *buf, size_t cap)
@@ -456,13 +338,11 @@ static void partition_keys(char *buf, size_t cap, const struct dm_top_group *g)
 }
 
 static const struct by_columns by_table[] = {
-    [DM_TOP_BY_PROCESS] = {"pid,process", process_json, process_csv, process_titles,
-                           process_keys, 0},
-    [DM_TOP_BY_FILE] = {"file,process", file_json, file_csv, file_titles, file_keys, 0},
-    [DM_TOP_BY_DISK] = {"disk", disk_json, disk_csv, disk_titles, disk_keys, 1},
-    [DM_TOP_BY_CGROUP] = {"cgroup", cgroup_json, cgroup_csv, cgroup_titles, cgroup_keys, 0},
-    [DM_TOP_BY_PARTITION] = {"disk,partition", partition_json, partition_csv,
-                             partition_titles, partition_keys, 1},
+    [DM_TOP_BY_PROCESS] = {process_row, process_titles, process_keys, 0},
+    [DM_TOP_BY_FILE] = {file_row, file_titles, file_keys, 0},
+    [DM_TOP_BY_DISK] = {disk_row, disk_titles, disk_keys, 1},
+    [DM_TOP_BY_CGROUP] = {cgroup_row, cgroup_titles, cgroup_keys, 0},
+    [DM_TOP_BY_PARTITION] = {partition_row, partition_titles, partition_keys, 1},
 };
 
 static const struct by_columns *columns_of(enum dm_top_by by)
@@ -536,12 +416,10 @@ void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
 {
     switch (v->mode) {
     case DM_TOP_JSON:
-        for (int i = 0; i < iv->n_rows; i++)
-            json_row(&v->out, iv, iv->rows[i]);
-        break;
     case DM_TOP_CSV:
         for (int i = 0; i < iv->n_rows; i++)
-            csv_row(&v->out, iv, iv->rows[i]);
+            write_row(&v->out, v->mode == DM_TOP_JSON ? DM_ROW_JSON : DM_ROW_CSV, iv,
+                      iv->rows[i]);
         break;
     default:
         draw_text(v, iv, lost);
