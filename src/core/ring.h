@@ -2,10 +2,11 @@
  * ring.h - a bounded single-producer/single-consumer queue of dm_events,
  * each stored as a variable-length record: the event's fixed numbers
  * (DM_EVENT_FIXED_BYTES) and its names only as long as they are. A Linux
- * event takes about 104 bytes and a Windows one with a file path about 160
- * (the sample traces' average: 143-160), where a fixed slot with room for
- * the longest names takes 728; the same memory so holds 4.5 to 7 times the
- * events of a burst.
+ * event takes 96 to 104 bytes (a short cgroup path: each byte of a longer
+ * one adds a byte) and a Windows one with a file path about 150 to 170
+ * (the sample traces' averages: 146 and 166), where a fixed slot with room
+ * for the longest names takes 728; the same memory so holds 4.4 to 7.6
+ * times the events of a burst.
  *
  * Threading contract:
  *   - Exactly one producer thread calls dm_ring_try_push / dm_ring_push_wait
@@ -46,10 +47,11 @@
 /* The smallest ring: room for five of the largest records, and for forty
  * of the common ones without a file (ring.h's sizes above). */
 #define DM_RING_MIN_BYTES 4096u
-/* The pipeline's rings. Live: 16 MiB holds about 105,000 Windows events
- * with a file path (~160 bytes each) or 160,000 Linux ones (~104 bytes), so
- * at 250k events/s a live source can run half a second ahead of a stalled
- * printer before anything is dropped. Replay never drops (the sink waits),
+/* The pipeline's rings. Live: 16 MiB holds about 100,000 to 115,000
+ * Windows events with a file path (146 to 166 bytes each) or 160,000 to
+ * 175,000 Linux ones (96 to 104 bytes), so at 250k events/s a live source
+ * can run 0.4 to 0.7 s ahead of a stalled printer before anything is
+ * dropped. Replay never drops (the sink waits),
  * so its ring only has to let the two threads work in parallel: 1 MiB,
  * several thousand events. bench_callback times the live path with the
  * live ring: a ring twice as large measured 3x slower per record on this

@@ -4,8 +4,9 @@
  * dm_etw points at the real advapi32 functions. Tests point it at a fake
  * (tests/unit/etw_fake.c) to drive the session and callback logic without
  * Windows, and to record every call so they can check that a session is
- * always stopped. Only the session code (etw_session.c, etw_source.c) calls
- * through it.
+ * always stopped. Every ETW call of diskmon goes through it: the session
+ * (etw_session.c), --cleanup (etw_cleanup.c), the source's consumer
+ * (etw_source.c) and its naming helper (etw_names.c).
  */
 #ifndef DM_ETW_API_H
 #define DM_ETW_API_H
