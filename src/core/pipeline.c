@@ -596,15 +596,10 @@ static int close_run(struct stages *s)
 int dm_run_ex(const struct dm_options *opt, const struct dm_source_ops *ops,
               FILE *out, FILE *errf, struct dm_run_info *info)
 {
-    struct stages s;
+    struct stages s = {.opt = opt, .ops = ops, .errf = errf, .info = info,
+                       .exit_code = DM_EXIT_OK};
     int rc;
 
-    memset(&s, 0, sizeof s);
-    s.opt = opt;
-    s.ops = ops;
-    s.errf = errf;
-    s.info = info;
-    s.exit_code = DM_EXIT_OK;
     memset(info, 0, sizeof *info);
     if (out == NULL && opt->output_path == NULL)
         out = stdout; /* nothing else was named */
