@@ -1,5 +1,7 @@
 /*
- * options.h - the command line, parsed once into struct dm_options.
+ * options.h - the command line, parsed once into struct dm_options. The
+ * options themselves are the rows of cli/option_table.c (names, value,
+ * --help text, handler); this file is what the rest of diskmon reads.
  */
 #ifndef DM_OPTIONS_H
 #define DM_OPTIONS_H

@@ -2,7 +2,9 @@
 # docs.sh - the man page renders without warnings (groff -ww, mandoc -T lint,
 # man at 80 columns); every option --help lists is in the man page, in the
 # README's options table and in the bash completion, and the reverse; the
-# completion offers the documented values.
+# completion offers the documented values. --help is printed from the rows
+# of src/cli/option_table.c (test_options.c checks every row is on it), so
+# these lists are checked against the option table itself.
 # Usage: docs.sh PATH/TO/diskmon. Exit 0 pass, 1 fail, 77 skip.
 set -u
 DISKMON=$(realpath "${1:?usage: docs.sh DISKMON}")
