@@ -482,7 +482,7 @@ const struct dm_option_row dm_option_rows[] = {
      FLAG(summary)},
     {.long_name = "hist", .help = "at exit, a log2 latency histogram per disk (stderr)",
      FLAG(hist)},
-    {.long_name = "top", .value = "[SEC]",
+    {.long_name = "top", .value = "[SEC]", .numeric = 1,
      .help = "who uses the disk: sums every SEC seconds (default 1),\n"
              "a screen redrawn in place on a terminal",
      .handle = on_top},

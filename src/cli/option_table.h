@@ -37,6 +37,10 @@ struct dm_option_row {
     const char *help;
     /* Allowed beside --self-test, which runs its own fixed capture. */
     int with_self_test;
+    /* The optional value is a number: a next argument of '-' and a digit
+     * or '.' ("--top -1") is taken as the value, so the handler refuses it
+     * as a bad number (no option is spelt that way). */
+    int numeric;
     /* set_flag's int in struct dm_options (offsetof): options that only
      * switch something on share that one handler. */
     size_t flag;

@@ -165,6 +165,16 @@ static int stray_argument(const struct dm_options *opt, const char *arg, char *e
     return dm_opt_fail(err, errlen, "unexpected argument '%s'", arg);
 }
 
+/* Whether next, the argument after an option whose value is optional, is
+ * that value: a word that is no option; for a number, also a negative one
+ * ("--top -1" is a bad interval, not an unknown option "-1"). */
+static int optional_value(const struct dm_option_row *row, const char *next)
+{
+    if (next[0] != '-')
+        return 1;
+    return row->numeric && ((next[1] >= '0' && next[1] <= '9') || next[1] == '.');
+}
+
 /* The row arg names, and its value when written in the same argument
  * (--long=VALUE, -xVALUE); NULL and a message when no row fits. */
 static const struct dm_option_row *find_row(char *arg, char **value, char *err,
@@ -230,7 +240,7 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         a.row = row;
         /* "[SEC]": the value is optional (options.h). */
         if (row->value != NULL && row->value[0] == '[' && a.value == NULL &&
-            i + 1 < argc && argv[i + 1][0] != '-')
+            i + 1 < argc && optional_value(row, argv[i + 1]))
             a.value = argv[++i];
         if (row->value != NULL && row->value[0] != '[' && a.value == NULL) {
             if (i + 1 >= argc)

@@ -106,8 +106,9 @@ struct dm_options {
  * outlive opt.
  *
  * --top's SEC is optional: the next argument is taken as SEC when it does
- * not start with '-' (diskmon takes no other plain arguments), otherwise the
- * interval is 1 s. --top with -n, and --by without --top, are refused.
+ * not start with '-' (diskmon takes no other plain arguments) or is '-' and
+ * a digit or '.' (a negative number, refused as a bad interval), otherwise
+ * the interval is 1 s. --top with -n, and --by without --top, are refused.
  * --cgroup and --by cgroup are refused with -r (a trace has no cgroups).
  * --self-test's PATH is optional the same way.
  */

@@ -106,6 +106,9 @@ DM_TEST(bad_input_is_refused)
         {{"-p", "99999999999"}, 2, "99999999999"},
         {{"-m", "fast"}, 2, "fast"},
         {{"-t", "-1"}, 2, "-1"},
+        /* --top's SEC is optional, but "-1" is no option: a bad interval. */
+        {{"--top", "-1"}, 2, "bad interval '-1' for --top"},
+        {{"--top", "-.5"}, 2, "bad interval '-.5' for --top"},
         {{"--op", "read,erase"}, 2, "erase"},
         {{"--flags", "fua,dirty"}, 2, "dirty"},
         {{"--flags", "fua,,sync"}, 2, "empty flag name"},
