@@ -16,6 +16,10 @@
 #define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
 #define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
 #define LINE_MAX 1024
+/* The line under the time line when the rows are filtered and Cache-W is
+ * not (dm_top_view.cache_whole_machine). */
+#define CACHE_WHOLE_MACHINE \
+    "Cache-W: every process on this machine (the filters pick block requests)"
 
 /* VT100/ECMA-48 control sequences (the screen only). */
 #define VT_HOME "\033[H"
@@ -216,8 +220,8 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
 
     /* Linux live --by process: the cache writes beside the block writes. */
     if (iv->has_cache_writes)
-        snprintf(cache, sizeof cache, iv->counts_only ? ", %.2f MB cached" : ", %.2f MB/s cached",
-                 figure(iv, iv->cache_write_bytes) / BYTES_PER_MB);
+        snprintf(cache, sizeof cache, ", %.2f MB%s cached",
+                 figure(iv, iv->cache_write_bytes) / BYTES_PER_MB, iv->counts_only ? "" : "/s");
     if (iv->counts_only) {
         snprintf(buf, cap,
                  "%.3f-%.3f s: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " flushes, "
@@ -523,6 +527,15 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
         screen_line(v, line, 1);
     else
         dm_text_printf(&v->out, "%s\n", line);
+    /* Under a filter, a line of its own (the time line is cut on a narrow
+     * screen) says that Cache-W is not filtered (top_render.h). */
+    if (iv->has_cache_writes && v->cache_whole_machine) {
+        if (screen)
+            screen_line(v, CACHE_WHOLE_MACHINE, 0);
+        else
+            dm_text_printf(&v->out, "%s\n", CACHE_WHOLE_MACHINE);
+        max_rows -= screen && max_rows > 1;
+    }
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
         titles(line, sizeof line, v->by, v->cache_writes, iv->counts_only);
