@@ -1,5 +1,7 @@
 /*
- * options.h - the command line, parsed once into struct dm_options.
+ * options.h - the command line, parsed once into struct dm_options. The
+ * options themselves are the rows of cli/option_table.c (names, value,
+ * --help text, handler); this file is what the rest of diskmon reads.
  */
 #ifndef DM_OPTIONS_H
 #define DM_OPTIONS_H
@@ -104,8 +106,9 @@ struct dm_options {
  * outlive opt.
  *
  * --top's SEC is optional: the next argument is taken as SEC when it does
- * not start with '-' (diskmon takes no other plain arguments), otherwise the
- * interval is 1 s. --top with -n, and --by without --top, are refused.
+ * not start with '-' (diskmon takes no other plain arguments) or is '-' and
+ * a digit or '.' (a negative number, refused as a bad interval), otherwise
+ * the interval is 1 s. --top with -n, and --by without --top, are refused.
  * --cgroup and --by cgroup are refused with -r (a trace has no cgroups).
  * --self-test's PATH is optional the same way.
  */

@@ -139,6 +139,7 @@ static int setup_views(struct run *run, const struct dm_options *opt,
     struct dm_printer *p = &run->printer;
 
     view_config(&run->view_cfg, opt, src, p, errf);
+    run->view_cfg.requests_filtered = !run->filter.pass_all;
     p->live = src->is_live;
     p->no_lines = opt->metrics_path != NULL && opt->output_path == NULL &&
                   !opt->format_given && opt->top_ns == 0;

@@ -29,7 +29,7 @@
 #include "selftest/selftest.h"
 
 #define NS_PER_MS 1000000ull
-/* README "Latency": a line is out at most about 0.45 s after its event. */
+/* docs/output.md "Latency": a line is out at most about 0.45 s after its event. */
 #define LINE_BOUND_NS (450 * NS_PER_MS)
 /* After the last request, how long the capture goes on: more than twice
  * the line bound, so that a late event still comes and is reported as
@@ -41,7 +41,7 @@
 #define SEEN_MAX 4096
 #define MATCH_MAX 16
 #define BATCH 64
-#define SECTOR_BYTES 512u /* the Sector column's unit (README "Units") */
+#define SECTOR_BYTES 512u /* the Sector column's unit (docs/output.md "Units") */
 
 /* The requests, in the order they are made. Writes go through the handle
  * opened before the session (on Windows only the start rundown names it),
@@ -468,7 +468,7 @@ static void check_matched(struct st *t, const struct collector *c, const char *f
 
         check(t, late_max <= LINE_BOUND_NS, "latency",
               "each event out of the ring at most %" PRIu64 " ms after its call returned "
-              "(bound %" PRIu64 " ms, README \"Latency\")", late_ms, bound_ms);
+              "(bound %" PRIu64 " ms, docs/output.md \"Latency\")", late_ms, bound_ms);
     }
     if (file_name == NULL)
         return;

@@ -269,8 +269,10 @@ static void close_interval_at(struct dm_top *t, uint64_t n_intervals, uint64_t c
     iv.start_ns = t->k * t->interval_ns;
     iv.end_ns = iv.start_ns + n_intervals * t->interval_ns;
     iv.gap = n_intervals > 1;
-    if (cut_ns > iv.start_ns && cut_ns < iv.end_ns)
+    if (cut_ns > iv.start_ns && cut_ns < iv.end_ns) {
         iv.end_ns = cut_ns;
+        iv.counts_only = (cut_ns - iv.start_ns) < t->interval_ns / DM_TOP_SHORT_PARTS;
+    }
     iv.by = t->by;
     if (t->fill != NULL) {
         t->fill(t->fill_ctx, t);

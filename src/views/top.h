@@ -38,6 +38,10 @@
 #include "views/busy.h"
 #include "views/top_by.h"
 
+/* A cut last interval shorter than SEC / DM_TOP_SHORT_PARTS is shown with
+ * counts, not rates (dm_top_interval.counts_only; docs/output.md). */
+#define DM_TOP_SHORT_PARTS 10
+
 /* Rows of one interval before the rest is summed into (other): more than a
  * screen shows, few enough that a busy server's thousand files cost a fixed
  * 150 KB or so. */
@@ -90,6 +94,10 @@ struct dm_top_interval {
     enum dm_top_by by;
     /* The rows carry cache_write_bytes (dm_top_set_fill was called). */
     int has_cache_writes;
+    /* The last interval, cut by the run's end to under a tenth of SEC
+     * (DM_TOP_SHORT_PARTS): too short for per-second figures, which one
+     * request would make look like a burst; the text shows its counts. */
+    int counts_only;
     /* Sorted by total bytes (block reads and writes, cache writes), then reads+writes+flushes, descending; the
      * (other) row, when there is one, last. */
     const struct dm_top_group *const *rows;
@@ -158,8 +166,9 @@ void dm_top_finish(struct dm_top *t);
  * as dm_top_add would (emit_empty as there), then the one end_ns falls in
  * is emitted cut at end_ns, labelled and its rates taken over the part
  * that ran, if it holds events or emit_empty is set (live draws a quiet
- * last interval too). An end_ns on an interval's boundary emits nothing
- * more.
+ * last interval too); a part shorter than SEC / DM_TOP_SHORT_PARTS is
+ * emitted with counts_only set. An end_ns on an interval's boundary emits
+ * nothing more.
  */
 void dm_top_finish_at(struct dm_top *t, uint64_t end_ns, int emit_empty);
 

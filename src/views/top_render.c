@@ -15,6 +15,10 @@
 #define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
 #define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
 #define LINE_MAX 1024
+/* The line under the time line when the rows are filtered and Cache-W is
+ * not (dm_top_view.cache_whole_machine). */
+#define CACHE_WHOLE_MACHINE \
+    "Cache-W: every process on this machine (the filters pick block requests)"
 
 /* VT100/ECMA-48 control sequences (the screen only). */
 #define VT_HOME "\033[H"
@@ -109,6 +113,13 @@ static double per_sec(uint64_t v, uint64_t len_ns)
     return len_ns == 0 ? 0.0 : (double)v * 1e9 / (double)len_ns;
 }
 
+/* A text figure of the interval: v per second, or, in a last interval too
+ * short for rates (counts_only), v itself. */
+static double figure(const struct dm_top_interval *iv, uint64_t v)
+{
+    return iv->counts_only ? (double)v : per_sec(v, iv->end_ns - iv->start_ns);
+}
+
 static double ms_of(uint64_t sum_ns, uint64_t n)
 {
     return n == 0 ? 0.0 : (double)sum_ns / (double)n / 1e6;
@@ -122,8 +133,18 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
 
     /* Linux live --by process: the cache writes beside the block writes. */
     if (iv->has_cache_writes)
-        snprintf(cache, sizeof cache, ", %.2f MB/s cached",
-                 per_sec(iv->cache_write_bytes, len) / BYTES_PER_MB);
+        snprintf(cache, sizeof cache, ", %.2f MB%s cached",
+                 figure(iv, iv->cache_write_bytes) / BYTES_PER_MB, iv->counts_only ? "" : "/s");
+    if (iv->counts_only) {
+        snprintf(buf, cap,
+                 "%.3f-%.3f s: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " flushes, "
+                 "%.2f MB read, %.2f MB written%s, %" PRIu64 " lost (the last %.3f s, "
+                 "under a tenth of the interval: counts, not rates)",
+                 (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9, iv->reads,
+                 iv->writes, iv->flushes, (double)iv->read_bytes / BYTES_PER_MB,
+                 (double)iv->write_bytes / BYTES_PER_MB, cache, lost, (double)len / 1e9);
+        return;
+    }
     snprintf(buf, cap,
              "%.3f-%.3f s: %.1f reads/s, %.1f writes/s, %.1f flushes/s, "
              "%.2f MB/s read, %.2f MB/s written%s, %" PRIu64 " lost",
@@ -141,7 +162,9 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
     }
 }
 
-static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes)
+/* The column titles; in a last interval too short for rates (counts), the
+ * figures' titles lose their "/s". */
+static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes, int counts)
 {
     const struct by_columns *c = columns_of(by);
     size_t n;
@@ -149,11 +172,14 @@ static void titles(char *buf, size_t cap, enum dm_top_by by, int cache_writes)
     c->text_titles(buf, cap);
     n = strlen(buf);
     if (c->device)
-        snprintf(buf + n, cap - n, "%8s %8s %8s %8s %8s %8s %7s %6s", "r/s", "w/s",
-                 "rMB/s", "wMB/s", "r_await", "w_await", "aqu-sz", "%util");
+        snprintf(buf + n, cap - n, "%8s %8s %8s %8s %8s %8s %7s %6s", counts ? "r" : "r/s",
+                 counts ? "w" : "w/s", counts ? "rMB" : "rMB/s", counts ? "wMB" : "wMB/s",
+                 "r_await", "w_await", "aqu-sz", "%util");
     else
-        snprintf(buf + n, cap - n, "%9s %9s %10s %10s%s %9s %9s", "Reads/s", "Writes/s",
-                 "Read MB/s", "Write MB/s", cache_writes ? " Cache-W MB/s" : "", "Avg ms",
+        snprintf(buf + n, cap - n, "%9s %9s %10s %10s%s %9s %9s",
+                 counts ? "Reads" : "Reads/s", counts ? "Writes" : "Writes/s",
+                 counts ? "Read MB" : "Read MB/s", counts ? "Write MB" : "Write MB/s",
+                 !cache_writes ? "" : counts ? "   Cache-W MB" : " Cache-W MB/s", "Avg ms",
                  "Max ms");
 }
 
@@ -193,25 +219,26 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
 {
     const struct by_columns *c = columns_of(iv->by);
     uint64_t len = iv->end_ns - iv->start_ns;
-    double rmb = per_sec(g->read_bytes, len) / BYTES_PER_MB;
-    double wmb = per_sec(g->write_bytes, len) / BYTES_PER_MB;
+    double rmb = figure(iv, g->read_bytes) / BYTES_PER_MB;
+    double wmb = figure(iv, g->write_bytes) / BYTES_PER_MB;
+    int prec = iv->counts_only ? 0 : 1; /* requests: whole counts, or rates */
     char cache[32] = "";
     size_t n;
 
     c->text_keys(buf, cap, g);
     n = strlen(buf);
     if (c->device)
-        snprintf(buf + n, cap - n, "%8.1f %8.1f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
-                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb,
+        snprintf(buf + n, cap - n, "%8.*f %8.*f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
+                 prec, figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb,
                  ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
                  len ? (double)g->overlap_ns / (double)len : 0.0,
                  len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
     else {
         if (iv->has_cache_writes)
             snprintf(cache, sizeof cache, " %12.2f",
-                     per_sec(g->cache_write_bytes, len) / BYTES_PER_MB);
-        snprintf(buf + n, cap - n, "%9.1f %9.1f %10.2f %10.2f%s %9.3f %9.3f",
-                 per_sec(g->reads, len), per_sec(g->writes, len), rmb, wmb, cache,
+                     figure(iv, g->cache_write_bytes) / BYTES_PER_MB);
+        snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9.3f %9.3f",
+                 prec, figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache,
                  ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
     }
 }
@@ -380,9 +407,18 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
         screen_line(v, line, 1);
     else
         dm_text_printf(&v->out, "%s\n", line);
+    /* Under a filter, a line of its own (the time line is cut on a narrow
+     * screen) says that Cache-W is not filtered (top_render.h). */
+    if (iv->has_cache_writes && v->cache_whole_machine) {
+        if (screen)
+            screen_line(v, CACHE_WHOLE_MACHINE, 0);
+        else
+            dm_text_printf(&v->out, "%s\n", CACHE_WHOLE_MACHINE);
+        max_rows -= screen && max_rows > 1;
+    }
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
-        titles(line, sizeof line, v->by, v->cache_writes);
+        titles(line, sizeof line, v->by, v->cache_writes, iv->counts_only);
         if (screen)
             screen_line(v, line, 0);
         else

@@ -31,6 +31,10 @@ struct dm_top_view {
     struct dm_text out;  /* what was drawn, not written yet */
     int no_header;       /* csv: no header row; text: no column titles */
     int cache_writes;    /* --by process, live: the Cache-W column (top_cache.h) */
+    /* Cache-W under a filter of the block requests (-d, -p, ...): it still
+     * counts every process on the machine, and a line under the time line
+     * says so. */
+    int cache_whole_machine;
     int rows, cols;      /* screen: the window, set before each interval */
 };
 

@@ -81,6 +81,15 @@ static int cache_column(struct top_view *t, const struct dm_view_config *cfg)
     }
     dm_top_set_fill(t->top, dm_top_cache_fill, t->cache);
     t->draw.cache_writes = 1;
+    /* A page-cache write has no disk yet (linux-live.md): the filters pick
+     * block requests, and Cache-W stays the whole machine's. Said once
+     * here, for csv and json too, and under each time line. */
+    if (cfg->requests_filtered) {
+        t->draw.cache_whole_machine = 1;
+        dm_writef(cfg->errf, "diskmon: note: --top's Cache-W column counts every "
+                             "process on this machine: a write into the page cache has "
+                             "no disk yet, and the filters pick block requests\n");
+    }
     return 0;
 }
 

@@ -58,6 +58,9 @@ struct dm_view_config {
     const char *source_name;     /* its backend: etw, tracefs, perf, replay */
     uint64_t lost_base;          /* events the source had lost at open */
     const struct dm_task_io *task_io; /* live: cache writes per process; NULL: none */
+    /* A filter (-d, -p, -c, --cgroup, --op, --flags, -m) picks the block
+     * requests: the views' rows are those requests, Cache-W is not. */
+    int requests_filtered;
     /* the printer */
     FILE *out;                   /* the output: only to ask for its terminal */
     struct dm_text *drawn;       /* where a view draws for the output */

@@ -7,7 +7,7 @@ BASELINE.txt is PerfView's own decoding of a trace (its SystemConfig/LogDisk
 lines give each volume's DiskNumber, StartOffset, PartitionSize and
 DriveLetterString); DISKIO.csv the reference decoding of the same trace's
 DiskIo records (completions: opcode 10 Read, 11 Write, 14 FlushBuffers).
-EVENTS.csv is `diskmon -r TRACE -f csv`. The rule (README, "Partitions"): a
+EVENTS.csv is `diskmon -r TRACE -f csv`. The rule (docs/output.md, "Partitions"): a
 request is named after the volume that holds all of it; one that crosses a
 volume's edge, lies outside every volume or has no bytes (a flush) has an
 empty partition. The multiset of (disk, offset, bytes, partition) that rule

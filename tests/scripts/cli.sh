@@ -36,6 +36,12 @@ for args in "--bogus" "-f xml" "-n 0" "-r" "extra"; do
     fi
 done
 
+# --top's SEC is optional, yet a negative one is a bad interval, not an
+# unknown option "-1" (no option is spelt with a digit).
+"$DISKMON" --top -1 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check top_negative_interval test "$rc" -eq 2 -a "$(cat "$TMP/err")" = \
+    "diskmon: bad interval '-1' for --top (seconds, at least 0.001, at most 86400) (see diskmon --help)"
+
 "$DISKMON" -r "$TMP/no-such.etl" >"$TMP/out" 2>"$TMP/err"; rc=$?
 check missing_file_exit_1 test "$rc" -eq 1
 check missing_file_message grep -q "no-such.etl" "$TMP/err"

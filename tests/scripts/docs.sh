@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # docs.sh - the man page renders without warnings (groff -ww, mandoc -T lint,
 # man at 80 columns); every option --help lists is in the man page, in the
-# README's options table and in the bash completion, and the reverse; the
-# completion offers the documented values.
+# README's options table, in docs/options.md's and in the bash completion,
+# and the reverse; the README has at most 250 lines and every relative link
+# of it and of docs/*.md resolves (file and heading); the
+# completion offers the documented values. --help is printed from the rows
+# of src/cli/option_table.c (test_options.c checks every row is on it), so
+# these lists are checked against the option table itself.
 # Usage: docs.sh PATH/TO/diskmon. Exit 0 pass, 1 fail, 77 skip.
 set -u
 DISKMON=$(realpath "${1:?usage: docs.sh DISKMON}")
@@ -63,6 +67,11 @@ awk '/^## Options/ { on = 1; next } /^## / { on = 0 } on && /^\| `/' "$ROOT/READ
     cut -d'|' -f2 >"$TMP/readme.cells"
 grep -o -- '--[a-z-]*' "$TMP/readme.cells" | sort -u >"$TMP/readme.long"
 grep -o -- '`-[a-zA-Z]\b' "$TMP/readme.cells" | tr -d '`' | sort -u >"$TMP/readme.short"
+# docs/options.md (every option's rules): the first cell of its table rows.
+awk '/^## Options/ { on = 1; next } /^## / { on = 0 } on && /^\| `/' "$ROOT/docs/options.md" |
+    cut -d'|' -f2 >"$TMP/full.cells"
+grep -o -- '--[a-z-]*' "$TMP/full.cells" | sort -u >"$TMP/full.long"
+grep -o -- '`-[a-zA-Z]\b' "$TMP/full.cells" | tr -d '`' | sort -u >"$TMP/full.short"
 # The completion's option list.
 sed -n '/local opts="/,/"/p' "$ROOT/docs/diskmon.bash" | tr ' "' '\n\n' |
     grep -- '^-' | sort -u >"$TMP/comp.all"
@@ -80,6 +89,8 @@ same help_short_options_in_man "$TMP/help.short" "$TMP/man.short"
 same help_long_options_in_readme "$TMP/help.long" "$TMP/readme.long"
 same help_short_options_in_readme "$TMP/help.short" "$TMP/readme.short"
 same help_options_in_completion "$TMP/help.all" "$TMP/comp.all"
+same help_long_options_in_options_md "$TMP/help.long" "$TMP/full.long"
+same help_short_options_in_options_md "$TMP/help.short" "$TMP/full.short"
 # Sanity: the extraction found the options it must (a broken sed would
 # make every list empty or equal for the wrong reason).
 if [ "$(wc -l <"$TMP/help.long")" -ge 20 ] && grep -qx -- '--utc' "$TMP/help.long" &&
@@ -87,6 +98,56 @@ if [ "$(wc -l <"$TMP/help.long")" -ge 20 ] && grep -qx -- '--utc' "$TMP/help.lon
     pass help_extraction_sane
 else
     fail help_extraction_sane "$(tr '\n' ' ' <"$TMP/help.long")"
+fi
+
+# --- the README: short, and its links lead somewhere --------------------------
+# At most 250 lines (the rest lives in docs/, one link away).
+lines=$(wc -l <"$ROOT/README.md")
+if [ "$lines" -le 250 ]; then
+    pass readme_at_most_250_lines
+else
+    fail readme_at_most_250_lines "README.md has $lines lines"
+fi
+# Every relative link of the README and of docs/*.md names a file that
+# exists and, for a .md with #anchor, a heading of it (GitHub's anchors:
+# lower case, punctuation dropped, spaces as dashes).
+if ! command -v python3 >/dev/null; then
+    skip links_resolve "python3 is not installed (apt-get install python3)"
+elif python3 - "$ROOT" README.md docs/*.md >"$TMP/links" 2>&1 <<'PY'; then
+import os, re, sys
+os.chdir(sys.argv[1])
+def slug(h):
+    h = re.sub(r"[^\w\- ]", "", h.strip().lower())
+    return h.replace(" ", "-")
+heads = {}
+def headings(path):
+    if path not in heads:
+        found, fenced = set(), False
+        for line in open(path, encoding="utf-8"):
+            fenced ^= line.startswith("```")
+            if not fenced and line.startswith("#"):
+                found.add(slug(line.lstrip("#")))
+        heads[path] = found
+    return heads[path]
+bad, seen = 0, 0
+for f in sys.argv[2:]:
+    text = re.sub(r"```.*?```", "", open(f, encoding="utf-8").read(), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        seen += 1
+        path, _, frag = target.partition("#")
+        full = os.path.normpath(os.path.join(os.path.dirname(f), path)) if path else f
+        if not os.path.exists(full):
+            print(f"{f}: {target}: no such file"); bad += 1
+        elif frag and full.endswith(".md") and frag not in headings(full):
+            print(f"{f}: {target}: no such heading"); bad += 1
+print(f"{seen} links")
+sys.exit(1 if bad or seen < 20 else 0)
+PY
+    pass links_resolve
+else
+    fail links_resolve "$(head -n 5 "$TMP/links" | tr '\n' ' ')"
 fi
 
 # --- the completion offers the values -------------------------------------

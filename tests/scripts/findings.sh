@@ -54,7 +54,7 @@ Linux)
 *) echo "SKIP findings/force_on_linux: not Linux" ;;
 esac
 
-# Input files that are not traces: one line each, exit 1 (README "Exit codes").
+# Input files that are not traces: one line each, exit 1 (docs/options.md "Exit codes").
 mkdir "$TMP/dir.etl"
 expect replay_directory 1 "diskmon: $TMP/dir.etl: is a directory, not an .etl trace file" \
     -- -r "$TMP/dir.etl"

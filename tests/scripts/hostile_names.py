@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """hostile_names.py - file and process names holding control bytes must
-reach a terminal as visible escapes, one line per event (README "Names").
+reach a terminal as visible escapes, one line per event (docs/output.md, "Names" under "text").
 
 A plain trace from tests/bench/gen_etl.c has its names patched in place,
 same lengths, so the trace stays valid: in the UTF-16 file names,

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # install.sh - `cmake --install` into a temporary prefix puts diskmon in bin/,
-# diskmon.1 in share/man/man1 and README.md/LICENSE in share/doc/diskmon;
+# diskmon.1 in share/man/man1 and README.md/LICENSE in share/doc/diskmon,
+# docs/ beside them (the installed tree listed against the source's, and
+# the README's docs/ links resolving there);
 # `cpack -G TGZ` and `cpack -G DEB` make packages (written to a temporary
 # directory, not the build tree) and `dpkg-deb -c` lists the binary and the
 # man page (gzipped, as Debian wants), and lintian finds no error or warning
@@ -25,6 +27,29 @@ for f in bin/diskmon share/man/man1/diskmon.1.gz share/doc/diskmon/README.md \
     share/bash-completion/completions/diskmon; do
     if [ -s "$TMP/prefix/$f" ]; then pass "installed_${f//\//_}"; else fail "installed_${f//\//_}" "missing"; fi
 done
+# docs/ is installed beside the README (share/doc/diskmon/docs), every
+# file of it but the unit's template (installed configured, below): the
+# installed tree listed against the source's folder.
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+(cd "$SRC/docs" && find . -type f ! -name '*.in' | sort) >"$TMP/docs.want"
+(cd "$TMP/prefix/share/doc/diskmon/docs" 2>/dev/null && find . -type f | sort) >"$TMP/docs.got"
+if [ -s "$TMP/docs.want" ] && cmp -s "$TMP/docs.want" "$TMP/docs.got"; then
+    pass installed_docs_tree
+else
+    fail installed_docs_tree "$(diff "$TMP/docs.want" "$TMP/docs.got" | grep '^[<>]' | head -5 | tr '\n' ' ')"
+fi
+# The installed README's links into docs/ lead to installed files.
+missing=""
+for link in $(grep -o '](docs/[^)#]*' "$TMP/prefix/share/doc/diskmon/README.md" 2>/dev/null |
+    cut -c3- | sort -u); do
+    [ -s "$TMP/prefix/share/doc/diskmon/$link" ] || missing="$missing $link"
+done
+if [ -z "$missing" ] && grep -q '](docs/' "$TMP/prefix/share/doc/diskmon/README.md" 2>/dev/null; then
+    pass installed_readme_links
+else
+    fail installed_readme_links "not installed:${missing:- (no README or no docs/ links)}"
+fi
+
 # The installed program runs and is the one just built.
 if [ -x "$TMP/prefix/bin/diskmon" ] &&
     cmp -s <("$TMP/prefix/bin/diskmon" --version) <("$BUILD/diskmon" --version); then

@@ -12,6 +12,8 @@
 #    after Ctrl+C, and the last screen stays on the terminal.
 # 3. -t 2.5 with --top 1 on a quiet disk: the empty intervals are drawn,
 #    and the last one is cut where the run stopped (2-2.5, not 2-3).
+# 4. In that run (-d LOOP), the Cache-W figure, which is the whole
+#    machine's, is said to be so under each time line and in a note.
 # Needs root (loop devices, tracefs/perf); otherwise prints "SKIP: why" and
 # exits 77, except under CI=true, where that is a failure.
 set -u
@@ -179,4 +181,21 @@ esac
 awk -v e="$end" 'BEGIN { exit !(e > 2.0 && e < 3.0) }' ||
     fail "--top 1 -t 2.5: the last interval ends at $end, want between 2 and 3 (cut where the run stopped)"
 echo "ok: a cut-short last interval is drawn and labelled: $labels"
+
+# 4. The same run filtered to the loop device (-d): Cache-W (when the kernel
+# has task I/O accounting) still counts every process on the machine, as a
+# page-cache write has no disk; a line under each time line and a note on
+# stderr say so.
+if [ -r /proc/self/io ]; then
+    lines=$(grep -c '^[0-9.]*-[0-9.]* s: .* cached' "$work/cut.txt")
+    whole=$(grep -A1 '^[0-9.]*-[0-9.]* s: .* cached' "$work/cut.txt" |
+        grep -c '^Cache-W: every process on this machine (the filters pick block requests)$')
+    [ "$lines" -ge 3 ] && [ "$whole" = "$lines" ] ||
+        fail "-d $name: $whole of $lines time lines say Cache-W is the whole machine's: $(head -n 2 "$work/cut.txt")"
+    grep -q "note: --top's Cache-W column counts every process on this machine" "$work/cut.err" ||
+        fail "-d $name: no note that Cache-W is the whole machine's: $(cat "$work/cut.err")"
+    echo "ok: under -d, Cache-W is said to be the whole machine's ($lines time lines and a note)"
+else
+    echo "ok: no /proc/self/io (no task I/O accounting): no Cache-W column to label"
+fi
 exit 0

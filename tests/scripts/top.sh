@@ -132,6 +132,20 @@ cut_writes=$(tail -n 1 "$TMP/cut.json" | sed 's/.*"writes":\([0-9]*\),.*/\1/')
 check cut_interval_end test "$(tail -n 1 "$TMP/cut.json" | sed 's/.*"interval_end":\([0-9.]*\),.*/\1/')" = 2.500000000
 check cut_interval_rates grep -q "^2\.000-2\.500 s: .* $(awk -v w="$cut_writes" 'BEGIN { printf "%.1f", w / 0.5 }') writes/s" "$TMP/cut.txt"
 
+# A last interval cut to under a tenth of SEC (-t 3.012: 3.000-3.012 s)
+# shows its counts, not rates (one request in 12 ms is not 83 requests/s):
+# the reads the per-event json has in [3, 3.012), and no "/s" in its block.
+"$DISKMON" -r "$win8" -f json -t 3.012 >"$TMP/stub-ev.json"
+"$DISKMON" -r "$win8" --top 1 -t 3.012 >"$TMP/stub.txt"
+stub_reads=$(python3 -c '
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) for e in [json.loads(l)]
+          if e["time"] >= 3 and e["request"] == "Read"))' "$TMP/stub-ev.json")
+awk '/^3\.000-3\.012 s: / { on = 1 } on' "$TMP/stub.txt" >"$TMP/stub.block"
+check stub_interval_counts grep -q "^3\.000-3\.012 s: $stub_reads reads, .*(the last 0\.012 s" "$TMP/stub.block"
+check stub_interval_no_rates test "$stub_reads" -gt 0 -a -s "$TMP/stub.block" -a \
+    "$(grep -c '/s' "$TMP/stub.block")" -eq 0
+
 # The --top examples of the README's tour and of docs/output.md are this
 # build's real output: each "$ diskmon -r perfview-net452-x64-win8.etl --top
 # ..." block is run again and compared line for line.

@@ -1,6 +1,6 @@
 /*
  * test_format.c - byte-exact lines of the text, CSV and JSON formats. The
- * expected strings are written from the column specification in README.md
+ * expected strings are written from the column specification in docs/output.md
  * (widths, units, rounding), not captured from the program.
  */
 #include <stdarg.h>
@@ -324,7 +324,7 @@ DM_TEST(clock_zone_and_utc)
 
 /* --- the fast writers against a slow reference ------------------------------
  * ref_line is an independent second writer of the three formats, built on
- * snprintf and byte loops the way the README describes the columns (widths,
+ * snprintf and byte loops the way docs/output.md describes the columns (widths,
  * rounding, quoting, escapes), sharing no code with format.c apart from the
  * calendar (output/tz.h, tested above). Random events with edge values go
  * through both; every byte must agree. */
@@ -364,7 +364,7 @@ static void rprintf(struct ref *r, const char *fmt, ...)
 }
 
 /* "s.ffffff": seconds rounded to the microsecond (the sum wraps near
- * UINT64_MAX as the README's rounding is done in 64 bits). */
+ * UINT64_MAX as docs/output.md's rounding is done in 64 bits). */
 static void ref_sec6(char *out, size_t cap, uint64_t ns)
 {
     uint64_t us = (ns + 500) / 1000;
@@ -426,7 +426,7 @@ static void ref_json(struct ref *r, const char *prefix, const char *str)
     rputs(r, "\"");
 }
 
-/* A name as the text shows it (README "Names"): each character decoded
+/* A name as the text shows it (docs/output.md, "Names" under "text"): each character decoded
  * from UTF-8 to its code point (RFC 3629: shortest form, no surrogates, at
  * most U+10FFFF); code points below 0x20, 0x7F and 0x80-0x9F as \xNN of
  * the code point, other characters as they were, and each byte that does

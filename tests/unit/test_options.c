@@ -2,6 +2,7 @@
  * test_options.c - the command line: every option, both spellings, and bad
  * input rejected with one line that names the culprit.
  */
+#include "cli/option_table.h"
 #include "cli/options.h"
 #include "diskmon.h"
 #include "dmtest.h"
@@ -105,6 +106,9 @@ DM_TEST(bad_input_is_refused)
         {{"-p", "99999999999"}, 2, "99999999999"},
         {{"-m", "fast"}, 2, "fast"},
         {{"-t", "-1"}, 2, "-1"},
+        /* --top's SEC is optional, but "-1" is no option: a bad interval. */
+        {{"--top", "-1"}, 2, "bad interval '-1' for --top"},
+        {{"--top", "-.5"}, 2, "bad interval '-.5' for --top"},
         {{"--op", "read,erase"}, 2, "erase"},
         {{"--flags", "fua,dirty"}, 2, "dirty"},
         {{"--flags", "fua,,sync"}, 2, "empty flag name"},
@@ -147,6 +151,47 @@ DM_TEST(help_text_lists_every_option)
     text[n] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         DM_ASSERT(strstr(text, names[i]) != NULL);
+}
+
+/* --help is printed from the table: every row's names and value are on a
+ * line of their own ("  -r, --replay FILE"), its text in the column after,
+ * and no line is wider than an 80-column terminal. */
+DM_TEST(help_printed_from_every_row)
+{
+    static char text[16384];
+    FILE *f = tmpfile();
+    size_t n;
+
+    DM_ASSERT(f != NULL);
+    DM_ASSERT_EQ_INT(dm_options_help(f), 0);
+    rewind(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    DM_ASSERT(n > 0 && n < sizeof text - 1);
+    for (size_t i = 0; i < dm_option_row_count; i++) {
+        const struct dm_option_row *row = &dm_option_rows[i];
+        char names[80];
+
+        if (row->short_name != 0)
+            snprintf(names, sizeof names, "\n  -%c, --%s%s%s ", row->short_name,
+                     row->long_name, row->value ? " " : "", row->value ? row->value : "");
+        else
+            snprintf(names, sizeof names, "\n      --%s%s%s ", row->long_name,
+                     row->value ? " " : "", row->value ? row->value : "");
+        if (strstr(text, names) == NULL) {
+            dmt_fail_at(__FILE__, __LINE__, "--help has no line \"%s\"", names + 1);
+            return;
+        }
+        DM_ASSERT(row->help != NULL && row->handle != NULL);
+    }
+    for (const char *line = text; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+
+        DM_ASSERT(nl != NULL);
+        DM_ASSERT(nl - line <= 80);
+        line = nl + 1;
+    }
 }
 
 /* Every filter takes comma lists and repeats, always as a union. */
@@ -359,6 +404,7 @@ const struct dmt_case dm_suite_options[] = {
     {"help_and_version_flags", help_and_version_flags},
     {"bad_input_is_refused", bad_input_is_refused},
     {"help_text_lists_every_option", help_text_lists_every_option},
+    {"help_printed_from_every_row", help_printed_from_every_row},
     {"filters_are_unions_of_lists_and_repeats", filters_are_unions_of_lists_and_repeats},
     {"enumerated_values_any_case", enumerated_values_any_case},
     {"double_dash_ends_options", double_dash_ends_options},

@@ -15,6 +15,7 @@ struct seen {
     int intervals;
     uint64_t start_ns[16], end_ns[16];
     int gap[16];
+    int counts_only[16];
     int n_rows[16];
     struct dm_top_group rows[16][4]; /* the first rows of each interval */
     struct dm_top_group last_row[16];
@@ -30,6 +31,7 @@ static void record(void *ctx, const struct dm_top_interval *iv)
     s->start_ns[i] = iv->start_ns;
     s->end_ns[i] = iv->end_ns;
     s->gap[i] = iv->gap;
+    s->counts_only[i] = iv->counts_only;
     s->n_rows[i] = iv->n_rows;
     for (int r = 0; r < iv->n_rows && r < 4; r++) {
         s->rows[i][r] = *iv->rows[r];
@@ -253,6 +255,37 @@ DM_TEST(empty_intervals_live_and_replay)
     DM_ASSERT_EQ_INT(s.n_rows[3], 0);
     DM_ASSERT(!s.gap[3]);
     DM_ASSERT_EQ_U64(s.start_ns[3], 4000 * MS);
+}
+
+/* The run stops 12 ms into interval 6 (--top -t 6.012): that last
+ * interval is cut to [6 s, 6.012 s) and, under a tenth of the interval,
+ * marked for counts, not rates; a cut at exactly a tenth keeps its rates. */
+DM_TEST(short_last_interval_counts_only)
+{
+    static const struct {
+        uint64_t end_ms;
+        int counts_only;
+    } cuts[] = {{6012, 1}, {6099, 1}, {6100, 0}, {6500, 0}};
+
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        struct seen s;
+        struct dm_top *t;
+        struct dm_event a = req(5500 * MS, MS, DM_REQ_READ, 7);
+        struct dm_event b = req(6005 * MS, MS, DM_REQ_WRITE, 7);
+
+        memset(&s, 0, sizeof s);
+        t = dm_top_create(DM_TOP_BY_PROCESS, 1000 * MS, record, &s);
+        dm_top_add(t, &a, 0);
+        dm_top_add(t, &b, 0);
+        dm_top_finish_at(t, cuts[i].end_ms * MS, 0);
+        dm_top_destroy(t);
+        DM_ASSERT_EQ_INT(s.intervals, 2);
+        DM_ASSERT(!s.counts_only[0]);
+        DM_ASSERT_EQ_U64(s.start_ns[1], 6000 * MS);
+        DM_ASSERT_EQ_U64(s.end_ns[1], cuts[i].end_ms * MS);
+        DM_ASSERT_EQ_U64(s.rows[1][0].writes, 1);
+        DM_ASSERT_EQ_INT(s.counts_only[1], cuts[i].counts_only);
+    }
 }
 
 /* Live --top at 1 ms after the clock jumped 10 hours (suspend and resume):
@@ -513,6 +546,7 @@ const struct dmt_case dm_suite_top[] = {
     {"bounded_groups_other_row", bounded_groups_other_row},
     {"empty_intervals_live_and_replay", empty_intervals_live_and_replay},
     {"time_jump_one_gap_interval", time_jump_one_gap_interval},
+    {"short_last_interval_counts_only", short_last_interval_counts_only},
     {"disk_spans_bounded", disk_spans_bounded},
     {"json_disk_row", json_disk_row},
     {"command_line", command_line},

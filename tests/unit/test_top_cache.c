@@ -374,11 +374,76 @@ DM_TEST(no_accounting_one_note_no_column)
     DM_ASSERT_STR_EQ(said, "");
 }
 
+/* Under a filter of the block requests (-d loop1), Cache-W still counts
+ * every process on the machine: a note at the start says so once, and a
+ * line under each time line; without a filter, neither. */
+DM_TEST(filtered_rows_cache_says_whole_machine)
+{
+    for (int filtered = 0; filtered <= 1; filtered++) {
+        struct dm_view_config cfg;
+        struct dm_text drawn;
+        struct dm_event ev;
+        struct dm_view_close c;
+        void *view = NULL;
+        FILE *errf = tmpfile(), *out = tmpfile();
+        char said[512], text[4096];
+        size_t n;
+
+        DM_ASSERT(errf != NULL && out != NULL);
+        memset(procs, 0, sizeof procs);
+        set_proc(0, 300, 1, 0, 1);
+        memset(&cfg, 0, sizeof cfg);
+        memset(&drawn, 0, sizeof drawn);
+        cfg.top_ns = 1000 * MS;
+        cfg.top_by = DM_TOP_BY_PROCESS;
+        cfg.format = DM_FMT_TEXT;
+        cfg.live = 1;
+        cfg.task_io = &fake_io;
+        cfg.requests_filtered = filtered;
+        cfg.out = out;
+        cfg.drawn = &drawn;
+        cfg.errf = errf;
+        cfg.ring_dropped = none_dropped;
+        DM_ASSERT_EQ_INT(dm_top_view.create(&cfg, &view), 0);
+        DM_ASSERT(view != NULL);
+        memset(&ev, 0, sizeof ev);
+        ev.time_ns = 500 * MS;
+        ev.request = DM_REQ_WRITE;
+        ev.transfer_size = 4096;
+        ev.pid = 7;
+        ev.process = "kworker";
+        ev.disk_name = ev.file = ev.partition = ev.cgroup = "";
+        ev.flags = DM_EV_HAS_PID | DM_EV_HAS_PROCESS;
+        dm_top_view.add(view, &ev, 1);
+        procs[0].bytes = 1000000; /* pid 300 wrote 1 MB into the page cache */
+        memset(&c, 0, sizeof c);
+        c.now_ns = 1000 * MS;
+        dm_top_view.close(view, &c);
+        dm_top_view.destroy(view);
+        n = drawn.len < sizeof text - 1 ? drawn.len : sizeof text - 1;
+        memcpy(text, drawn.data != NULL ? drawn.data : "", n);
+        text[n] = '\0';
+        dm_text_free(&drawn);
+        rewind(errf);
+        n = fread(said, 1, sizeof said - 1, errf);
+        said[n] = '\0';
+        fclose(errf);
+        fclose(out);
+        DM_ASSERT(strstr(text, "1.00 MB/s cached") != NULL);
+        DM_ASSERT_EQ_INT(strstr(text, " lost\nCache-W: every process on this machine (the "
+                                      "filters pick block requests)\n    PID") != NULL,
+                         filtered);
+        DM_ASSERT_EQ_INT(strstr(said, "Cache-W column counts every process") != NULL,
+                         filtered);
+    }
+}
+
 const struct dmt_case dm_suite_top_cache[] = {
     {"no_accounting_one_note_no_column", no_accounting_one_note_no_column},
     {"growth_rows_reuse_and_reaped_children", growth_rows_reuse_and_reaped_children},
     {"late_reap_settled", late_reap_settled},
     {"reused_pid_with_a_higher_count", reused_pid_with_a_higher_count},
     {"csv_and_json_fields", csv_and_json_fields},
+    {"filtered_rows_cache_says_whole_machine", filtered_rows_cache_says_whole_machine},
     {NULL, NULL},
 };
