@@ -9,7 +9,7 @@
 #include "diskmon.h"
 #include "cli/options.h"
 
-/* Exit codes (README "Exit codes"). */
+/* Exit codes (docs/options.md "Exit codes"). */
 #define DM_EXIT_OK 0
 #define DM_EXIT_ERROR 1
 #define DM_EXIT_USAGE 2

@@ -153,7 +153,7 @@ extern int dm_etw_other_diskmon_override;
 /* The session's BufferSize in KB (etw_logger.c explains it). */
 #define DM_ETW_BUFFER_KB 64u
 /*
- * How long a line can take, in one place (the README's "Latency" repeats it).
+ * How long a line can take, in one place (docs/output.md's "Latency" repeats it).
  *  - DM_ETW_FLUSH_MS: how often a partly filled buffer is handed over.
  *    Windows hands a consumer a buffer only when it is full, when the
  *    FlushTimer expires and the buffer holds events, on a FLUSH, or at stop

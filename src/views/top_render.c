@@ -77,7 +77,7 @@ static void row_fields(struct dm_row *r, const struct dm_top_interval *iv,
     if (columns_of(iv->by)->device) {
         dm_row_mean_ms6(r, "r_await_ms", g->read_latency_ns, g->reads);
         dm_row_mean_ms6(r, "w_await_ms", g->write_latency_ns, g->writes);
-        /* options.c caps the interval (DM_TOP_MAX_NS), so the remainders
+        /* The command line caps the interval (DM_TOP_MAX_NS), so the remainders
          * times 1000 and 100 fit (row.h). */
         dm_row_ratio(r, "aqu_sz", g->overlap_ns, len, 3);
         dm_row_ratio(r, "util_pct", g->busy_ns * 100, len, 2);
