@@ -24,6 +24,7 @@
 #include <winioctl.h>
 
 #include "platform/platform.h"
+#include "platform/win32_volume.h"
 #include "selftest/selftest.h"
 
 #define FILE_BYTES (DM_ST_FILE_BLOCKS * DM_ST_BLOCK)
@@ -121,24 +122,24 @@ static void map_file(struct dm_st_file *f, struct dm_st_place *pl)
         return;
     }
     root[0] = volume[4] = (wchar_t)f->name[0];
-    if (!GetDiskFreeSpaceW(root, &spc, &bps, &free_c, &total_c)) {
+    if (!dm_win32_volume->get_disk_free_space(root, &spc, &bps, &free_c, &total_c)) {
         snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
                  "GetDiskFreeSpaceW failed (error %lu)", (unsigned long)GetLastError());
         return;
     }
     cluster = (uint64_t)spc * bps;
     memset(&in, 0, sizeof in);
-    if (!DeviceIoControl(f->h, FSCTL_GET_RETRIEVAL_POINTERS, &in, sizeof in, &out,
+    if (!dm_win32_volume->device_io_control(f->h, FSCTL_GET_RETRIEVAL_POINTERS, &in, sizeof in, &out,
                          sizeof out, &got, NULL)) {
         snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
                  "FSCTL_GET_RETRIEVAL_POINTERS failed (error %lu)",
                  (unsigned long)GetLastError());
         return;
     }
-    v = CreateFileW(volume, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0,
+    v = dm_win32_volume->create_file(volume, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0,
                     NULL);
     if (v == INVALID_HANDLE_VALUE ||
-        !DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &vde,
+        !dm_win32_volume->device_io_control(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &vde,
                          sizeof vde, &got, NULL) ||
         vde.NumberOfDiskExtents != 1) {
         /* More than one extent: a volume spanning disks (dynamic disks,
@@ -147,10 +148,10 @@ static void map_file(struct dm_st_file *f, struct dm_st_place *pl)
                  "the volume's place on its disk is unknown (IOCTL_VOLUME_GET_VOLUME_DISK_"
                  "EXTENTS: error %lu)", (unsigned long)GetLastError());
         if (v != INVALID_HANDLE_VALUE)
-            CloseHandle(v);
+            dm_win32_volume->close_handle(v);
         return;
     }
-    CloseHandle(v);
+    dm_win32_volume->close_handle(v);
     pl->disk = vde.Extents[0].DiskNumber;
     snprintf(pl->disk_name, sizeof pl->disk_name, "disk %lu",
              (unsigned long)vde.Extents[0].DiskNumber);
@@ -229,7 +230,7 @@ int dm_st_prepare(struct dm_st_file **out, const char *path, struct dm_st_place 
         return win_fail(msg, len, "cannot write the file", GetLastError());
     /* The long DOS path the File column shows ("\\?\C:\..." without its
      * prefix), not a short 8.3 spelling of TEMP. */
-    n = GetFinalPathNameByHandleW(f->h, final, MAX_PATH, FILE_NAME_NORMALIZED);
+    n = dm_win32_volume->get_final_path(f->h, final, MAX_PATH, FILE_NAME_NORMALIZED);
     if (n > 0 && n < MAX_PATH)
         to_utf8(wcsncmp(final, L"\\\\?\\", 4) == 0 ? final + 4 : final, f->name,
                 sizeof f->name);
