@@ -225,16 +225,16 @@ step_windows() {
 # --- the Windows code under clang's conversion warnings ------------------------
 # MSVC's /W4 narrowing warnings cannot run here; clang targeting mingw-w64
 # with -Wconversion and -Wshorten-64-to-32 stands in for them, on the code
-# only Windows builds: src/etw, src/platform/win32*.c, src/selftest/selftest_win32.c,
+# only Windows builds: src/etw, src/platform/win32*.c, src/selftest/selftest_win32*.c,
 # tests/windows.
 step_clang_windows() {
     note "clang windows (x86_64-w64-mingw32 -Wconversion -Wshorten-64-to-32)"
-    would "clang --target=x86_64-w64-mingw32 -fsyntax-only on src/etw/*.c src/platform/win32*.c src/selftest/selftest_win32.c tests/windows/*.c" || return 0
+    would "clang --target=x86_64-w64-mingw32 -fsyntax-only on src/etw/*.c src/platform/win32*.c src/selftest/selftest_win32*.c tests/windows/*.c" || return 0
     : >"$LOG/clang-windows.log"
     if ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/x86_64-w64-mingw32/include/windows.h ]; then
         echo "SKIP clang-windows: needs clang and the mingw-w64 headers (apt-get install clang mingw-w64)" >>"$LOG/clang-windows.log"
     else
-        for src in src/etw/*.c src/platform/win32*.c src/selftest/selftest_win32.c tests/windows/*.c; do
+        for src in src/etw/*.c src/platform/win32*.c src/selftest/selftest_win32*.c tests/windows/*.c; do
             if clang --target=x86_64-w64-mingw32 -std=c11 -fsyntax-only -Wall -Wextra \
                 -Werror -Wshorten-64-to-32 -Wconversion \
                 -isystem /usr/x86_64-w64-mingw32/include -Iinclude -Isrc \

@@ -9,13 +9,8 @@
  * written through (FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH) with a
  * page-aligned buffer (VirtualAlloc), so each is one request to the disk.
  *
- * Where the bytes are: FSCTL_GET_RETRIEVAL_POINTERS gives the file's runs
- * of clusters on the volume, and IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS the
- * disk and byte offset where the volume starts. DiskIo events carry the
- * byte offset "from the beginning of the physical disk" (Microsoft Learn,
- * DiskIo_TypeGroup1 class), so the two added give the offset to expect.
- * Any answer missing leaves the place unknown, with the reason: the checks
- * then compare sizes and order only.
+ * Where the bytes are on the physical disk, and whether it has a write
+ * cache, is selftest_win32_map.c's job.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +21,7 @@
 #include "platform/platform.h"
 #include "platform/win32_volume.h"
 #include "selftest/selftest.h"
+#include "selftest/selftest_win32.h"
 
 #define FILE_BYTES (DM_ST_FILE_BLOCKS * DM_ST_BLOCK)
 #define OPEN_FLAGS (FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH)
@@ -100,92 +96,6 @@ static int pick_dir(const char *path, wchar_t *dir, char *msg, size_t len)
     return 0;
 }
 
-/* The place of the file's clusters on the physical disk (see the top). */
-static void map_file(struct dm_st_file *f, struct dm_st_place *pl)
-{
-    wchar_t root[8] = L"C:\\", volume[8] = L"\\\\.\\C:";
-    DWORD spc, bps, free_c, total_c, got = 0;
-    STARTING_VCN_INPUT_BUFFER in;
-    union {
-        RETRIEVAL_POINTERS_BUFFER rp;
-        unsigned char room[sizeof(RETRIEVAL_POINTERS_BUFFER) +
-                           DM_ST_MAX_EXTENTS * sizeof(LARGE_INTEGER) * 2];
-    } out;
-    VOLUME_DISK_EXTENTS vde;
-    HANDLE v;
-    uint64_t cluster, vcn;
-
-    snprintf(pl->unmapped_why, sizeof pl->unmapped_why, "unknown");
-    if (f->name[0] == '\0' || f->name[1] != ':') {
-        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                 "%s is not on a volume with a drive letter", f->path);
-        return;
-    }
-    root[0] = volume[4] = (wchar_t)f->name[0];
-    if (!dm_win32_volume->get_disk_free_space(root, &spc, &bps, &free_c, &total_c)) {
-        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                 "GetDiskFreeSpaceW failed (error %lu)", (unsigned long)GetLastError());
-        return;
-    }
-    cluster = (uint64_t)spc * bps;
-    memset(&in, 0, sizeof in);
-    if (!dm_win32_volume->device_io_control(f->h, FSCTL_GET_RETRIEVAL_POINTERS, &in, sizeof in, &out,
-                         sizeof out, &got, NULL)) {
-        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                 "FSCTL_GET_RETRIEVAL_POINTERS failed (error %lu)",
-                 (unsigned long)GetLastError());
-        return;
-    }
-    v = dm_win32_volume->create_file(volume, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0,
-                    NULL);
-    if (v == INVALID_HANDLE_VALUE ||
-        !dm_win32_volume->device_io_control(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &vde,
-                         sizeof vde, &got, NULL) ||
-        vde.NumberOfDiskExtents != 1) {
-        /* More than one extent: a volume spanning disks (dynamic disks,
-         * Storage Spaces), whose clusters do not map onto one disk. */
-        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                 "the volume's place on its disk is unknown (IOCTL_VOLUME_GET_VOLUME_DISK_"
-                 "EXTENTS: error %lu)", (unsigned long)GetLastError());
-        if (v != INVALID_HANDLE_VALUE)
-            dm_win32_volume->close_handle(v);
-        return;
-    }
-    dm_win32_volume->close_handle(v);
-    pl->disk = vde.Extents[0].DiskNumber;
-    snprintf(pl->disk_name, sizeof pl->disk_name, "disk %lu",
-             (unsigned long)vde.Extents[0].DiskNumber);
-    vcn = (uint64_t)out.rp.StartingVcn.QuadPart;
-    for (DWORD i = 0; i < out.rp.ExtentCount && pl->n_ext < DM_ST_MAX_EXTENTS; i++) {
-        uint64_t next = (uint64_t)out.rp.Extents[i].NextVcn.QuadPart;
-        int64_t lcn = out.rp.Extents[i].Lcn.QuadPart;
-        struct dm_st_extent *e = &pl->ext[pl->n_ext++];
-
-        if (lcn < 0) { /* -1: a hole or compressed run, not on the disk */
-            pl->n_ext = 0;
-            snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                     "the file has a run with no clusters (sparse or compressed)");
-            return;
-        }
-        e->file_offset = vcn * cluster;
-        e->disk_offset = (uint64_t)vde.Extents[0].StartingOffset.QuadPart +
-                         (uint64_t)lcn * cluster;
-        e->bytes = (next - vcn) * cluster;
-        vcn = next;
-    }
-    if (vcn * cluster < FILE_BYTES) {
-        pl->n_ext = 0;
-        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
-                 "the retrieval pointers cover %llu of its %u bytes",
-                 (unsigned long long)(vcn * cluster), FILE_BYTES);
-        return;
-    }
-    pl->mapped = 1;
-    snprintf(pl->where, sizeof pl->where, "retrieval pointers, %llu-byte clusters, volume "
-             "at byte %lld of the disk", (unsigned long long)cluster,
-             (long long)vde.Extents[0].StartingOffset.QuadPart);
-}
-
 int dm_st_prepare(struct dm_st_file **out, const char *path, struct dm_st_place *place,
                   char *msg, size_t len)
 {
@@ -231,10 +141,12 @@ int dm_st_prepare(struct dm_st_file **out, const char *path, struct dm_st_place 
     /* The long DOS path the File column shows ("\\?\C:\..." without its
      * prefix), not a short 8.3 spelling of TEMP. */
     n = dm_win32_volume->get_final_path(f->h, final, MAX_PATH, FILE_NAME_NORMALIZED);
-    if (n > 0 && n < MAX_PATH)
+    if (n == 0 || n >= MAX_PATH)
+        final[0] = L'\0';
+    else
         to_utf8(wcsncmp(final, L"\\\\?\\", 4) == 0 ? final + 4 : final, f->name,
                 sizeof f->name);
-    map_file(f, place);
+    dm_st_map_file(f->h, final, place);
     return 0;
 }
 
