@@ -320,6 +320,32 @@ void dm_etw_helper_stop(struct dm_etw_session *s)
     LeaveCriticalSection(&s->lock);
 }
 
+/*
+ * The clock the session really uses. diskmon reads every time stamp as
+ * QueryPerformanceCounter ticks (etw_source.c), so a session Windows
+ * started with another clock (WNODE_HEADER ClientContext: 2 system time,
+ * 3 CPU cycles; before Windows 10 1703 the system loggers shared at most
+ * two clock types, docs/etw.md §1) would give wrong times silently: it is
+ * stopped and refused in one line. 0 is QPC too ("the default value is
+ * QPC", WNODE_HEADER; Wine's QUERY leaves it 0). After a failed QUERY the
+ * clock is the one asked.
+ */
+static int refuse_other_clock(struct dm_etw_session *s, char *msg, size_t len)
+{
+    ULONG clock = s->queried.client_context;
+
+    if (s->queried.rc != ERROR_SUCCESS || clock == DM_ETW_CLOCK_QPC || clock == 0)
+        return 0;
+    dm_etw_session_stop(s, NULL, 0);
+    snprintf(msg, len,
+             "Windows started %s with clock type %lu (%s), not QPC (1), which diskmon "
+             "reads every time stamp in: stopped it; a tool that runs its own kernel "
+             "session with another clock may force that (close it and retry)",
+             logger_label(s->logger), (unsigned long)clock,
+             clock == 2 ? "system time" : clock == 3 ? "CPU cycles" : "unknown");
+    return DM_EOS;
+}
+
 int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                          char *msg, size_t len)
 {
@@ -356,7 +382,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
         rc = start_logger(s, DM_ETW_KERNEL_LOGGER);
     }
     if (rc == ERROR_SUCCESS)
-        return 0;
+        return refuse_other_clock(s, msg, len);
     if (rc != DM_WIN_ALREADY_EXISTS)
         return dm_etw_error(rc, "starting the NT Kernel Logger (StartTraceW)",
                             msg, len);
@@ -400,7 +426,7 @@ int dm_etw_session_start(struct dm_etw_session *s, int force, int win8,
                      "program; using a private kernel session \"diskmon\" "
                      "instead (run with --force to take over the NT Kernel "
                      "Logger)\n");
-        return 0;
+        return refuse_other_clock(s, msg, len);
     }
     if (rc == DM_WIN_ALREADY_EXISTS) {
         snprintf(msg, len,

@@ -391,6 +391,11 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
             default:
                 break;
             }
+            /* The clock the session really uses, as QUERY shows it
+             * (WNODE_HEADER ClientContext: 1 QPC, 2 system time, 3 CPU
+             * cycles; 0, the default, is QPC). */
+            if (fk.cfg.clock_answered)
+                kept->Wnode.ClientContext = fk.cfg.clock_answer;
         }
         if (!is_helper(c->name)) {
             /* The delivery model follows the session diskmon reads. */

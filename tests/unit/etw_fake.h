@@ -141,6 +141,10 @@ struct dm_fake_config {
     ULONG query_error;          /* every ControlTrace QUERY fails with this */
     int helper_trickle;         /* the helper's consumer goes on delivering a
                                  * name a millisecond until it is stopped */
+    int clock_answered;         /* QUERY reads back clock_answer as the
+                                 * ClientContext (the clock type), not the
+                                 * one asked */
+    ULONG clock_answer;
 };
 
 /*

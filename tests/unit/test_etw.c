@@ -1552,6 +1552,43 @@ DM_TEST(force_takes_2402_as_stopping)
     dm_fake_uninstall();
 }
 
+/* A session whose QUERY shows a clock other than QPC (ClientContext 2
+ * system time, 3 CPU cycles; WNODE_HEADER page) is refused with one line
+ * naming the clock, and stopped; QPC is taken, as 1 or as 0 (the page:
+ * "the default value is QPC"; Wine's QUERY leaves it 0). diskmon reads
+ * every stamp as QPC ticks (etw_source.c), so another clock would give
+ * wrong times silently. */
+DM_TEST(clock_other_than_qpc_refused)
+{
+    static const ULONG clocks[] = {2, 3, 1, 0};
+
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        struct dm_fake_config cfg;
+        struct dm_etw_session s;
+        char msg[512] = "";
+        int ok, rc;
+
+        memset(&cfg, 0, sizeof cfg);
+        cfg.clock_answered = 1;
+        cfg.clock_answer = clocks[i];
+        install_or_fail(&cfg, &ok);
+        if (!ok)
+            return;
+        rc = dm_etw_session_start(&s, 0, 1, msg, sizeof msg);
+        if (clocks[i] <= 1) {
+            DM_ASSERT_EQ_INT(rc, 0);
+            DM_ASSERT(dm_fake_kernel_running());
+        } else {
+            DM_ASSERT(rc < 0);
+            DM_ASSERT(strstr(msg, "clock") != NULL && strstr(msg, "QPC") != NULL);
+            DM_ASSERT(strchr(msg, '\n') == NULL);
+            DM_ASSERT(!dm_fake_kernel_running());
+        }
+        dm_etw_session_free(&s);
+        dm_fake_uninstall();
+    }
+}
+
 /* Item 8: STOP denied while already elevated means a protected owner; the
  * advice to elevate stays for who is not. */
 DM_TEST(force_denied_names_protected_owner)
@@ -2604,6 +2641,7 @@ const struct dmt_case dm_suite_etw[] = {
     {"force_gives_up_within_bound", force_gives_up_within_bound},
     {"force_takes_2402_as_stopping", force_takes_2402_as_stopping},
     {"force_denied_names_protected_owner", force_denied_names_protected_owner},
+    {"clock_other_than_qpc_refused", clock_other_than_qpc_refused},
     {"private_fallback_1450_names_system_logger_cap", private_fallback_1450_names_system_logger_cap},
     {"pointer_size_fallback_is_os_bitness", pointer_size_fallback_is_os_bitness},
     {"ctrl_c_prints_queued_buffers", ctrl_c_prints_queued_buffers},
