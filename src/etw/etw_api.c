@@ -54,10 +54,46 @@ static ULONG WINAPI real_enable_trace(TRACEHANDLE handle, LPCGUID provider,
                           timeout, params);
 }
 
+typedef ULONG(WINAPI *query_information_fn)(TRACEHANDLE, TRACE_INFO_CLASS, PVOID, ULONG,
+                                            PULONG);
+
+/* ERROR_CALL_NOT_IMPLEMENTED where advapi32 has no TraceQueryInformation
+ * (Windows 7). */
+static ULONG WINAPI real_query_information(TRACEHANDLE handle, TRACE_INFO_CLASS info_class,
+                                           PVOID info, ULONG length, PULONG returned)
+{
+    static query_information_fn fn;
+    static int looked;
+
+    if (!looked) {
+        HMODULE advapi = GetModuleHandleW(L"advapi32.dll");
+        FARPROC p = advapi != NULL ? GetProcAddress(advapi, "TraceQueryInformation") : NULL;
+
+        /* Through void (*)(void): GCC's -Wcast-function-type takes that
+         * detour as an intended cast (as platform/win32.c does). */
+        fn = p != NULL ? (query_information_fn)(void (*)(void))p : NULL;
+        looked = 1;
+    }
+    if (fn == NULL)
+        return ERROR_CALL_NOT_IMPLEMENTED;
+    return fn(handle, info_class, info, length, returned);
+}
+
+static VOID WINAPI real_get_system_info(LPSYSTEM_INFO info)
+{
+    GetSystemInfo(info);
+}
+
+static DWORD WINAPI real_active_processor_count(WORD group)
+{
+    return GetActiveProcessorCount(group);
+}
+
 const struct dm_etw_api dm_etw_real = {
-    real_start_trace,   real_control_trace, real_open_trace,
-    real_process_trace, real_close_trace,   real_set_information,
-    real_enable_trace,
+    real_start_trace,       real_control_trace,   real_open_trace,
+    real_process_trace,     real_close_trace,     real_set_information,
+    real_enable_trace,      real_query_information, real_get_system_info,
+    real_active_processor_count,
 };
 
 const struct dm_etw_api *dm_etw = &dm_etw_real;

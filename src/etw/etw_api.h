@@ -34,6 +34,17 @@ struct dm_etw_api {
     ULONG(WINAPI *enable_trace)(TRACEHANDLE handle, LPCGUID provider, ULONG control_code,
                                 UCHAR level, ULONGLONG match_any, ULONGLONG match_all,
                                 ULONG timeout, PENABLE_TRACE_PARAMETERS params);
+    /* TraceQueryInformation (advapi32, Windows 8+, so looked up at run
+     * time: Windows 7 lacks it and would refuse to load diskmon.exe):
+     * only TraceSystemTraceEnableFlagsInfo, to save the whole group mask
+     * that the start rundown's toggle restores (etw_session.c). */
+    ULONG(WINAPI *query_information)(TRACEHANDLE handle, TRACE_INFO_CLASS info_class,
+                                     PVOID info, ULONG length, PULONG returned);
+    /* GetSystemInfo and GetActiveProcessorCount: the processors the
+     * session's buffers are sized for (etw_logger.c), behind the table so
+     * a test can play a machine of several processor groups. */
+    VOID(WINAPI *get_system_info)(LPSYSTEM_INFO info);
+    DWORD(WINAPI *active_processor_count)(WORD group);
 };
 
 /* The table in use; the real one unless a test replaced it. */

@@ -86,12 +86,24 @@ void dm_etw_control_props(struct dm_etw_props *b, enum dm_etw_logger logger)
     b->p.LogFileNameOffset = (ULONG)offsetof(struct dm_etw_props, log_file_name);
 }
 
+/* Every processor of the machine, in every processor group: GetSystemInfo
+ * counts only the caller's group (SYSTEM_INFO page), and Windows puts each
+ * process in one group (Processor Groups page), so on a machine of more
+ * than 64 processors two diskmons would size their buffers differently,
+ * and --cleanup would not know the other's session (etw_cleanup.c). The
+ * same count as etw_source.c's. Through dm_etw, so a test can play a
+ * machine of several groups. */
 static ULONG cpu_count(void)
 {
-    SYSTEM_INFO si;
+    DWORD n = dm_etw->active_processor_count(ALL_PROCESSOR_GROUPS);
 
-    GetSystemInfo(&si);
-    return si.dwNumberOfProcessors > 0 ? si.dwNumberOfProcessors : 1;
+    if (n == 0) {
+        SYSTEM_INFO si;
+
+        dm_etw->get_system_info(&si);
+        n = si.dwNumberOfProcessors;
+    }
+    return n > 0 ? n : 1;
 }
 
 void dm_etw_start_props(struct dm_etw_props *b, enum dm_etw_logger logger,

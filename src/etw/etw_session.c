@@ -180,21 +180,36 @@ static int stop_kernel_logger(struct dm_etw_session *s, char *msg, size_t len)
  * real flags with TraceSetInformation(TraceSystemTraceEnableFlagsInfo)
  * makes the kernel emit its rundown again: fibratus does exactly this
  * (internal/etw/trace.go, "the first call ... with empty group masks
- * activates rundown events"). diskmon prefers it to System Informer's
- * kernel rundown provider here because its rundown lands in the very
- * stream diskmon reads, in time order. Called after OpenTrace, like the
+ * activates rundown events"). The mask put back is the one read with
+ * TraceQueryInformation just before, all 8 ULONGs (the TraceSetInformation
+ * and TRACE_QUERY_INFO_CLASS pages). diskmon prefers it to System
+ * Informer's kernel rundown provider here because its rundown lands in
+ * the very stream diskmon reads, in time order. Called after OpenTrace, like the
  * provider (file comment of etw_session.h).
  * Returns 0 (done, or not possible: a note), or a negative dm_err when the
  * session was left without its flags (the second call failed).
  */
 static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
 {
-    ULONG mask[DM_PERFINFO_GROUPMASK_ULONGS];
-    ULONG rc;
+    ULONG saved[DM_PERFINFO_GROUPMASK_ULONGS], zero[DM_PERFINFO_GROUPMASK_ULONGS];
+    ULONG rc, got = 0;
 
-    memset(mask, 0, sizeof mask);
-    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, mask,
-                                 (ULONG)sizeof mask);
+    /* The whole group mask first, to give it back whole: the session may
+     * hold bits beyond EnableFlags in Masks[1..7] (krabsetw saves and
+     * restores all of it the same way). Unread, it is not touched: the
+     * session keeps what it has, and the note says the rundown was
+     * refused. */
+    memset(saved, 0, sizeof saved);
+    rc = dm_etw->query_information(s->handle, TraceSystemTraceEnableFlagsInfo, saved,
+                                   (ULONG)sizeof saved, &got);
+    if (rc != ERROR_SUCCESS || got < sizeof saved[0]) {
+        s->rundown = DM_ETW_RUNDOWN_REFUSED; /* the source notes it */
+        s->rundown_error = rc != ERROR_SUCCESS ? rc : ERROR_INVALID_DATA;
+        return 0;
+    }
+    memset(zero, 0, sizeof zero);
+    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, zero,
+                                 (ULONG)sizeof zero);
     if (rc != ERROR_SUCCESS) {
         /* The session still has the flags StartTrace gave it: diskmon works,
          * only files opened before it started stay unnamed until reopened. */
@@ -202,9 +217,8 @@ static int force_file_rundown(struct dm_etw_session *s, char *msg, size_t len)
         s->rundown_error = rc;
         return 0;
     }
-    mask[0] = s->enable_flags;
-    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, mask,
-                                 (ULONG)sizeof mask);
+    rc = dm_etw->set_information(s->handle, TraceSystemTraceEnableFlagsInfo, saved,
+                                 (ULONG)sizeof saved);
     if (rc != ERROR_SUCCESS)
         return dm_etw_error(rc,
                             "re-enabling the kernel events after the file "

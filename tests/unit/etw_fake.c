@@ -163,6 +163,7 @@ static struct {
      * ControlTrace by handle and QUERY. */
     TRACEHANDLE kernel_handle, private_handle, helper_handle;
     EVENT_TRACE_PROPERTIES kernel_props, private_props, helper_props;
+    ULONG kernel_mask[8], private_mask[8]; /* the sessions' group masks */
     /* "diskmon rundown", an ordinary session, and its consumer */
     int helper_running, helper_enabled, helper_open;
     uint64_t helper_qpc;
@@ -405,6 +406,14 @@ static ULONG WINAPI fake_start(PTRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
             set_flush_period(kept != NULL ? kept->FlushTimer : p->FlushTimer);
             fk.buffer_kb = p->BufferSize != 0 ? p->BufferSize : 64u;
             fk.zero_mask_seen = fk.rundown_triggered = 0;
+        }
+        if (is_kernel(c->name) || !is_helper(c->name)) {
+            /* StartTrace's EnableFlags are the group mask's first ULONG
+             * (TraceSetInformation page); the rest is the kernel's. */
+            ULONG *m = is_kernel(c->name) ? fk.kernel_mask : fk.private_mask;
+
+            memcpy(m, fk.cfg.group_mask_extra, sizeof fk.kernel_mask);
+            m[0] = p->EnableFlags;
         }
     }
     if (rc != 0)
@@ -662,17 +671,96 @@ static ULONG WINAPI fake_set_information(TRACEHANDLE h, TRACE_INFO_CLASS info_cl
     else if (info_class != TraceSystemTraceEnableFlagsInfo || info == NULL ||
              length < sizeof mask)
         rc = W_INVALID_PARAMETER;
-    else if (zero)
-        fk.zero_mask_seen = 1;
-    else if (fk.zero_mask_seen) {
-        if (consumer_of(h == fk.kernel_handle ? "NT Kernel Logger" : "diskmon"))
-            trigger_rundown();
-        else
-            fk.rundown_lost++;
+    else {
+        /* The session now has this group mask, all of it. */
+        memcpy(h == fk.kernel_handle ? fk.kernel_mask : fk.private_mask, mask, sizeof mask);
+        if (zero)
+            fk.zero_mask_seen = 1;
+        else if (fk.zero_mask_seen) {
+            if (consumer_of(h == fk.kernel_handle ? "NT Kernel Logger" : "diskmon"))
+                trigger_rundown();
+            else
+                fk.rundown_lost++;
+        }
     }
     c->rc = rc;
     unlock();
     return rc;
+}
+
+/* TraceQueryInformation, TraceSystemTraceEnableFlagsInfo only: the
+ * session's whole group mask (8 ULONGs), its length in *returned. */
+static ULONG WINAPI fake_query_information(TRACEHANDLE h, TRACE_INFO_CLASS info_class,
+                                           PVOID info, ULONG length, PULONG returned)
+{
+    ULONG rc = 0;
+
+    lock();
+    if (returned != NULL)
+        *returned = 0;
+    if (fk.cfg.query_info_error != 0)
+        rc = fk.cfg.query_info_error;
+    else if (!(h == fk.kernel_handle && fk.kernel_running) &&
+             !(h == fk.private_handle && fk.private_running))
+        rc = W_INVALID_HANDLE;
+    else if (info_class != TraceSystemTraceEnableFlagsInfo || info == NULL ||
+             length < sizeof fk.kernel_mask)
+        rc = W_INVALID_PARAMETER;
+    else {
+        memcpy(info, h == fk.kernel_handle ? fk.kernel_mask : fk.private_mask,
+               sizeof fk.kernel_mask);
+        if (returned != NULL)
+            *returned = (ULONG)sizeof fk.kernel_mask;
+    }
+    unlock();
+    return rc;
+}
+
+static unsigned all_groups_cpus(void)
+{
+    unsigned n = 0;
+
+    for (size_t g = 0; g < sizeof fk.cfg.group_cpus / sizeof fk.cfg.group_cpus[0]; g++)
+        n += fk.cfg.group_cpus[g];
+    return n;
+}
+
+/* GetSystemInfo: dwNumberOfProcessors counts the processors of the
+ * calling process's group (SYSTEM_INFO page, Processor Groups page). */
+static VOID WINAPI fake_get_system_info(LPSYSTEM_INFO info)
+{
+    GetSystemInfo(info);
+    if (all_groups_cpus() != 0)
+        info->dwNumberOfProcessors = fk.cfg.group_cpus[fk.cfg.process_group];
+}
+
+/* GetActiveProcessorCount: one group's, or every group's with
+ * ALL_PROCESSOR_GROUPS. */
+static DWORD WINAPI fake_active_processor_count(WORD group)
+{
+    if (all_groups_cpus() == 0)
+        return GetActiveProcessorCount(group);
+    if (group == ALL_PROCESSOR_GROUPS)
+        return all_groups_cpus();
+    return group < 4 ? fk.cfg.group_cpus[group] : 0;
+}
+
+int dm_fake_group_mask(ULONG mask[8])
+{
+    int running;
+
+    lock();
+    running = fk.kernel_running || fk.private_running;
+    memcpy(mask, fk.kernel_running ? fk.kernel_mask : fk.private_mask, sizeof fk.kernel_mask);
+    unlock();
+    return running;
+}
+
+void dm_fake_set_process_group(unsigned group)
+{
+    lock();
+    fk.cfg.process_group = group;
+    unlock();
 }
 
 /* Trace ticks -> ticks of this machine's QPC, counted from base. */
@@ -1284,7 +1372,8 @@ static ULONG WINAPI fake_close(TRACEHANDLE h)
 
 static const struct dm_etw_api fake_api = {
     fake_start, fake_control, fake_open, fake_process, fake_close, fake_set_information,
-    fake_enable_trace,
+    fake_enable_trace, fake_query_information, fake_get_system_info,
+    fake_active_processor_count,
 };
 
 static const GUID *group_guid(unsigned group, GUID *other)

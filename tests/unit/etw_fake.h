@@ -145,6 +145,17 @@ struct dm_fake_config {
                                  * ClientContext (the clock type), not the
                                  * one asked */
     ULONG clock_answer;
+    /* The session's group mask (PERFINFO_GROUPMASK, 8 ULONGs) beyond the
+     * EnableFlags in its first: bits the kernel keeps that diskmon did not
+     * set. What a session holds there is not documented; a test plays some. */
+    ULONG group_mask_extra[8];
+    ULONG query_info_error;     /* TraceQueryInformation fails with this */
+    /* Processor groups (the Processor Groups page: a process runs in one
+     * group; GetSystemInfo counts that group's processors only,
+     * GetActiveProcessorCount(ALL_PROCESSOR_GROUPS) all of them). All zero:
+     * the machine's own answers. */
+    unsigned group_cpus[4];
+    unsigned process_group;     /* the group this process was put in */
 };
 
 /*
@@ -213,5 +224,11 @@ size_t dm_fake_copy_records(void);
 int dm_fake_touched_other(void);
 /* The flush period the running session has now, in ms (after an UPDATE). */
 unsigned dm_fake_flush_period_ms(void);
+
+/* The group mask the running NT Kernel Logger (else "diskmon") holds now,
+ * as TraceQueryInformation would read it; 0 if none runs. */
+int dm_fake_group_mask(ULONG mask[8]);
+/* Move this process to another processor group (a second diskmon). */
+void dm_fake_set_process_group(unsigned group);
 
 #endif /* DM_ETW_FAKE_H */

@@ -1431,6 +1431,51 @@ DM_TEST(private_session_without_helper_says_so)
     dm_fake_uninstall();
 }
 
+/* The start rundown's toggle (all zeros, then back) gives the session
+ * back its whole group mask, not only the EnableFlags of its first ULONG:
+ * the fake's session holds bits of its own in Masks[3] and Masks[6] (what
+ * a session holds there is not documented). And where the mask cannot be
+ * read first, nothing is toggled: the rundown is refused with a note, the
+ * session keeps its flags. */
+DM_TEST(rundown_toggle_restores_whole_group_mask)
+{
+    struct dm_fake_config cfg;
+    struct dm_etw_session s;
+    ULONG before[8], after[8];
+    char msg[512];
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.group_mask_extra[3] = 0x00000040u;
+    cfg.group_mask_extra[6] = 0x80000001u;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(dm_etw_session_start(&s, 0, 1, msg, sizeof msg), 0);
+    DM_ASSERT(dm_fake_group_mask(before));
+    DM_ASSERT_EQ_INT(dm_etw_start_rundown(&s, msg, sizeof msg), 0);
+    DM_ASSERT(dm_fake_group_mask(after));
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_SET_INFO, NULL, 0), 2);
+    for (int k = 0; k < 8; k++)
+        DM_ASSERT_EQ_INT(after[k], before[k]);
+    DM_ASSERT_EQ_INT(after[6], 0x80000001u);
+    dm_etw_session_free(&s);
+    dm_fake_uninstall();
+
+    cfg.query_info_error = ERROR_NOT_SUPPORTED;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(dm_etw_session_start(&s, 0, 1, msg, sizeof msg), 0);
+    DM_ASSERT_EQ_INT(dm_etw_start_rundown(&s, msg, sizeof msg), 0);
+    DM_ASSERT_EQ_INT(s.rundown, DM_ETW_RUNDOWN_REFUSED);
+    DM_ASSERT_EQ_INT(dm_fake_count(DM_FAKE_SET_INFO, NULL, 0), 0);
+    DM_ASSERT(dm_fake_group_mask(after));
+    DM_ASSERT_EQ_INT(after[6], 0x80000001u);
+    dm_etw_session_free(&s);
+    dm_fake_uninstall();
+}
+
 /* The rundown toggle cannot work (Windows 7 has no such class; Wine's
  * TraceSetInformation is a stub): a note, not a failure. */
 DM_TEST(rundown_toggle_failure_is_a_note)
@@ -2245,6 +2290,33 @@ static int cleanup_run(char *msg, size_t len)
     return rc;
 }
 
+/* A machine of two processor groups (64 and 16 processors): a diskmon
+ * put in group 0 was killed; --cleanup run from group 1 still recognises
+ * its NT Kernel Logger. Buffers are sized for every processor of the
+ * machine, whichever group diskmon runs in (GetSystemInfo counts only the
+ * caller's group: SYSTEM_INFO and Processor Groups pages). */
+DM_TEST(leftover_recognised_across_processor_groups)
+{
+    struct dm_fake_config cfg;
+    char msg[512];
+    int ok;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.group_cpus[0] = 64;
+    cfg.group_cpus[1] = 16;
+    install_or_fail(&cfg, &ok);
+    if (!ok)
+        return;
+    DM_ASSERT_EQ_INT(leave_killed_session(1), 0);
+    dm_fake_set_process_group(1);
+    dm_etw_other_diskmon_override = 0;
+    DM_ASSERT_EQ_INT(cleanup_run(msg, sizeof msg), DM_ESTOPPED);
+    dm_etw_other_diskmon_override = -1;
+    DM_ASSERT(strstr(msg, "stopped the NT Kernel Logger") != NULL);
+    DM_ASSERT(!dm_fake_kernel_running());
+    dm_fake_uninstall();
+}
+
 /* --cleanup stops an NT Kernel Logger with exactly diskmon's settings when
  * no other diskmon runs; never one with other settings, nor while another
  * diskmon runs (it may be that one's). */
@@ -2398,7 +2470,6 @@ DM_TEST(start_rundown_only_after_open_trace)
 DM_TEST(info_lines_say_what_windows_answered)
 {
     struct dm_fake_config cfg;
-    SYSTEM_INFO si;
     char notes[DM_NOTES_MAX], info[DM_NOTES_MAX], want[128];
     static const char *const keys[] = {
         "logger: ", "session kind: ", "log file mode asked: ", "log file mode queried: ",
@@ -2410,8 +2481,9 @@ DM_TEST(info_lines_say_what_windows_answered)
     size_t copies;
 
     DM_REQUIRE(dmt_shared_etl_present(), "sample traces (../shared/etl) not found");
-    GetSystemInfo(&si);
-    min_buffers = 2u * (unsigned)si.dwNumberOfProcessors + 16u;
+    /* 2 per processor of the machine, every group's (EVENT_TRACE_PROPERTIES:
+     * at least two per processor), plus diskmon's 16 spare. */
+    min_buffers = 2u * (unsigned)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS) + 16u;
     memset(&cfg, 0, sizeof cfg);
     DM_ASSERT_EQ_INT(sample_run(&cfg, notes, sizeof notes, info, sizeof info), 0);
     copies = dm_fake_copy_records();
@@ -2642,6 +2714,9 @@ const struct dmt_case dm_suite_etw[] = {
     {"force_takes_2402_as_stopping", force_takes_2402_as_stopping},
     {"force_denied_names_protected_owner", force_denied_names_protected_owner},
     {"clock_other_than_qpc_refused", clock_other_than_qpc_refused},
+    {"rundown_toggle_restores_whole_group_mask", rundown_toggle_restores_whole_group_mask},
+    {"leftover_recognised_across_processor_groups",
+     leftover_recognised_across_processor_groups},
     {"private_fallback_1450_names_system_logger_cap", private_fallback_1450_names_system_logger_cap},
     {"pointer_size_fallback_is_os_bitness", pointer_size_fallback_is_os_bitness},
     {"ctrl_c_prints_queued_buffers", ctrl_c_prints_queued_buffers},
