@@ -2,6 +2,7 @@
  * partmap.c - a request's partition by its byte range (partmap.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/partmap.h"
 
@@ -51,8 +52,25 @@ int dm_partmap_add(struct dm_partmap *m, uint32_t disk, uint64_t first, uint64_t
         if (m->disk[i] == disk && m->part[i].first == first &&
             m->part[i].end == first + bytes)
             return 0;
-    if (m->n == DM_PARTMAP_MAX)
-        return -1;
+    if (m->n == m->cap) {
+        int cap = m->cap == 0 ? 16 : m->cap * 2;
+        uint32_t *disks;
+        struct dm_part *parts;
+
+        if (m->cap >= DM_PARTMAP_MAX)
+            return -1;
+        if (cap > DM_PARTMAP_MAX)
+            cap = DM_PARTMAP_MAX;
+        disks = realloc(m->disk, (size_t)cap * sizeof *disks);
+        if (disks == NULL)
+            return -1;
+        m->disk = disks;
+        parts = realloc(m->part, (size_t)cap * sizeof *parts);
+        if (parts == NULL)
+            return -1;
+        m->part = parts;
+        m->cap = cap;
+    }
     p = &m->part[m->n];
     p->first = first;
     p->end = first + bytes;
@@ -72,4 +90,13 @@ const char *dm_partmap_name(const struct dm_partmap *m, uint32_t disk, uint64_t 
         if (m->disk[i] == disk && relation(&m->part[i], offset, end) == 1)
             return m->part[i].name;
     return "";
+}
+
+void dm_partmap_free(struct dm_partmap *m)
+{
+    free(m->disk);
+    free(m->part);
+    m->disk = NULL;
+    m->part = NULL;
+    m->n = m->cap = 0;
 }

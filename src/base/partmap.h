@@ -42,20 +42,24 @@ enum dm_part_where dm_part_find(const struct dm_part *parts, int n_parts,
  * The volumes of every disk of a machine (Windows: a disk number and the
  * volume's byte range on it, as a trace's SysConfig LogDisk records or
  * IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS give them), for the same lookup.
- * Zero it before use; no allocation.
+ * Zero it before use; it grows as entries are added, up to DM_PARTMAP_MAX
+ * extents (a bound for a hostile trace, far above any machine's volumes:
+ * each add compares with every entry), and dm_partmap_free releases it.
  */
-#define DM_PARTMAP_MAX 64
+#define DM_PARTMAP_MAX 4096
 struct dm_partmap {
-    int n;
-    uint32_t disk[DM_PARTMAP_MAX];
-    struct dm_part part[DM_PARTMAP_MAX];
+    int n, cap;
+    uint32_t *disk;
+    struct dm_part *part;
 };
 
 /* Add [first, first + bytes) of disk as name. The same disk and range
  * again is not added twice (a trace may repeat its records). Returns 0, or
- * -1 when the map is full, bytes is 0 or the range wraps (not added). */
+ * -1 when the map is full (DM_PARTMAP_MAX, or memory), bytes is 0 or the
+ * range wraps (not added). */
 int dm_partmap_add(struct dm_partmap *m, uint32_t disk, uint64_t first, uint64_t bytes,
                    const char *name);
+void dm_partmap_free(struct dm_partmap *m);
 
 /* The name of the volume of disk that holds [offset, offset + bytes), or
  * "" (dm_part_find's rule over disk's entries). */

@@ -119,6 +119,7 @@ void dm_kdecoder__state_free(struct dm_kdecoder *kd)
     free(kd->rundown);
     kd->rundown = NULL;
     dm_kt_free(&kd->irps);
+    dm_partmap_free(&kd->disk_volumes);
     free(kd->scratch);
     kd->scratch = NULL;
 }

@@ -58,8 +58,9 @@ int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, struct names *nm,
     if (units == 0)
         return 0;
     dm_utf16_to_utf8(b + LOGDISK_DRIVE_LETTER, units, letter);
-    /* A full map keeps the first volumes; their requests are named, the
-     * later ones' stay the whole disk's. */
+    /* A full map (DM_PARTMAP_MAX extents, or no memory) keeps the first
+     * volumes; their requests are named, the later ones' stay the whole
+     * disk's. */
     (void)dm_partmap_add(&kd->disk_volumes, dm_le32(b + LOGDISK_DISK_NUMBER),
                          dm_le64(b + LOGDISK_START_OFFSET),
                          dm_le64(b + LOGDISK_PARTITION_SIZE), letter);

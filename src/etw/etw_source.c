@@ -342,6 +342,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct etw_source *s;
     LARGE_INTEGER qpf, qpc;
+    unsigned left_out;
     int rc;
 
     src->is_live = 1;
@@ -380,7 +381,10 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
         dm_note(&src->notes, "%s", s->session.notice);
     dm_etw_session_info(&s->session, &src->info);
     add_volumes(s->kd);
-    dm_etw_add_disk_volumes(s->kd);
+    left_out = dm_etw_add_disk_volumes(s->kd);
+    if (left_out > 0)
+        dm_note(&src->notes, "diskmon: note: %u volume extents did not fit the volume "
+                "map: requests in them show an empty partition\n", left_out);
 
     s->consumer = dm_etw_open_consumer(s, &s->logfile, s->logger_name,
                                 sizeof s->logger_name / sizeof s->logger_name[0],

@@ -105,7 +105,8 @@ static inline void dm_etw_fill_record(const struct etw_source *s, const EVENT_RE
 }
 
 /* Every volume's extents on the disks into kd's volume map, named by drive
- * letter (etw_volumes.c). At start; what cannot be read is left out. */
-void dm_etw_add_disk_volumes(struct dm_kdecoder *kd);
+ * letter (etw_volumes.c). At start; what cannot be read is left out.
+ * Returns the extents the full map had no room for (0 normally). */
+unsigned dm_etw_add_disk_volumes(struct dm_kdecoder *kd);
 
 #endif /* DM_ETW_SOURCE_INTERNAL_H */

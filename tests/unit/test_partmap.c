@@ -199,9 +199,13 @@ DM_TEST(map_by_disk)
     DM_ASSERT_STR_EQ(dm_partmap_name(&m, 1, 0, 4096), "D:");
     DM_ASSERT_STR_EQ(dm_partmap_name(&m, 2, 1048576, 4096), "");
     DM_ASSERT_STR_EQ(dm_partmap_name(&m, 0, 1048576, 0), "");
+    /* It grows past the 64 a fixed table held, up to its bound. */
     for (int i = m.n; i < DM_PARTMAP_MAX; i++)
         DM_ASSERT_EQ_INT(dm_partmap_add(&m, 5, (uint64_t)i * 4096, 4096, "X:"), 0);
+    DM_ASSERT_STR_EQ(dm_partmap_name(&m, 5, (uint64_t)(DM_PARTMAP_MAX - 1) * 4096, 4096), "X:");
     DM_ASSERT_EQ_INT(dm_partmap_add(&m, 6, 0, 4096, "Y:"), -1);
+    dm_partmap_free(&m);
+    DM_ASSERT_EQ_INT(m.n, 0);
 }
 
 /* A LogDisk record shorter than its drive letter's end (36 bytes) is

@@ -7,13 +7,18 @@
  * it lies is faked. Expected offsets come from the documented formula
  * (FSCTL_GET_RETRIEVAL_POINTER_BASE page: volume start + FileAreaOffset
  * sectors + LCN x cluster size) over the fake's configured numbers, not
- * from diskmon. Built only for Windows; runs under Wine through CTest.
+ * from diskmon. Also the live source's volume list (etw_volumes.c) against
+ * the same fake: every extent of a volume of many, every volume of many.
+ * Built only for Windows; runs under Wine through CTest.
  */
 #include <stdio.h>
 #include <string.h>
 #include <windows.h>
 
 #include "diskmon.h"
+#include "decode/nt_kernel.h"
+#include "decode/nt_kernel_state.h"
+#include "etw/etw_source_internal.h"
 #include "selftest/selftest.h"
 
 #include "dmtest.h"
@@ -189,6 +194,41 @@ DM_TEST(write_cache_every_answer)
     }
 }
 
+
+/* The live volume map (etw_volumes.c): C: in 20 extents (more than the 17
+ * a fixed buffer held; the VOLUME_DISK_EXTENTS page: ERROR_MORE_DATA, then
+ * ask again with room for NumberOfDiskExtents), and 100 more volumes than
+ * the four (more than 64 in all): each extent and each volume named. */
+DM_TEST(volume_map_many_extents_and_volumes)
+{
+    struct dm_vfake_config cfg = {0};
+    struct dm_vfake_geometry g;
+    struct dm_kdecoder *kd = dm_kdecoder_create(10000000, 0, 10000000);
+    const uint64_t gib = 1024ull * 1024u * 1024u, each = 100000ull * 1024u * 1024u / 20u;
+
+    DM_ASSERT(kd != NULL);
+    cfg.file_volume = DM_VFAKE_C;
+    cfg.extents = 20;
+    cfg.extra_volumes = 100;
+    dm_vfake_geometry(DM_VFAKE_C, &g);
+    dm_vfake_install(&cfg);
+    DM_ASSERT_EQ_INT(dm_etw_add_disk_volumes(kd), 0);
+    dm_vfake_uninstall();
+    DM_ASSERT_EQ_INT(dm_vfake_open_handles(), 0);
+    for (unsigned k = 0; k < 20; k++)
+        DM_ASSERT_STR_EQ(dm_partmap_name(&kd->disk_volumes, g.disk, g.start + k * each, 4096),
+                         "C:");
+    DM_ASSERT_STR_EQ(dm_partmap_name(&kd->disk_volumes, 1, 1024u * 1024u, 4096), "E:");
+    for (unsigned k = 0; k < 100; k++) {
+        char want[64];
+
+        snprintf(want, sizeof want, "\\\\?\\Volume{eeeeeeee-0000-0000-0000-%012u}",
+                 k + DM_VFAKE_VOLUMES);
+        DM_ASSERT_STR_EQ(dm_partmap_name(&kd->disk_volumes, 10, (k + 1) * gib, 4096), want);
+    }
+    dm_kdecoder_destroy(kd);
+}
+
 const struct dmt_case dm_suite_selftest_win32[] = {
     {"ntfs_offsets", ntfs_offsets},
     {"fat32_adds_cluster_heap_base", fat32_adds_cluster_heap_base},
@@ -197,5 +237,6 @@ const struct dmt_case dm_suite_selftest_win32[] = {
     {"folder_mounted_volume", folder_mounted_volume},
     {"spanned_volume_is_unmapped", spanned_volume_is_unmapped},
     {"write_cache_every_answer", write_cache_every_answer},
+    {"volume_map_many_extents_and_volumes", volume_map_many_extents_and_volumes},
     {NULL, NULL},
 };

@@ -16,7 +16,9 @@
 #define DISK_HANDLE_BASE 0x7F00u /* fake disk handles: base + disk number */
 #define FIND_HANDLE 0x7D00u
 #define EXTRA_DISK 10u
+#define EXTRA_MAX 240u          /* extra volumes the fake can play */
 #define MIB (1024ull * 1024u)
+#define GIB (1024ull * MIB)
 
 struct vol {
     const wchar_t *mount;   /* NULL: no path at all */
@@ -30,7 +32,7 @@ struct vol {
 static struct {
     struct dm_vfake_config cfg;
     struct vol vols[DM_VFAKE_VOLUMES];
-    DWORD vol_access[DM_VFAKE_VOLUMES];
+    DWORD vol_access[DM_VFAKE_VOLUMES + EXTRA_MAX];
     int open;
     unsigned next_find;
 } vf;
@@ -62,11 +64,36 @@ static BOOL fail(DWORD code)
     return FALSE;
 }
 
+/* How many volumes the machine has: the four, then the extra ones. */
+static unsigned n_volumes(void)
+{
+    return DM_VFAKE_VOLUMES +
+           (vf.cfg.extra_volumes < EXTRA_MAX ? vf.cfg.extra_volumes : EXTRA_MAX);
+}
+
+/* Volume i: one of the four, or extra volume i - 4: no mount point, one
+ * extent of 512 MiB on disk EXTRA_DISK at (i - 3) GiB, NTFS. */
+static void vol_at(unsigned i, struct vol *v)
+{
+    if (i < DM_VFAKE_VOLUMES) {
+        *v = vf.vols[i];
+        return;
+    }
+    memset(v, 0, sizeof *v);
+    _snwprintf(v->guid, 64, L"\\\\?\\Volume{eeeeeeee-0000-0000-0000-%012u}\\", i);
+    v->guid[63] = L'\0';
+    v->bytes_per_sector = 512;
+    v->sectors_per_cluster = 8;
+    v->disk = EXTRA_DISK;
+    v->start = (uint64_t)(i - DM_VFAKE_VOLUMES + 1) * GIB;
+    v->length = 512 * MIB;
+}
+
 static int vol_of_handle(HANDLE h)
 {
     uintptr_t v = (uintptr_t)h;
 
-    return v >= VOL_HANDLE_BASE && v < VOL_HANDLE_BASE + DM_VFAKE_VOLUMES
+    return v >= VOL_HANDLE_BASE && v < VOL_HANDLE_BASE + n_volumes()
                ? (int)(v - VOL_HANDLE_BASE)
                : -1;
 }
@@ -176,11 +203,17 @@ static HANDLE WINAPI fake_create_file(LPCWSTR name, DWORD access, DWORD share,
         vf.open++;
         return (HANDLE)(uintptr_t)(DISK_HANDLE_BASE + disk);
     }
-    for (int i = 0; i < DM_VFAKE_VOLUMES; i++) {
-        const struct vol *v = &vf.vols[i];
-        size_t n = wcslen(v->guid);
-        int by_guid = wcslen(name) == n - 1 && _wcsnicmp(name, v->guid, n - 1) == 0;
-        int by_letter = wcslen(v->mount) == 3 && wcslen(name) == 6 &&
+    for (unsigned i = 0; i < n_volumes(); i++) {
+        struct vol at;
+        const struct vol *v = &at;
+        size_t n;
+        int by_guid;
+        int by_letter;
+
+        vol_at(i, &at);
+        n = wcslen(v->guid);
+        by_guid = wcslen(name) == n - 1 && _wcsnicmp(name, v->guid, n - 1) == 0;
+        by_letter = v->mount != NULL && wcslen(v->mount) == 3 && wcslen(name) == 6 &&
                         wcsncmp(name, L"\\\\.\\", 4) == 0 &&
                         towupper(name[4]) == towupper(v->mount[0]) && name[5] == L':';
 
@@ -208,14 +241,17 @@ static BOOL disk_extents(int i, LPVOID out, DWORD out_len, LPDWORD got)
     VOLUME_DISK_EXTENTS *e = out;
     unsigned n = i == (int)vf.cfg.file_volume && vf.cfg.extents > 1 ? vf.cfg.extents : 1;
     size_t need = sizeof *e + (n - 1) * sizeof(DISK_EXTENT);
-    uint64_t each = vf.vols[i].length / n;
+    struct vol v;
+    uint64_t each;
 
+    vol_at((unsigned)i, &v);
+    each = v.length / n;
     if (out_len < sizeof *e)
         return fail(ERROR_INVALID_PARAMETER);
     e->NumberOfDiskExtents = n;
     for (unsigned k = 0; k < n && sizeof *e + k * sizeof(DISK_EXTENT) <= out_len; k++) {
-        e->Extents[k].DiskNumber = vf.vols[i].disk;
-        e->Extents[k].StartingOffset.QuadPart = (LONGLONG)(vf.vols[i].start + k * each);
+        e->Extents[k].DiskNumber = v.disk;
+        e->Extents[k].StartingOffset.QuadPart = (LONGLONG)(v.start + k * each);
         e->Extents[k].ExtentLength.QuadPart = (LONGLONG)each;
     }
     if (out_len < need) {
@@ -241,8 +277,12 @@ static BOOL pointer_base(int i, LPVOID out, DWORD out_len, LPDWORD got)
         return fail(ERROR_INVALID_FUNCTION);
     if (out_len < sizeof(RETRIEVAL_POINTER_BASE))
         return fail(ERROR_INSUFFICIENT_BUFFER);
-    ((RETRIEVAL_POINTER_BASE *)out)->FileAreaOffset.QuadPart =
-        (LONGLONG)vf.vols[i].base_sectors;
+    {
+        struct vol v;
+
+        vol_at((unsigned)i, &v);
+        ((RETRIEVAL_POINTER_BASE *)out)->FileAreaOffset.QuadPart = (LONGLONG)v.base_sectors;
+    }
     *got = sizeof(RETRIEVAL_POINTER_BASE);
     return TRUE;
 }
@@ -350,15 +390,12 @@ static BOOL WINAPI fake_close_handle(HANDLE h)
 static BOOL next_volume(LPWSTR name, DWORD len)
 {
     unsigned k = vf.next_find++;
-    wchar_t extra[64];
+    struct vol v;
 
-    if (k < DM_VFAKE_VOLUMES)
-        return copy_out(vf.vols[k].guid, name, len) < len ? TRUE : fail(ERROR_FILENAME_EXCED_RANGE);
-    if (k >= DM_VFAKE_VOLUMES + vf.cfg.extra_volumes)
+    if (k >= n_volumes())
         return fail(ERROR_NO_MORE_FILES);
-    _snwprintf(extra, 64, L"\\\\?\\Volume{eeeeeeee-0000-0000-0000-%012u}\\", k);
-    extra[63] = L'\0';
-    return copy_out(extra, name, len) < len ? TRUE : fail(ERROR_FILENAME_EXCED_RANGE);
+    vol_at(k, &v);
+    return copy_out(v.guid, name, len) < len ? TRUE : fail(ERROR_FILENAME_EXCED_RANGE);
 }
 
 static HANDLE WINAPI fake_find_first_volume(LPWSTR name, DWORD len)

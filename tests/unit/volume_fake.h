@@ -52,8 +52,10 @@ struct dm_vfake_config {
     int n_runs;
     enum dm_vfake_cache cache;   /* every disk answers so */
     int base_fails;              /* FSCTL_GET_RETRIEVAL_POINTER_BASE fails (1) */
-    unsigned extents;            /* >1: the file's volume spans this many */
-    unsigned extra_volumes;      /* more plain volumes, for the volume list */
+    unsigned extents;            /* >1: file_volume spans this many extents */
+    unsigned extra_volumes;      /* more volumes (at most 240), no mount
+                                  * point, one 512 MiB extent each on disk
+                                  * 10 at 1 GiB, 2 GiB, ...: the volume list */
 };
 
 /* The volume's numbers, for the tests' expected offsets. */
