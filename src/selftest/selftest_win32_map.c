@@ -55,6 +55,7 @@
 struct volume {
     wchar_t guid_path[VOLUME_NAME_CHARS]; /* "\\?\Volume{GUID}\" */
     uint64_t cluster;                     /* bytes */
+    uint64_t sector;                      /* bytes */
     uint64_t base;                        /* bytes from its start to LCN 0 */
     uint32_t disk;
     uint64_t start;                       /* its byte offset on the disk */
@@ -85,7 +86,7 @@ static int find_volume(const wchar_t *final_path, struct volume *v, struct dm_st
     if (!dm_win32_volume->get_disk_free_space(v->guid_path, &spc, &bps, &free_c, &total_c))
         return why(pl, "GetDiskFreeSpaceW", GetLastError());
     v->cluster = (uint64_t)spc * bps;
-    v->base = bps; /* bytes per sector until step 4 multiplies it */
+    v->sector = bps;
     return 0;
 }
 
@@ -147,8 +148,14 @@ static int open_volume(struct volume *v, struct dm_st_place *pl)
                  "(FSCTL_GET_RETRIEVAL_POINTER_BASE failed, error %lu)",
                  (unsigned long)GetLastError());
     }
-    if (rc == 0)
-        v->base *= (uint64_t)base.FileAreaOffset.QuadPart;
+    if (rc == 0 && base.FileAreaOffset.QuadPart < 0) {
+        rc = -1;
+        snprintf(pl->unmapped_why, sizeof pl->unmapped_why,
+                 "FSCTL_GET_RETRIEVAL_POINTER_BASE gave a negative base (%lld sectors)",
+                 (long long)base.FileAreaOffset.QuadPart);
+    }
+    if (rc == 0) /* FileAreaOffset counts the volume's sectors */
+        v->base = (uint64_t)base.FileAreaOffset.QuadPart * v->sector;
     dm_win32_volume->close_handle(h);
     return rc;
 }
@@ -224,11 +231,15 @@ static int write_cache(uint32_t disk, const char **said)
         *said = "none";
         return 0;
     }
+    if (w.WriteCacheType == WriteCacheTypeWriteThrough) {
+        *said = "write through"; /* what it caches is on the media already */
+        return 0;
+    }
     if (w.WriteCacheEnabled == WriteCacheDisabled) {
         *said = "disabled";
         return 0;
     }
-    if (w.WriteCacheEnabled == WriteCacheEnabled && w.WriteCacheType != WriteCacheTypeWriteThrough) {
+    if (w.WriteCacheEnabled == WriteCacheEnabled) {
         *said = "enabled";
         return 1;
     }

@@ -173,11 +173,11 @@ DM_TEST(spanned_volume_is_unmapped)
 }
 
 /* Every answer to the write-cache query: prepare still works, and the
- * cache is known only where the disk said so (1 write back enabled, 0
- * disabled or none, -1 unknown or not answered). */
+ * cache is known only where the disk said so (1 write back enabled; 0
+ * disabled, none or write through; -1 unknown or not answered). */
 DM_TEST(write_cache_every_answer)
 {
-    static const int want[DM_VFAKE_CACHE_ANSWERS] = {-1, -1, 0, 1, 0};
+    static const int want[DM_VFAKE_CACHE_ANSWERS] = {-1, -1, 0, 1, 0, 0};
 
     for (int a = 0; a < DM_VFAKE_CACHE_ANSWERS; a++) {
         struct dm_vfake_config cfg = {0};

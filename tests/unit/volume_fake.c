@@ -317,6 +317,10 @@ static BOOL write_cache(LPVOID in, DWORD in_len, LPVOID out, DWORD out_len, LPDW
         w->WriteCacheType = WriteCacheTypeNone;
         w->WriteCacheEnabled = WriteCacheDisabled;
         break;
+    case DM_VFAKE_CACHE_WRITE_THROUGH:
+        w->WriteCacheType = WriteCacheTypeWriteThrough;
+        w->WriteCacheEnabled = WriteCacheEnabled;
+        break;
     default:
         break; /* unknown: 0, 0 */
     }

@@ -38,6 +38,7 @@ enum dm_vfake_cache {
     DM_VFAKE_CACHE_DISABLED,          /* a write-back cache, disabled */
     DM_VFAKE_CACHE_ENABLED,           /* a write-back cache, enabled */
     DM_VFAKE_CACHE_NONE,              /* no cache at all (WriteCacheTypeNone) */
+    DM_VFAKE_CACHE_WRITE_THROUGH,     /* a write-through cache, enabled */
     DM_VFAKE_CACHE_ANSWERS
 };
 
