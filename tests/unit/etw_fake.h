@@ -23,7 +23,11 @@
  * Kernel Logger's handle is its fixed logger id 0xFFFF, so after an outside
  * stop and restart it names the other tool's instance, told apart only by
  * LoggerThreadId; and several answers to EVENT_TRACE_USE_MS_FLUSH_TIMER
- * (enum dm_fake_flush_answer), each with the flush period it implies.
+ * (enum dm_fake_flush_answer), each with the flush period it implies;
+ * the clock type a QUERY shows; a session's whole group mask, read by
+ * TraceQueryInformation and written by TraceSetInformation, with bits
+ * beyond EnableFlags that diskmon did not set; and processor groups, where
+ * GetSystemInfo counts only the caller's group.
  * What it proves is that our logic does the right thing with the answers
  * ETW documents or may give; it proves nothing about Windows itself.
  */
