@@ -105,8 +105,8 @@ DM_TEST(capacity_rounds_up)
     dm_ring_destroy(ring);
 }
 
-/* ring.h's layout: an 8-byte head, the 72 fixed bytes, the names with their
- * NULs, padded to 8. Nameless events take 88 bytes: 46 fit 4096. */
+/* ring.h's layout: an 8-byte head, the names with their NULs padded to 8,
+ * the 72 numbers. Nameless events take 8 + 8 + 72 = 88 bytes: 46 fit 4096. */
 DM_TEST(records_take_what_their_names_need)
 {
     struct dm_ring *ring = dm_ring_create(4096);
@@ -115,7 +115,7 @@ DM_TEST(records_take_what_their_names_need)
     DM_ASSERT_EQ_U64(fill_count(ring, "", "", ""), 4096 / 88);
     DM_ASSERT_EQ_U64(dm_ring_dropped(ring), 1);
     dm_ring_destroy(ring);
-    /* A 60-byte path, "svchost.exe": 8 + 72 + 1 + 12 + 61 = 154 -> 160. */
+    /* A 60-byte path, "svchost.exe": 8 + (1 + 12 + 61 + 1 + 1 -> 80) + 72 = 160. */
     memset(path, 'x', 60);
     path[60] = '\0';
     ring = dm_ring_create(4096);
