@@ -2,15 +2,17 @@
  * ring.c - the single-producer/single-consumer event ring. The contract and
  * the memory orders are explained in ring.h.
  *
- * A record is a rec_head, the event's DM_EVENT_FIXED_BYTES, then the disk
- * name, the process, the file, the partition and the cgroup, each
- * NUL-terminated, padded to 8 bytes.
+ * A record is a rec_head, the disk name, the process, the file, the
+ * partition and the cgroup, each NUL-terminated, padding to 8 bytes, and
+ * last the event's DM_EVENT_FIXED_BYTES. The numbers go last so that the
+ * bytes after every name's NUL, as far as a C library's string functions
+ * read (ring.h, "What a name's reader may touch"), belong to the same
+ * record, which does not change while it is handed out.
  * A record never wraps: when it does not fit before the end of the buffer,
  * the producer fills the rest with a skip record and starts at offset 0.
  * The skip and the record after it are published together, so the consumer
  * never sees a skip alone.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/ring.h"
@@ -24,6 +26,9 @@
 
 _Static_assert(offsetof(struct dm_event, disk_name) == DM_EVENT_FIXED_BYTES,
                "dm_event: the numbers must come first, in DM_EVENT_FIXED_BYTES");
+_Static_assert(DM_EVENT_FIXED_BYTES % REC_ALIGN == 0 &&
+                   DM_EVENT_FIXED_BYTES >= DM_RING_NAME_TAIL,
+               "the numbers end a record on its alignment and cover a name's tail");
 _Static_assert(DM_FILE_MAX < REC_SKIP && DM_PROCESS_MAX <= 256 &&
                    DM_DISK_NAME_MAX <= 256 && DM_PARTITION_MAX <= 256 &&
                    DM_CGROUP_MAX <= 256,
@@ -40,6 +45,8 @@ struct rec_head {
     uint8_t cgroup_len;
 };
 
+/* What every record has besides its names: its head and, at its end, the
+ * numbers. */
 #define REC_FIXED (sizeof(struct rec_head) + DM_EVENT_FIXED_BYTES)
 _Static_assert(((REC_FIXED + DM_DISK_NAME_MAX + DM_PROCESS_MAX + DM_FILE_MAX +
                  DM_PARTITION_MAX + DM_CGROUP_MAX + REC_ALIGN - 1) &
@@ -47,31 +54,50 @@ _Static_assert(((REC_FIXED + DM_DISK_NAME_MAX + DM_PROCESS_MAX + DM_FILE_MAX +
                "DM_RING_RECORD_MAX is the largest record");
 _Static_assert(DM_RING_RECORD_MAX <= 0xFFFFu, "a record's size fits rec_head.bytes");
 
+/*
+ * Each side's shared index starts a cache line of its own, with what only
+ * that side writes, so that the two lines move between the processors only
+ * when a side must look at the other's index (ring.h). Every index, counter
+ * and flag is a naturally aligned atomic (atomics.h): the alignment holds
+ * because the ring is allocated at _Alignof(struct dm_ring)
+ * (dm_aligned_alloc), and is checked below.
+ */
 struct dm_ring {
+    /* Set at creation, before either thread starts; read-only after. */
     uint8_t *data;
     uint64_t mask;         /* bytes - 1 */
-    /* Producer's line: its index, its cached copy of tail, its counters. */
-    volatile uint64_t head;
-    uint64_t tail_cache;
-    volatile uint64_t pushed;
-    volatile uint64_t dropped;
-    volatile int closed;
-    /* No heavy fence on this system (ring.h): every push fences. Set once
-     * at creation. */
+    dm_waiter *waiter;
+    /* No heavy fence on this system (ring.h): every push fences. */
     int fence_each_push;
-    char pad1[DM_CACHE_LINE];
+    /* Producer's line: its index, its cached copy of tail, its counters. */
+    _Alignas(DM_CACHE_LINE) dm_atomic_u64 head;
+    uint64_t tail_cache;
+    dm_atomic_u64 pushed;
+    dm_atomic_u64 dropped;
+    volatile int closed;
     /* Consumer's line. */
-    volatile uint64_t tail;
+    _Alignas(DM_CACHE_LINE) dm_atomic_u64 tail;
     uint64_t head_cache;
     uint64_t read_pos;     /* end of the records the last peek handed out */
-    char pad2[DM_CACHE_LINE];
     /* The consumer sleeps on waiter (ring.h): read by every push, written
      * only when the consumer goes to sleep, so it stays in the producer's
      * cache while events flow. */
-    volatile int consumer_asleep;
-    dm_waiter *waiter;
-    char pad3[DM_CACHE_LINE];
+    _Alignas(DM_CACHE_LINE) volatile int consumer_asleep;
 };
+
+_Static_assert(_Alignof(struct dm_ring) == DM_CACHE_LINE &&
+                   offsetof(struct dm_ring, head) % DM_CACHE_LINE == 0 &&
+                   offsetof(struct dm_ring, tail) % DM_CACHE_LINE == 0 &&
+                   offsetof(struct dm_ring, consumer_asleep) % DM_CACHE_LINE == 0 &&
+                   offsetof(struct dm_ring, closed) < offsetof(struct dm_ring, tail) &&
+                   offsetof(struct dm_ring, read_pos) + sizeof(uint64_t) <=
+                       offsetof(struct dm_ring, consumer_asleep),
+               "dm_ring: each side's fields on cache lines of their own");
+_Static_assert(offsetof(struct dm_ring, pushed) % 8 == 0 &&
+                   offsetof(struct dm_ring, dropped) % 8 == 0 &&
+                   offsetof(struct dm_ring, closed) % _Alignof(int) == 0 &&
+                   offsetof(struct dm_ring, consumer_asleep) % _Alignof(int) == 0,
+               "dm_ring: every shared value naturally aligned");
 
 struct dm_ring *dm_ring_create(size_t bytes)
 {
@@ -80,12 +106,15 @@ struct dm_ring *dm_ring_create(size_t bytes)
 
     while (n < bytes)
         n <<= 1;
-    ring = calloc(1, sizeof *ring);
+    /* malloc promises 16 bytes of alignment at most (8 on 32-bit Windows):
+     * the cache lines above need the ring's own. */
+    ring = dm_aligned_alloc(_Alignof(struct dm_ring), sizeof *ring);
     if (ring == NULL)
         return NULL;
-    ring->data = malloc(n);
+    memset(ring, 0, sizeof *ring);
+    ring->data = dm_aligned_alloc(DM_CACHE_LINE, n);
     if (ring->data == NULL) {
-        free(ring);
+        dm_aligned_free(ring);
         return NULL;
     }
     ring->mask = n - 1;
@@ -97,8 +126,8 @@ void dm_ring_destroy(struct dm_ring *ring)
 {
     if (ring == NULL)
         return;
-    free(ring->data);
-    free(ring);
+    dm_aligned_free(ring->data);
+    dm_aligned_free(ring);
 }
 
 size_t dm_ring_capacity(const struct dm_ring *ring)
@@ -177,8 +206,8 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     }
     p = ring->data + offset;
     memcpy(p, &h, sizeof h);
-    memcpy(p + sizeof h, ev, DM_EVENT_FIXED_BYTES);
-    p = put_name(p + REC_FIXED, ev->disk_name, h.disk_name_len);
+    memcpy(p + h.bytes - DM_EVENT_FIXED_BYTES, ev, DM_EVENT_FIXED_BYTES);
+    p = put_name(p + sizeof h, ev->disk_name, h.disk_name_len);
     p = put_name(p, ev->process, h.process_len);
     p = put_name(p, ev->file, h.file_len);
     p = put_name(p, ev->partition, h.partition_len);
@@ -261,8 +290,8 @@ size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)
         pos += h.bytes;
         if (h.file_len == REC_SKIP)
             continue; /* a record follows: they were published together */
-        memcpy(&out[n], p + sizeof h, DM_EVENT_FIXED_BYTES);
-        names = (const char *)p + REC_FIXED;
+        memcpy(&out[n], p + h.bytes - DM_EVENT_FIXED_BYTES, DM_EVENT_FIXED_BYTES);
+        names = (const char *)p + sizeof h;
         out[n].disk_name = names;
         names += h.disk_name_len + 1u;
         out[n].process = names;

@@ -28,9 +28,11 @@ struct dm_sink {
     int wait_when_full;             /* replay: 1, live: 0 */
     volatile int *stop_flag;        /* set when the run must end; may be NULL */
     /* Progress of a file source, for the progress line; written by the
-     * source thread, read by the main thread (approximate is fine). */
-    uint64_t progress_done;
-    uint64_t progress_total;
+     * source thread, read by the main thread (approximate is fine, torn is
+     * not: byte counts pass 2^32 in a trace over 4 GiB, so each is a
+     * naturally aligned atomic, atomics.h). */
+    dm_atomic_u64 progress_done;
+    dm_atomic_u64 progress_total;
     uint64_t filtered_out;          /* source thread only */
 };
 

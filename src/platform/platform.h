@@ -66,6 +66,14 @@ int dm_waiter_wait(dm_waiter *w, unsigned ms, FILE *watch);
  */
 int dm_fence_all_threads(void);
 
+/* size bytes aligned to align (a power of two and a multiple of
+ * sizeof(void *)), for structures that ask for more than malloc promises
+ * (the ring's cache-line-aligned indices: malloc gives 16 on glibc, 8 on
+ * 32-bit Windows). NULL when out of memory. Free with dm_aligned_free.
+ * POSIX: posix_memalign; Windows: _aligned_malloc. */
+void *dm_aligned_alloc(size_t align, size_t size);
+void dm_aligned_free(void *p);
+
 uint64_t dm_monotonic_ns(void); /* steady clock */
 uint64_t dm_wall_ns(void);      /* ns since 1970-01-01 UTC */
 void dm_sleep_ms(unsigned ms);

@@ -116,6 +116,18 @@ int dm_thread_join_timeout(dm_thread *t, unsigned ms)
     return 0;
 }
 
+void *dm_aligned_alloc(size_t align, size_t size)
+{
+    void *p;
+
+    return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+void dm_aligned_free(void *p)
+{
+    free(p);
+}
+
 uint64_t dm_monotonic_ns(void)
 {
     struct timespec ts;

@@ -11,6 +11,7 @@
 #include <windows.h>
 #include <errno.h>
 #include <io.h>
+#include <malloc.h> /* _aligned_malloc */
 #include <process.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,9 +92,19 @@ static uint64_t ticks_to_ns(uint64_t ticks, uint64_t freq)
     return ticks / freq * 1000000000u + ticks % freq * 1000000000u / freq;
 }
 
+void *dm_aligned_alloc(size_t align, size_t size)
+{
+    return _aligned_malloc(size, align);
+}
+
+void dm_aligned_free(void *p)
+{
+    _aligned_free(p);
+}
+
 uint64_t dm_monotonic_ns(void)
 {
-    static volatile uint64_t freq; /* cached; QPF never changes after boot */
+    static dm_atomic_u64 freq; /* cached; QPF never changes after boot */
     LARGE_INTEGER now;
     uint64_t f = dm_atomic_load_relaxed(&freq);
 

@@ -176,7 +176,7 @@ static struct {
     volatile LONG in_process;
     HANDLE wake;            /* manual reset: session stopped or consumer closed */
     HANDLE replayed;        /* manual reset: every record delivered */
-    volatile uint64_t delivered;
+    dm_atomic_u64 delivered; /* the consumer thread writes, tests read */
     uint64_t replay_ns;
     uint64_t out_of_order;
     uint64_t after_stop;
@@ -939,7 +939,7 @@ static ULONG deliver(PEVENT_TRACE_LOGFILEW lf, size_t from, size_t to, int after
             size_t i = fk.order[fb->first + k];
 
             lf->EventRecordCallback(&fk.recs[i].er);
-            dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+            dm_atomic_store_release(&fk.delivered, dm_atomic_load_relaxed(&fk.delivered) + 1);
             if (after_stop)
                 fk.after_stop++;
             if (*last == SIZE_MAX || !trace_ts_less(i, *last))
@@ -1044,7 +1044,7 @@ static ULONG live_deliver(struct live_model *m, unsigned cpu, int after_stop)
         uint64_t ts = (uint64_t)lc->recs[i].er.EventHeader.TimeStamp.QuadPart;
 
         m->lf->EventRecordCallback(&lc->recs[i].er);
-        dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+        dm_atomic_store_release(&fk.delivered, dm_atomic_load_relaxed(&fk.delivered) + 1);
         if (after_stop)
             fk.after_stop++;
         if (!m->any_delivered || ts > m->last_ts)
@@ -1166,7 +1166,7 @@ static ULONG live_rundown(struct live_model *m)
         }
         for (size_t i = 0; i < n; i++) {
             m->lf->EventRecordCallback(&recs[i].er);
-            dm_atomic_store_release(&fk.delivered, fk.delivered + 1);
+            dm_atomic_store_release(&fk.delivered, dm_atomic_load_relaxed(&fk.delivered) + 1);
         }
         if (m->lf->BufferCallback != NULL && !m->lf->BufferCallback(m->lf))
             rc = W_CANCELLED;
@@ -1599,7 +1599,7 @@ void dm_fake_uninstall(void)
     fk.next_handle = 0;
     fk.logfile = NULL;
     fk.consumer_open = 0;
-    fk.delivered = 0;
+    dm_atomic_store_release(&fk.delivered, 0);
     fk.replay_ns = 0;
     fk.header_ts = fk.trace_freq = 0;
     fk.n_cpus = 0;
