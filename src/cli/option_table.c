@@ -18,6 +18,7 @@
 /* Messages quote the argument they refuse as it was given, and an argument
  * may hold a line break or an escape sequence: the message is shown as
  * names are (output/escape.h), one line, inert on a terminal. */
+static int vfail(char *err, size_t errlen, const char *fmt, va_list ap) DM_PRINTF(3, 0);
 static int vfail(char *err, size_t errlen, const char *fmt, va_list ap)
 {
     char raw[512];
@@ -39,9 +40,7 @@ int dm_opt_fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* A handler's refusal of arg's value. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
+static int refuse(const struct dm_opt_arg *arg, const char *fmt, ...) DM_PRINTF(2, 3);
 static int refuse(const struct dm_opt_arg *arg, const char *fmt, ...)
 {
     va_list ap;

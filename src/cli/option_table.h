@@ -53,10 +53,7 @@ extern const size_t dm_option_row_count;
 
 /* A refusal: one line into arg->err, escaped as names are (the argument
  * it quotes may hold control bytes). Returns DM_EUSAGE. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-int dm_opt_fail(char *err, size_t errlen, const char *fmt, ...);
+int dm_opt_fail(char *err, size_t errlen, const char *fmt, ...) DM_PRINTF(3, 4);
 
 /* a and b equal, ignoring ASCII case (enumerated values: -f JSON). */
 int dm_opt_same_word(const char *a, const char *b);
