@@ -64,6 +64,7 @@
 #include "linux/ftrace_page.h"
 #include "linux/ftrace_ring.h"
 #include "linux/saved_tgids.h"
+#include "linux/task_cgroups.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
 #include "platform/platform.h"
@@ -105,6 +106,7 @@ struct ftrace_transport {
     struct tgid_slot tgids[TGID_CACHE];
     struct dm_saved_tgids saved;   /* for threads gone from /proc */
     char saved_path[160];          /* TRACEFS/saved_tgids */
+    struct dm_task_layout tasks;   /* fork and move events; fork_id 0: off */
 };
 
 /* Write value into DIR/file. Returns 0 or -errno. */
@@ -308,6 +310,65 @@ static void note_setup(struct ftrace_transport *f, enum dm_ftrace_path want,
                                                          : "absent (poll wakes on any data)");
 }
 
+/* Read one lifetime tracepoint's id and format, and enable it (with
+ * filter, "" for none). Returns 0 or a negative dm_err, with why. */
+static int task_event(struct ftrace_transport *f, const char *event, const char *filter,
+                      struct dm_tp_format *fmt, char *why, size_t whylen)
+{
+    char file[128];
+    int rc;
+
+    if (!dm_tracefs_has_event(f->s.tracefs, event)) {
+        snprintf(why, whylen, "this kernel has no %s tracepoint", event);
+        return DM_ENOTFOUND;
+    }
+    rc = dm_tracefs_read_format(f->s.tracefs, event, fmt, why, whylen);
+    if (rc == 0 && filter[0] != '\0') {
+        snprintf(file, sizeof file, "events/%s/filter", event);
+        /* Refused, the decoder drops other hierarchies' moves itself. */
+        put(f->dir, file, filter);
+    }
+    snprintf(file, sizeof file, "events/%s/enable", event);
+    if (rc == 0 && (rc = put(f->dir, file, "1")) != 0) {
+        snprintf(why, whylen, "cannot enable %s: %s", event, strerror(-rc));
+        rc = dm_err_from_errno(-rc);
+    }
+    return rc;
+}
+
+/* The lifetime events (task_cgroups.h) in the instance, so that a
+ * request's cgroup is where its process was when it started; without
+ * them, the /proc reading (requests.h), with the reason in cg_why. */
+static int open_task_events(struct ftrace_transport *f)
+{
+    struct dm_tp_format *fmt = malloc(2 * sizeof *fmt);
+    char *why = f->s.cg_why;
+    int rc;
+
+    *f->s.cg_source = DM_CGROUPS_PROC;
+    if (fmt == NULL)
+        return DM_ENOMEM;
+    rc = task_event(f, DM_TASK_FORK_EVENT, "", &fmt[0], why, f->s.cg_why_len);
+    if (rc == 0)
+        rc = task_event(f, DM_TASK_ATTACH_EVENT, DM_TASK_ATTACH_FILTER, &fmt[1], why,
+                        f->s.cg_why_len);
+    if (rc == 0)
+        rc = dm_task_layout_set(&f->tasks, &fmt[0], &fmt[1], why, f->s.cg_why_len);
+    free(fmt);
+    if (rc != 0) {
+        /* Half of the pair is no use: the fork alone cannot see moves. */
+        put(f->dir, "events/" DM_TASK_FORK_EVENT "/enable", "0");
+        put(f->dir, "events/" DM_TASK_ATTACH_EVENT "/enable", "0");
+        memset(&f->tasks, 0, sizeof f->tasks);
+        return 0;
+    }
+    *f->s.cg_source = DM_CGROUPS_TRACK;
+    if (f->s.info != NULL)
+        dm_note(f->s.info, "cgroups: followed from sched:sched_process_fork and "
+                "cgroup:cgroup_attach_task in the instance\n");
+    return 0;
+}
+
 static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
                        size_t errlen)
 {
@@ -378,7 +439,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     }
     f->cpus = calloc((size_t)s->n_cpus, sizeof *f->cpus);
     f->pfds = calloc((size_t)s->n_cpus + 1, sizeof *f->pfds);
-    if (f->cpus == NULL || f->pfds == NULL) {
+    if (f->cpus == NULL || f->pfds == NULL || open_task_events(f) != 0) {
         ftrace_close(f);
         return DM_ENOMEM;
     }
@@ -493,6 +554,19 @@ static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
     int rc;
 
     while ((rc = dm_ftrace_cpu_next(c, &rec, &f->counts)) == 1) {
+        int skip, task = dm_task_decode(&f->tasks, rec.data, rec.len, f->s.cgroups, out,
+                                        &skip);
+
+        if (task != 0) {
+            /* A fork or a move (a move to a v1 hierarchy is skipped). */
+            if (task < 0) {
+                f->undecodable += !skip;
+                continue;
+            }
+            out->time_ns = rec.ts;
+            out->cpu = (uint32_t)f->s.cpus[cpu];
+            return 1;
+        }
         if (dm_blk_decode_raw(f->dec, rec.data, rec.len, out) != 0) {
             f->undecodable++;
             continue;

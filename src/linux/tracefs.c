@@ -291,12 +291,21 @@ int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
     return dm_err_from_errno(mount_errno) == DM_EACCESS ? DM_EACCESS : DM_ENOTFOUND;
 }
 
+/* DIR/events/SYSTEM/NAME/FILE for event "SYSTEM/NAME", or "NAME" of the
+ * block system (tracefs.h); file "" for the event's folder. */
+static void event_path(char *path, size_t cap, const char *dir, const char *event,
+                       const char *file)
+{
+    snprintf(path, cap, "%s/events/%s%s%s%s", dir, strchr(event, '/') != NULL ? "" : "block/",
+             event, file[0] != '\0' ? "/" : "", file);
+}
+
 int dm_tracefs_has_event(const char *dir, const char *event)
 {
     char path[256];
     struct stat st;
 
-    snprintf(path, sizeof path, "%s/events/block/%s", dir, event);
+    event_path(path, sizeof path, dir, event, "");
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -352,7 +361,7 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
     char path[256], buf[32];
     long n;
 
-    snprintf(path, sizeof path, "%s/events/block/%s/id", dir, event);
+    event_path(path, sizeof path, dir, event, "id");
     n = read_small(path, buf, sizeof buf, err, errlen);
     if (n < 0)
         return (int)n;
@@ -376,7 +385,7 @@ int dm_tracefs_read_format(const char *dir, const char *event,
         snprintf(err, errlen, "%s", dm_strerror(DM_ENOMEM));
         return DM_ENOMEM;
     }
-    snprintf(path, sizeof path, "%s/events/block/%s/format", dir, event);
+    event_path(path, sizeof path, dir, event, "format");
     n = read_small(path, buf, FORMAT_FILE_MAX, err, errlen);
     if (n < 0) {
         free(buf);

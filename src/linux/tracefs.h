@@ -53,6 +53,9 @@ const struct dm_tp_field *dm_tp_format_field(const struct dm_tp_format *fmt,
 int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
                       size_t errlen);
 
+/* EVENT is a block tracepoint's name ("block_rq_issue"), or SYSTEM/NAME
+ * for another system's ("sched/sched_process_fork"). */
+
 /* Nonzero when DIR/events/block/EVENT exists. */
 int dm_tracefs_has_event(const char *dir, const char *event);
 

@@ -38,6 +38,14 @@ struct dm_blk_setup {
     uint64_t ring_bytes;          /* per-CPU buffer size */
     struct dm_notes *notes;       /* the source's notes for the user */
     struct dm_notes *info;        /* its info lines (diskmon.h), or NULL */
+    /* Where the transport interns the cgroup paths it learns (perf: the
+     * samples' ids; tracefs: the moves), and what it gives: open() sets
+     * *cg_source and *cg_why (the reason for DM_CGROUPS_PROC, cg_why_len
+     * bytes). */
+    struct dm_cgroups *cgroups;
+    enum dm_cgroup_source *cg_source;
+    char *cg_why;
+    size_t cg_why_len;
 };
 
 struct dm_blk_transport_ops {
