@@ -251,6 +251,19 @@ static void describe(struct dm_source *src, const struct linux_source *s)
                 s->cg_why);
 }
 
+/* DM_LINUX_CGROUPS=proc: the fallback reading even where the kernel gives
+ * better (a test knob, like DM_LINUX_LEGACY: the fallback's unknown
+ * cgroups are tested on kernels that have both sources). */
+static void force_cgroup_fallback(struct linux_source *s)
+{
+    const char *env = getenv("DM_LINUX_CGROUPS");
+
+    if (env != NULL && strcmp(env, "proc") == 0 && s->cg_source != DM_CGROUPS_PROC) {
+        s->cg_source = DM_CGROUPS_PROC;
+        snprintf(s->cg_why, sizeof s->cg_why, "DM_LINUX_CGROUPS=proc");
+    }
+}
+
 /* The fallback said where the user looks at cgroups: a process that exits
  * before the reader gets to its request is then of unknown cgroup. */
 static void note_cgroup_fallback(struct dm_source *src, const struct linux_source *s,
@@ -312,6 +325,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     rc = open_transport(src, s, opt->backend);
     if (rc != 0)
         return rc;
+    force_cgroup_fallback(s);
     s->req.cg_source = s->cg_source;
     src->backend = s->tops->name;
     describe(src, s);
