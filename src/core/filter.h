@@ -4,8 +4,9 @@
  *
  * Applied on the source thread before the ring, so unwanted events cost no
  * ring space. The filter itself does not change after dm_filter_init; the
- * only state written is the optional disk census (replay's "-d X matched
- * nothing" report), through a pointer, on the source thread.
+ * only state written, on the source thread, is the optional disk census
+ * (replay's "-d X matched nothing" report), through a pointer, and the
+ * count of requests it could not decide on (struct dm_filter_unknown).
  */
 #ifndef DM_FILTER_H
 #define DM_FILTER_H
@@ -58,10 +59,9 @@ struct dm_filter {
     int n_cgroups;
     uint64_t min_latency_ns;
     struct dm_disk_census *census;  /* NULL: not kept */
-    /* Always &unknown_counts: written through even though the sink holds
-     * the filter const. */
-    struct dm_filter_unknown *unknown;
-    struct dm_filter_unknown unknown_counts;
+    /* Written by dm_filter_match although the sink holds the filter
+     * const: the one mutable part (a filter is never a const object). */
+    struct dm_filter_unknown unknown;
     /* No filter given (every request, no -d/--flags/-p/-c/-m): dm_filter_match
      * answers yes at once, so the live callback pays one test. */
     int pass_all;
