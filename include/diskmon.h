@@ -110,10 +110,7 @@ extern const char *const dm_req_flag_names[DM_RQ_COUNT]; /* "preflush", ... */
 enum dm_field { DM_FIELD_PID = 0, DM_FIELD_PROCESS, DM_FIELD_CGROUP, DM_FIELD_COUNT };
 
 /* "pid", "process name", "cgroup": as in "3 requests of unknown cgroup". */
-static inline const char *dm_field_name(enum dm_field f)
-{
-    return f == DM_FIELD_PID ? "pid" : f == DM_FIELD_PROCESS ? "process name" : "cgroup";
-}
+extern const char *const dm_field_names[DM_FIELD_COUNT];
 
 /*
  * One completed disk request. Times are nanoseconds: time_ns is the

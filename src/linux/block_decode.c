@@ -238,7 +238,6 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
                                                 : (uint32_t)sizeof out->rwbs - 1);
     out->has_comm = l->comm_len > 0;
     out->cgroup = 0;
-    out->cgroup_unknown = 0;
     out->child_pid = 0;
     /* NUL-padded to the end, so readers may compare all of it at once. */
     memset(out->comm, 0, sizeof out->comm);

@@ -90,7 +90,6 @@ struct dm_blk_sample {
      * transport's sample cgroup id, mapped (cgroup_ids.h), or a
      * DM_BLK_TASK_MOVE's destination; 0: not carried (or unknown). */
     uint16_t cgroup;
-    uint8_t cgroup_unknown;  /* perf: the sample's id maps to no path */
     uint32_t child_pid;    /* DM_BLK_TASK_FORK: the new task */
     char rwbs[12];         /* NUL-terminated copy */
     char comm[DM_BLK_COMM_MAX + 1]; /* NUL-terminated and NUL-padded */

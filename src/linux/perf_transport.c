@@ -346,7 +346,6 @@ static int perf_next(void *t, int cpu, struct dm_blk_sample *out)
                                    out->kind == DM_BLK_RQ_INSERT ||
                                    out->kind == DM_BLK_RQ_ISSUE)) {
                 out->cgroup = dm_cgroup_ids_name(&p->ids, cgroup_id);
-                out->cgroup_unknown = out->cgroup == 0;
             }
             return 1;
         }

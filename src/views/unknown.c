@@ -16,6 +16,6 @@ void dm_unknown_append(char *buf, size_t cap, const uint64_t unknown[DM_FIELD_CO
         if (unknown[i] == 0 || n >= cap)
             continue;
         snprintf(buf + n, cap - n, "%s%" PRIu64 " request%s of unknown %s not shown", sep,
-                 unknown[i], unknown[i] == 1 ? "" : "s", dm_field_name((enum dm_field)i));
+                 unknown[i], unknown[i] == 1 ? "" : "s", dm_field_names[i]);
     }
 }
