@@ -22,7 +22,8 @@
 #   unknown: DM_LINUX_CGROUPS=proc (the fallback reading /proc/PID/cgroup
 #     when a request is read), diskmon stopped while five short dd's run in
 #     a and exit: --cgroup /a shows none of them, says "10 requests of
-#     unknown cgroup not shown" and exits 3 (the exit code of a loss).
+#     unknown cgroup not shown" (at the end, in -s, and on --top's time
+#     line) and exits 3 (the exit code of a loss).
 #
 # Prints "PASS linux_cgroup_race/name" / "FAIL ..." lines; exit 0, 1, or 77
 # (skip: not root, no loop devices, no cgroup2 mount; a failure under
@@ -193,15 +194,24 @@ moved() {
     echo "$why"
 }
 
-# The fallback, made to read each request only after its process exited.
+# The fallback, made to read each request only after its process exited;
+# a --top beside it (text blocks in a file) says the count on its time line.
 unknown() {
-    local backend=$1 why="" n
+    local backend=$1 why="" n top
     DM_LINUX_CGROUPS=proc start unk --backend "$backend" --cgroup "$rel_a" -s
-    kill -STOP "$dm_unk"
+    rm -f "$work/unt.txt"
+    DM_LINUX_CGROUPS=proc "$DISKMON" -d "$name" --backend "$backend" --cgroup "$rel_a" \
+        --top 0.5 -o "$work/unt.txt" 2>"$work/unt.err" &
+    top=$!
+    bg="$bg $top"
+    # Its first time line: the capture is on.
+    for _ in $(seq 100); do [ -s "$work/unt.txt" ] && break; sleep 0.05; done
+    kill -STOP "$dm_unk" "$top"
     for k in 1 2 3 4 5; do short_dd $k "$cg_a"; done
-    kill -CONT "$dm_unk"
-    sleep 0.3
+    kill -CONT "$dm_unk" "$top"
+    sleep 1.2 # an interval drawn after the reader took them
     stop unk
+    interrupt "$top"
     [ "$rc" = 3 ] || why="$why exit $rc, want 3;"
     n=$(($(wc -l <"$work/unk.csv") - 1))
     [ "$n" = 0 ] || why="$why $n lines shown of processes gone before the read;"
@@ -215,6 +225,8 @@ unknown() {
     grep -q "; $want requests of unknown cgroup not shown" "$work/unk.err" ||
         why="$why the -s summary does not count them;"
     grep -q 'DM_LINUX_CGROUPS=proc' "$work/unk.err" || why="$why the fallback is not said;"
+    grep -q "lost, $want requests of unknown cgroup not shown" "$work/unt.txt" ||
+        why="$why --top's time line does not say $want unknown: $(tail -n 3 "$work/unt.txt");"
     echo "$why"
 }
 
