@@ -200,7 +200,7 @@ static int online_cpus(struct dm_source *src, struct linux_source *s)
     while (s->setup.ring_bytes > RING_BYTES_MIN &&
            s->setup.ring_bytes * (uint64_t)n > RING_BYTES_TOTAL)
         s->setup.ring_bytes /= 2;
-    return dm_cpu_merge_init(&s->merge, n);
+    return 0;
 }
 
 /* Open the chosen transport; by default tracefs, falling back to perf with
@@ -327,6 +327,9 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
         return rc;
     force_cgroup_fallback(s);
     s->req.cg_source = s->cg_source;
+    /* The merge takes every stream the transport serves. */
+    if (dm_cpu_merge_init(&s->merge, s->tops->streams(s->t)) != 0)
+        return DM_ENOMEM;
     src->backend = s->tops->name;
     describe(src, s);
     note_cgroup_fallback(src, s, opt);
@@ -392,7 +395,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
         uint64_t now;
 
         if (!more) {
-            int idle = !dm_cpu_merge_holding(&s->merge);
+            int idle = !dm_cpu_merge_holding_below(&s->merge, s->setup.n_cpus);
 
             rc = s->tops->wait(s->t, idle ? IDLE_WAIT_MS : HOLD_WAIT_MS, idle,
                                src->errmsg, sizeof src->errmsg);

@@ -407,7 +407,15 @@ static void perf_losses(void *t, struct dm_blk_losses *l, uint64_t *malformed)
     *malformed = p->malformed;
 }
 
+/* One ring, so one stream of the merge, per CPU. */
+static int perf_streams(void *t)
+{
+    const struct perf_transport *p = t;
+
+    return p->s.n_cpus;
+}
+
 const struct dm_blk_transport_ops dm_perf_transport = {
-    "perf",      perf_open,    perf_enable, perf_wait, perf_fill, perf_next,
-    perf_release, perf_wake,   perf_losses, perf_close,
+    "perf",      perf_open,    perf_enable, perf_wait,    perf_fill, perf_next,
+    perf_release, perf_wake,   perf_losses, perf_streams, perf_close,
 };

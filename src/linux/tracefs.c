@@ -420,3 +420,35 @@ const char *dm_linux_privilege_hint(void)
              exe);
     return hint;
 }
+
+int dm_tracefs_put(const char *dir, const char *file, const char *value)
+{
+    char path[320];
+    size_t len = strlen(value);
+    ssize_t n;
+    int fd, e;
+
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = write(fd, value, len);
+    e = errno;
+    close(fd);
+    return n == (ssize_t)len ? 0 : n < 0 ? -e : -EIO;
+}
+
+/* x 10 ms: the fds of a reader still closing. */
+#define RMDIR_TRIES 50
+
+int dm_tracefs_rmdir(const char *dir)
+{
+    for (int i = 0; i < RMDIR_TRIES; i++) {
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            break;
+        usleep(10000);
+    }
+    return -errno;
+}

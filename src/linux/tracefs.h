@@ -67,6 +67,13 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
 int dm_tracefs_read_format(const char *dir, const char *event,
                            struct dm_tp_format *fmt, char *err, size_t errlen);
 
+/* Write value into DIR/file (a tracefs setting). Returns 0 or -errno. */
+int dm_tracefs_put(const char *dir, const char *file, const char *value);
+
+/* Remove the instance folder dir, retrying briefly while the kernel still
+ * holds one of its files open. Returns 0 or -errno. */
+int dm_tracefs_rmdir(const char *dir);
+
 /* Read a short sysfs/procfs/tracefs text file whole (up to cap - 1 bytes)
  * into buf, NUL-terminated. Returns the length, or -1 with errno set. */
 long dm_read_text(const char *path, char *buf, size_t cap);
