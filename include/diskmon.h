@@ -104,6 +104,14 @@ extern const char *const dm_req_flag_names[DM_RQ_COUNT]; /* "preflush", ... */
  * longer one keeps its start, so that a --cgroup prefix still matches. */
 #define DM_CGROUP_MAX 256
 
+/* The fields of an event that may be unknown and that a filter may ask
+ * about (-p, -c, --cgroup): a request whose field is unknown is not shown
+ * by a filter on it, and is counted (core/filter.h). */
+enum dm_field { DM_FIELD_PID = 0, DM_FIELD_PROCESS, DM_FIELD_CGROUP, DM_FIELD_COUNT };
+
+/* "pid", "process name", "cgroup": as in "3 requests of unknown cgroup". */
+extern const char *const dm_field_names[DM_FIELD_COUNT];
+
 /*
  * One completed disk request. Times are nanoseconds: time_ns is the
  * completion time since the start of the capture (replay: since the trace

@@ -15,3 +15,8 @@ const char *const dm_req_flag_names[DM_RQ_COUNT] = {
     "preflush", "fua", "sync", "meta", "readahead", "secure",
     "nocache", "paging", "sync_api", "associated", "buffered", "sync_paging",
 };
+
+/* enum dm_field, as the unknown counts name them (views/unknown.h). */
+const char *const dm_field_names[DM_FIELD_COUNT] = {
+    "pid", "process name", "cgroup",
+};

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/filter.h"
+#include "platform/atomics.h"
 
 /* Every request --op can name: enum dm_request values below DM_REQ_COUNT. */
 #define ALL_REQUESTS (DM_OP_BIT(DM_REQ_COUNT) - 1u)
@@ -193,8 +194,6 @@ static int comm_matches(const char *want, const char *process)
 
 static int pid_matches(const struct dm_filter *f, const struct dm_event *ev)
 {
-    if (!(ev->flags & DM_EV_HAS_PID))
-        return 0;
     for (int i = 0; i < f->n_pids; i++)
         if (ev->pid == f->pids[i])
             return 1;
@@ -203,21 +202,17 @@ static int pid_matches(const struct dm_filter *f, const struct dm_event *ev)
 
 static int any_comm_matches(const struct dm_filter *f, const struct dm_event *ev)
 {
-    if (!(ev->flags & DM_EV_HAS_PROCESS))
-        return 0;
     for (int i = 0; i < f->n_comms; i++)
         if (comm_matches(f->comms[i], ev->process))
             return 1;
     return 0;
 }
 
-/* One --cgroup prefix, whole components (filter.h). */
+/* One --cgroup prefix, whole components (filter.h); cgroup is known. */
 static int cgroup_matches(const char *want, const char *cgroup)
 {
     size_t n = strlen(want);
 
-    if (cgroup == NULL || cgroup[0] != '/')
-        return 0;
     if (n == 1) /* "/": the root holds every cgroup */
         return 1;
     return strncmp(cgroup, want, n) == 0 && (cgroup[n] == '\0' || cgroup[n] == '/');
@@ -231,8 +226,89 @@ static int any_cgroup_matches(const struct dm_filter *f, const struct dm_event *
     return 0;
 }
 
+static int pid_known(const struct dm_event *ev)
+{
+    return (ev->flags & DM_EV_HAS_PID) != 0;
+}
+
+static int process_known(const struct dm_event *ev)
+{
+    return (ev->flags & DM_EV_HAS_PROCESS) != 0 && ev->process[0] != '\0';
+}
+
+/* A cgroup v2 path starts at the root, "/": "" is unknown. */
+static int cgroup_known(const struct dm_event *ev)
+{
+    return ev->cgroup != NULL && ev->cgroup[0] == '/';
+}
+
+static int pid_on(const struct dm_filter *f)
+{
+    return f->n_pids > 0;
+}
+
+static int process_on(const struct dm_filter *f)
+{
+    return f->n_comms > 0;
+}
+
+static int cgroup_on(const struct dm_filter *f)
+{
+    return f->n_cgroups > 0;
+}
+
+/* The filters on fields an event may lack, by enum dm_field: whether the
+ * filter is on, whether the event has the field, and whether it matches.
+ * A new such filter is one more row; the counting below serves them all. */
+static const struct field_filter {
+    int (*on)(const struct dm_filter *f);
+    int (*known)(const struct dm_event *ev);
+    int (*matches)(const struct dm_filter *f, const struct dm_event *ev);
+} field_filters[DM_FIELD_COUNT] = {
+    [DM_FIELD_PID] = {pid_on, pid_known, pid_matches},
+    [DM_FIELD_PROCESS] = {process_on, process_known, any_comm_matches},
+    [DM_FIELD_CGROUP] = {cgroup_on, cgroup_known, any_cgroup_matches},
+};
+
+/* The field filters' verdict: 1 all that are on match, 0 one does not,
+ * or -1 none says no but one cannot tell (*unknown: the fields lacked). */
+static int match_fields(const struct dm_filter *f, const struct dm_event *ev,
+                        unsigned *unknown)
+{
+    *unknown = 0;
+    for (int i = 0; i < DM_FIELD_COUNT; i++) {
+        const struct field_filter *ff = &field_filters[i];
+
+        if (!ff->on(f))
+            continue;
+        if (!ff->known(ev))
+            *unknown |= 1u << i;
+        else if (!ff->matches(f, ev))
+            return 0;
+    }
+    return *unknown != 0 ? -1 : 1;
+}
+
+/* One writer (the source thread): a plain load, a release store. */
+static void count_unknown(struct dm_filter_unknown *u, unsigned fields)
+{
+    for (int i = 0; i < DM_FIELD_COUNT; i++)
+        if (fields & (1u << i))
+            dm_atomic_store_release(&u->field[i], dm_atomic_load_relaxed(&u->field[i]) + 1);
+    dm_atomic_store_release(&u->requests, dm_atomic_load_relaxed(&u->requests) + 1);
+}
+
+void dm_filter_unknown_read(const struct dm_filter *f, struct dm_filter_unknown *out)
+{
+    for (int i = 0; i < DM_FIELD_COUNT; i++)
+        out->field[i] = dm_atomic_load_acquire(&f->unknown.field[i]);
+    out->requests = dm_atomic_load_acquire(&f->unknown.requests);
+}
+
 int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
 {
+    unsigned unknown;
+
     /* The census sees every event, before any filter says no. */
     if (f->census != NULL && f->n_disks > 0) {
         census_add(f->census, f, ev->disk, ev->disk_name);
@@ -245,11 +321,17 @@ int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
     /* --flags: a request with any one of the flags named. */
     if (f->req_flags_mask != 0 && !(ev->req_flags & f->req_flags_mask))
         return 0;
-    if (f->n_pids > 0 && !pid_matches(f, ev))
+    if (!dm_filter_place(f, ev->disk, ev->disk_name, ev->partition))
         return 0;
-    if (f->n_comms > 0 && !any_comm_matches(f, ev))
+    switch (match_fields(f, ev, &unknown)) {
+    case 1:
+        return 1;
+    case 0:
         return 0;
-    if (f->n_cgroups > 0 && !any_cgroup_matches(f, ev))
+    default:
+        /* The filter is never defined const (filter.h): the cast only
+         * undoes the sink's const view of it. */
+        count_unknown((struct dm_filter_unknown *)&f->unknown, unknown);
         return 0;
-    return dm_filter_place(f, ev->disk, ev->disk_name, ev->partition);
+    }
 }

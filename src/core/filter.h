@@ -4,8 +4,9 @@
  *
  * Applied on the source thread before the ring, so unwanted events cost no
  * ring space. The filter itself does not change after dm_filter_init; the
- * only state written is the optional disk census (replay's "-d X matched
- * nothing" report), through a pointer, on the source thread.
+ * only state written, on the source thread, is the optional disk census
+ * (replay's "-d X matched nothing" report), through a pointer, and the
+ * count of requests it could not decide on (struct dm_filter_unknown).
  */
 #ifndef DM_FILTER_H
 #define DM_FILTER_H
@@ -31,6 +32,20 @@ struct dm_disk_census {
     int has_last;
 };
 
+/*
+ * Requests not shown because a filter asked about a field they do not
+ * know (an exited process's cgroup, the pid of a request issued from an
+ * interrupt): counted per field, a request once under each field it lacks
+ * (enum dm_field), and once in total. Nothing else decides them: a request
+ * another filter turns away is not counted. Written by the source thread
+ * inside dm_filter_match (one writer, release stores); any thread reads
+ * them with dm_filter_unknown_read.
+ */
+struct dm_filter_unknown {
+    uint64_t field[DM_FIELD_COUNT];
+    uint64_t requests;
+};
+
 struct dm_filter {
     const char *disks[DM_MAX_DISK_FILTERS];
     int n_disks;
@@ -44,6 +59,9 @@ struct dm_filter {
     int n_cgroups;
     uint64_t min_latency_ns;
     struct dm_disk_census *census;  /* NULL: not kept */
+    /* Written by dm_filter_match although the sink holds the filter
+     * const: the one mutable part (a filter is never a const object). */
+    struct dm_filter_unknown unknown;
     /* No filter given (every request, no -d/--flags/-p/-c/-m): dm_filter_match
      * answers yes at once, so the live callback pays one test. */
     int pass_all;
@@ -54,10 +72,15 @@ void dm_filter_init(struct dm_filter *f, const struct dm_options *opt);
 /* From now on, keep *census (cleared here) up to date; NULL stops. */
 void dm_filter_keep_census(struct dm_filter *f, struct dm_disk_census *census);
 
+/* A copy of f's unknown counts (any thread; each count is read whole). */
+void dm_filter_unknown_read(const struct dm_filter *f, struct dm_filter_unknown *out);
+
 /* Nonzero when ev passes every filter: within one filter any of the values
  * given matches (a union); across filters all must match. A --cgroup PATH
- * matches by whole components: /a matches /a and /a/b, not /ab; an event
- * with no cgroup ("") matches none. Also updates the
+ * matches by whole components: /a matches /a and /a/b, not /ab. An event
+ * that lacks a field a filter asks about (no pid, no process name, no
+ * cgroup: "") is not shown and is counted (struct dm_filter_unknown).
+ * Also updates the
  * census, when there is one and a disk filter is set. Inline so that the
  * live callback's usual case, no filter at all, costs one test; the rest is
  * dm_filter_match_all. */

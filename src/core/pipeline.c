@@ -26,6 +26,7 @@
 #include "core/sink.h"
 #include "output/text.h"
 #include "platform/platform.h"
+#include "views/unknown.h"
 
 #define POLL_MS 20
 /* The main thread sleeps until the source ends, the printer stops the run
@@ -106,6 +107,14 @@ static uint64_t ring_dropped(const void *ring)
     return dm_ring_dropped((const struct dm_ring *)ring);
 }
 
+static void filter_unknown(const void *filter, uint64_t out[DM_FIELD_COUNT])
+{
+    struct dm_filter_unknown u;
+
+    dm_filter_unknown_read(filter, &u);
+    memcpy(out, u.field, sizeof u.field);
+}
+
 /* What the views are built from: the options, the source, the printer. */
 static void view_config(struct dm_view_config *cfg, const struct dm_options *opt,
                         const struct dm_source *src, struct dm_printer *p, FILE *errf)
@@ -140,6 +149,8 @@ static int setup_views(struct run *run, const struct dm_options *opt,
 
     view_config(&run->view_cfg, opt, src, p, errf);
     run->view_cfg.requests_filtered = !run->filter.pass_all;
+    run->view_cfg.unknown = filter_unknown;
+    run->view_cfg.unknown_ctx = &run->filter;
     p->live = src->is_live;
     p->no_lines = opt->metrics_path != NULL && opt->output_path == NULL &&
                   !opt->format_given && opt->top_ns == 0;
@@ -219,6 +230,22 @@ static int report_unmatched_disks(const struct dm_options *opt,
     dm_text_write(&t, errf);
     dm_text_free(&t);
     return 1;
+}
+
+/* Requests a filter could not decide on (core/filter.h): not shown, so
+ * the run ends as one that lost events (exit 3), with one line. */
+static void report_unknown(const struct dm_filter *f, FILE *errf, int *exit_code)
+{
+    struct dm_filter_unknown u;
+    char line[512] = "diskmon";
+
+    dm_filter_unknown_read(f, &u);
+    if (u.requests == 0)
+        return;
+    dm_unknown_append(line, sizeof line, u.field, ": ");
+    dm_writef(errf, "%s (the filter could not tell whether they match)\n", line);
+    if (*exit_code == DM_EXIT_OK)
+        *exit_code = DM_EXIT_LOST;
 }
 
 int dm_run(const struct dm_options *opt, const struct dm_source_ops *ops,
@@ -525,6 +552,7 @@ static void end_summary(struct stages *s)
     loss.ring_dropped = dm_ring_dropped(run->sink.ring);
     loss.source_lost = src->lost_events;
     loss.malformed = src->malformed;
+    filter_unknown(&run->filter, loss.unknown);
     /* The summary goes to errf even when the output is blocked: it describes
      * the events that reached the printer. */
     /* A replay cut by -t covered -t of trace time, however long before it
@@ -558,6 +586,7 @@ static void end_summary(struct stages *s)
         s->exit_code == DM_EXIT_OK)
         s->exit_code = DM_EXIT_USAGE;
     report_loss(s, &loss, &text);
+    report_unknown(&run->filter, errf, &s->exit_code);
     dm_text_free(&text);
 }
 

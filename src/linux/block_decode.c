@@ -21,6 +21,8 @@ const char *const dm_blk_event_names[DM_BLK_KIND_COUNT] = {
     "block_rq_complete",
     "block_rq_merge",
     "block_bio_frontmerge",
+    "sched_process_fork",
+    "cgroup_attach_task",
 };
 
 /* Look up a field and check that its size is one of the two allowed (pass
@@ -235,6 +237,8 @@ int dm_blk_decode_raw(const struct dm_blk_decoder *d, const uint8_t *raw,
              l->rwbs_len < sizeof out->rwbs - 1 ? l->rwbs_len
                                                 : (uint32_t)sizeof out->rwbs - 1);
     out->has_comm = l->comm_len > 0;
+    out->cgroup = 0;
+    out->child_pid = 0;
     /* NUL-padded to the end, so readers may compare all of it at once. */
     memset(out->comm, 0, sizeof out->comm);
     if (out->has_comm)

@@ -26,6 +26,10 @@ enum dm_blk_kind {
     DM_BLK_RQ_COMPLETE,    /* block_rq_complete: the driver completed it */
     DM_BLK_RQ_MERGE,       /* block_rq_merge: a request merged into another */
     DM_BLK_BIO_FRONTMERGE, /* block_bio_frontmerge: a request grew downwards */
+    /* Not block events: a process's cgroup as it changes (task_cgroups.h),
+     * merged with the block events by time (tracefs transport only). */
+    DM_BLK_TASK_FORK,      /* sched_process_fork */
+    DM_BLK_TASK_MOVE,      /* cgroup_attach_task */
     DM_BLK_KIND_COUNT
 };
 
@@ -82,6 +86,11 @@ struct dm_blk_sample {
     char op;               /* the rwbs op letter: R W F D N, '?' if none */
     uint8_t preflush;      /* rwbs had a leading F before the op letter */
     uint16_t rq_flags;     /* DM_RQ_* from rwbs (dm_blk_rwbs_flags) */
+    /* The issuer's cgroup v2 path, interned (cgroups.h): the perf
+     * transport's sample cgroup id, mapped (cgroup_ids.h), or a
+     * DM_BLK_TASK_MOVE's destination; 0: not carried (or unknown). */
+    uint16_t cgroup;
+    uint32_t child_pid;    /* DM_BLK_TASK_FORK: the new task */
     char rwbs[12];         /* NUL-terminated copy */
     char comm[DM_BLK_COMM_MAX + 1]; /* NUL-terminated and NUL-padded */
 };

@@ -18,8 +18,15 @@
  * with a read per request, which is the cost the cache is there to avoid.
  * So a pid reused by a program of the same name within one capture keeps
  * the old path. A process that moves to another cgroup keeps its first
- * path while its entry stays (the kernel tells no one cheaply).
- * Single-threaded: only the reader thread uses it.
+ * path while its entry stays. This reading is the fallback: the perf
+ * transport gives each sample its cgroup id (cgroup_ids.h), and the tracefs
+ * transport follows forks and moves (task_cgroups.h); both need it only
+ * for what they cannot tell (docs/linux-live.md, "Cgroups").
+ *
+ * Paths are interned: a request carries a 16-bit index into one table of
+ * the distinct paths seen (0: unknown, ""), so the pairing table's entry
+ * stays one cache line and a path is copied once per cgroup, not per
+ * request. Single-threaded: only the reader thread uses it.
  */
 #ifndef DM_CGROUPS_H
 #define DM_CGROUPS_H
@@ -35,17 +42,26 @@
 #define DM_CGROUP_SLOTS 4096u
 #define DM_CGROUP_COMM 16   /* TASK_COMM_LEN: the tracepoints' comm[16] */
 
+/* Distinct paths one run can name; a path seen when the table is full is
+ * unknown (index 0) and counted. 4096 paths of DM_CGROUP_MAX bytes are
+ * 1 MiB of address space, touched only as paths come. */
+#define DM_CGROUP_NAMES 4096u
+
 struct dm_cgroup_entry {
     uint32_t pid;
-    int used;
+    uint16_t name;               /* interned path; 0: unknown */
+    uint16_t used;
     char comm[DM_CGROUP_COMM];   /* NUL-padded, as the tracepoint's */
-    char path[DM_CGROUP_MAX];
 };
 
 struct dm_cgroups {
     struct dm_cgroup_entry *slots;  /* DM_CGROUP_SLOTS of them */
     const char *proc;               /* "/proc"; tests point it elsewhere */
     uint64_t reads;                 /* /proc/PID/cgroup reads (the misses) */
+    char (*names)[DM_CGROUP_MAX];   /* names[1..n_names): the paths */
+    uint16_t *by_hash;              /* 2 * DM_CGROUP_NAMES slots: path -> index */
+    uint32_t n_names;
+    uint64_t names_full;            /* paths not interned: the table was full */
 };
 
 /* Returns 0 or DM_ENOMEM. */
@@ -61,6 +77,17 @@ void dm_cgroups_free(struct dm_cgroups *c);
  * either way. The string stays valid until the next call.
  */
 const char *dm_cgroup_of(struct dm_cgroups *c, uint32_t pid, const char *comm);
+
+/* The same as an interned index (0: unknown). */
+uint16_t dm_cgroup_index_of(struct dm_cgroups *c, uint32_t pid, const char *comm);
+
+/* The index of path (len bytes, need not be NUL-terminated; cut at
+ * DM_CGROUP_MAX - 1), added if new. 0 for "" and when the table is full
+ * (counted in names_full). */
+uint16_t dm_cgroup_intern(struct dm_cgroups *c, const char *path, size_t len);
+
+/* The path of an index; "" for 0 or an index never handed out. */
+const char *dm_cgroup_name(const struct dm_cgroups *c, uint16_t index);
 
 /*
  * The v2 path from the text of a /proc/PID/cgroup file into out (cap

@@ -101,7 +101,10 @@ int dm_cpu_merge_cut(const struct dm_cpu_merge *m)
     return m->cut;
 }
 
-int dm_cpu_merge_holding(const struct dm_cpu_merge *m)
+int dm_cpu_merge_holding_below(const struct dm_cpu_merge *m, int n)
 {
-    return dm_kmerge_count(&m->heap) > 0;
+    for (int i = 0; i < n && i < m->n_cpus; i++)
+        if (m->held[i])
+            return 1;
+    return 0;
 }

@@ -78,8 +78,11 @@ const struct dm_blk_sample *dm_cpu_merge_next(struct dm_cpu_merge *m);
  * should come without waiting. */
 int dm_cpu_merge_cut(const struct dm_cpu_merge *m);
 
-/* After a pass: nonzero when samples are held back for a later pass (past
- * the horizon), so the reader must not sleep long. */
-int dm_cpu_merge_holding(const struct dm_cpu_merge *m);
+/* After a pass: nonzero when one of the streams 0..n-1 holds samples back
+ * for a later pass (past the horizon), so the reader must not sleep long.
+ * The block streams come first; the lifetime instance's, past them, need
+ * no hurry: a held fork or move matters only to a block event, whose
+ * arrival wakes the reader. */
+int dm_cpu_merge_holding_below(const struct dm_cpu_merge *m, int n);
 
 #endif /* DM_CPU_MERGE_H */

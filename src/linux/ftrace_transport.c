@@ -22,6 +22,9 @@
  *                              so a quiet disk's first event wakes it
  *   events/block/NAME/filter   -d as "dev == N || ...", and flush requests
  *   events/block/NAME/enable   1 for each tracepoint
+ * and beside it instances/diskmon-PID-tasks, never polled, with the
+ * process lifetime events that give each request its cgroup
+ * (ftrace_tasks.h).
  * Each CPU's per_cpu/cpuN/trace_pipe_raw is read by ftrace_ring.h with
  * read(2), one sub-buffer at a time, or mapped (Linux 6.10+, the records
  * parsed in the kernel's own sub-buffers) when DM_TRACEFS_RING=mmap asks.
@@ -63,6 +66,7 @@
 #include "linux/cpu_merge.h"
 #include "linux/ftrace_page.h"
 #include "linux/ftrace_ring.h"
+#include "linux/ftrace_tasks.h"
 #include "linux/saved_tgids.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
@@ -79,7 +83,6 @@
  * the writer is on, so a quiet disk's events are read as soon (docs/
  * linux.md §6), and 8 MiB rings still have 128 sub-buffers. */
 #define SUBBUF_KB "64"
-#define RMDIR_TRIES 50             /* x 10 ms: fds of a reader still closing */
 
 struct tgid_slot {
     uint32_t tid, tgid;
@@ -105,25 +108,9 @@ struct ftrace_transport {
     struct tgid_slot tgids[TGID_CACHE];
     struct dm_saved_tgids saved;   /* for threads gone from /proc */
     char saved_path[160];          /* TRACEFS/saved_tgids */
+    struct dm_ftrace_tasks tasks;  /* fork and move events (ftrace_tasks.h) */
+    int tasks_on;                  /* that instance is open */
 };
-
-/* Write value into DIR/file. Returns 0 or -errno. */
-static int put(const char *dir, const char *file, const char *value)
-{
-    char path[320];
-    size_t len = strlen(value);
-    ssize_t n;
-    int fd, e;
-
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    n = write(fd, value, len);
-    e = errno;
-    close(fd);
-    return n == (ssize_t)len ? 0 : n < 0 ? -e : -EIO;
-}
 
 /* Read DIR/file (a small text file) into buf. Returns its length or -errno. */
 static long get(const char *dir, const char *file, char *buf, size_t cap)
@@ -134,19 +121,6 @@ static long get(const char *dir, const char *file, char *buf, size_t cap)
     snprintf(path, sizeof path, "%s/%s", dir, file);
     n = dm_read_text(path, buf, cap);
     return n < 0 ? -errno : n;
-}
-
-/* rmdir, retrying briefly while the kernel still holds a file open. */
-static int remove_instance(const char *dir)
-{
-    for (int i = 0; i < RMDIR_TRIES; i++) {
-        if (rmdir(dir) == 0 || errno == ENOENT)
-            return 0;
-        if (errno != EBUSY)
-            break;
-        usleep(10000);
-    }
-    return -errno;
 }
 
 /* Whether the diskmon that made instance diskmon-PID is gone. */
@@ -185,7 +159,8 @@ int dm_ftrace_remove_stale(const char *tracefs, struct dm_notes *notes)
             *digits < '0' || *digits > '9')
             continue;
         pid = strtol(digits, &end, 10);
-        if (*end != '\0' || !owner_gone(pid))
+        /* diskmon-PID, and its lifetime instance diskmon-PID-tasks. */
+        if ((*end != '\0' && strcmp(end, DM_FTRACE_TASKS_SUFFIX) != 0) || !owner_gone(pid))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
         /* One try, not remove_instance's retries: a process that is gone
@@ -214,7 +189,7 @@ static void ftrace_close(void *t)
     if (f == NULL)
         return;
     if (f->made)
-        put(f->dir, "tracing_on", "0");
+        dm_tracefs_put(f->dir, "tracing_on", "0");
     /* The kernel counts the users of its tgid recording; an instance
      * removed with the option on would keep it counted. */
     /* options/record-tgid stays on: writing 0 would not only end this
@@ -230,10 +205,11 @@ static void ftrace_close(void *t)
      * (__ftrace_event_enable_disable), and nothing of anyone else's. */
     for (int i = 0; i < f->n_open; i++)
         dm_ftrace_cpu_close(&f->cpus[i]);
+    dm_ftrace_tasks_close(&f->tasks, f->s.notes);
     if (f->wakefd >= 0)
         close(f->wakefd);
     if (f->made) {
-        int rc = remove_instance(f->dir);
+        int rc = dm_tracefs_rmdir(f->dir);
 
         if (rc != 0)
             dm_note(f->s.notes, "diskmon: cannot remove the tracefs instance %s: %s; "
@@ -308,6 +284,23 @@ static void note_setup(struct ftrace_transport *f, enum dm_ftrace_path want,
                                                          : "absent (poll wakes on any data)");
 }
 
+/* The lifetime events (task_cgroups.h), in an instance of their own
+ * (ftrace_tasks.h), so that a request's cgroup is where its process was
+ * when it started; without them, the /proc reading (requests.h), with the
+ * reason in cg_why. Returns 0 or DM_ENOMEM. */
+static int open_task_events(struct ftrace_transport *f)
+{
+    int rc = dm_ftrace_tasks_open(&f->tasks, &f->s, f->dir, &f->layout, f->s.cg_why,
+                                  f->s.cg_why_len);
+
+    *f->s.cg_source = rc == 0 ? DM_CGROUPS_TRACK : DM_CGROUPS_PROC;
+    f->tasks_on = rc == 0;
+    if (rc == 0 && f->s.info != NULL)
+        dm_note(f->s.info, "cgroups: followed from sched:sched_process_fork and "
+                "cgroup:cgroup_attach_task in the instance %s\n", f->tasks.dir);
+    return rc == DM_ENOMEM ? rc : 0;
+}
+
 static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
                        size_t errlen)
 {
@@ -329,7 +322,7 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
     /* An instance with our own pid can only be a leftover of a killed
      * diskmon whose pid we now have: replace it. */
     if (mkdir(f->dir, 0700) != 0 &&
-        (errno != EEXIST || remove_instance(f->dir) != 0 || mkdir(f->dir, 0700) != 0)) {
+        (errno != EEXIST || dm_tracefs_rmdir(f->dir) != 0 || mkdir(f->dir, 0700) != 0)) {
         int e = errno;
 
         snprintf(err, errlen, "cannot make the tracefs instance %s: %s", f->dir,
@@ -338,23 +331,23 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
         return dm_err_from_errno(e);
     }
     f->made = 1;
-    if ((rc = put(f->dir, "tracing_on", "0")) != 0 ||
-        (rc = put(f->dir, "options/overwrite", "0")) != 0 ||
-        (rc = put(f->dir, "trace_clock", "mono")) != 0)
+    if ((rc = dm_tracefs_put(f->dir, "tracing_on", "0")) != 0 ||
+        (rc = dm_tracefs_put(f->dir, "options/overwrite", "0")) != 0 ||
+        (rc = dm_tracefs_put(f->dir, "trace_clock", "mono")) != 0)
         return fail(f, err, errlen, "cannot set up the tracefs instance", -rc);
     /* Kernels before 4.14 have no record-tgid: exited threads then keep
      * their own id, as before. (record-cmd is a top-level option only, on
      * by default; the block events carry comm themselves.) */
-    f->tgid_on = put(f->dir, "options/record-tgid", "1") == 0;
+    f->tgid_on = dm_tracefs_put(f->dir, "options/record-tgid", "1") == 0;
     /* Before the ring is sized, so it is allocated once. Kernels before 6.8
      * have no such file and keep one page per sub-buffer; read_layout reads
      * back what the kernel has. */
-    put(f->dir, "buffer_subbuf_size_kb", SUBBUF_KB);
+    dm_tracefs_put(f->dir, "buffer_subbuf_size_kb", SUBBUF_KB);
     snprintf(value, sizeof value, "%" PRIu64, s->ring_bytes / 1024);
-    if ((rc = put(f->dir, "buffer_size_kb", value)) != 0)
+    if ((rc = dm_tracefs_put(f->dir, "buffer_size_kb", value)) != 0)
         return fail(f, err, errlen, "cannot size the tracefs instance's buffer", -rc);
     /* Older kernels have no buffer_percent: poll then wakes on any data. */
-    f->percent_set = put(f->dir, "buffer_percent", BUFFER_PERCENT) == 0;
+    f->percent_set = dm_tracefs_put(f->dir, "buffer_percent", BUFFER_PERCENT) == 0;
     rc = read_layout(f, err, errlen);
     if (rc != 0) {
         ftrace_close(f);
@@ -368,17 +361,17 @@ static int ftrace_open(void **out, const struct dm_blk_setup *s, char *err,
          * refused kernel filter only costs speed. */
         if (s->filters[k][0] != '\0') {
             snprintf(file, sizeof file, "events/block/%s/filter", name);
-            put(f->dir, file, s->filters[k]);
+            dm_tracefs_put(f->dir, file, s->filters[k]);
         }
         snprintf(file, sizeof file, "events/block/%s/enable", name);
-        if ((rc = put(f->dir, file, "1")) != 0) {
+        if ((rc = dm_tracefs_put(f->dir, file, "1")) != 0) {
             snprintf(value, sizeof value, "cannot enable block:%s", name);
             return fail(f, err, errlen, value, -rc);
         }
     }
     f->cpus = calloc((size_t)s->n_cpus, sizeof *f->cpus);
     f->pfds = calloc((size_t)s->n_cpus + 1, sizeof *f->pfds);
-    if (f->cpus == NULL || f->pfds == NULL) {
+    if (f->cpus == NULL || f->pfds == NULL || open_task_events(f) != 0) {
         ftrace_close(f);
         return DM_ENOMEM;
     }
@@ -414,8 +407,13 @@ static void ftrace_enable(void *t, int on)
 
     /* All tracepoints at once: a request cut by either edge shows up as a
      * completion before the capture or a start still open at its end,
-     * neither of which is counted as a loss. */
-    put(f->dir, "tracing_on", on ? "1" : "0");
+     * neither of which is counted as a loss. The lifetime instance is on
+     * around the block one, so no start misses a fork before it. */
+    if (on)
+        dm_ftrace_tasks_enable(&f->tasks, 1);
+    dm_tracefs_put(f->dir, "tracing_on", on ? "1" : "0");
+    if (!on)
+        dm_ftrace_tasks_enable(&f->tasks, 0);
 }
 
 static int ftrace_wait(void *t, int timeout_ms, int idle, char *err, size_t errlen)
@@ -426,7 +424,7 @@ static int ftrace_wait(void *t, int timeout_ms, int idle, char *err, size_t errl
      * data", ring_buffer_poll_wait). Busy: at a quarter full, one wake-up
      * per many sub-buffers. One write when the mode changes. */
     if (f->percent_set && idle != f->idle_mode &&
-        put(f->dir, "buffer_percent", idle ? "0" : BUFFER_PERCENT) == 0)
+        dm_tracefs_put(f->dir, "buffer_percent", idle ? "0" : BUFFER_PERCENT) == 0)
         f->idle_mode = idle;
 
     if (poll(f->pfds, (nfds_t)f->s.n_cpus + 1, timeout_ms) < 0 && errno != EINTR) {
@@ -488,10 +486,14 @@ static uint32_t tgid_of(struct ftrace_transport *f, const struct dm_blk_sample *
 static int ftrace_next(void *t, int cpu, struct dm_blk_sample *out)
 {
     struct ftrace_transport *f = t;
-    struct dm_ftrace_cpu *c = &f->cpus[cpu];
+    struct dm_ftrace_cpu *c;
     struct dm_ftrace_record rec;
     int rc;
 
+    /* The streams past the CPUs are the lifetime instance's. */
+    if (cpu >= f->s.n_cpus)
+        return dm_ftrace_tasks_next(&f->tasks, cpu - f->s.n_cpus, out);
+    c = &f->cpus[cpu];
     while ((rc = dm_ftrace_cpu_next(c, &rec, &f->counts)) == 1) {
         if (dm_blk_decode_raw(f->dec, rec.data, rec.len, out) != 0) {
             f->undecodable++;
@@ -560,9 +562,27 @@ static void ftrace_losses(void *t, struct dm_blk_losses *l, uint64_t *malformed)
     l->kernel_dropped = dropped;
     l->kernel_overrun = overrun > missed ? overrun : missed;
     *malformed = f->counts.bad_pages + f->counts.bad_records + f->undecodable;
+    if (f->tasks_on) {
+        uint64_t bad, lost = dm_ftrace_tasks_dropped(&f->tasks, &bad);
+
+        *malformed += bad;
+        if (lost > 0)
+            dm_note(f->s.notes, "diskmon: %" PRIu64 " fork or cgroup-move events dropped "
+                    "with the kernel's buffer full: some requests' cgroups may be "
+                    "unknown (counted under --cgroup) or out of date\n", lost);
+    }
+}
+
+/* The merge's streams: one per CPU, and as many again for the lifetime
+ * instance's rings when it is open. */
+static int ftrace_streams(void *t)
+{
+    const struct ftrace_transport *f = t;
+
+    return f->s.n_cpus * (f->tasks_on ? 2 : 1);
 }
 
 const struct dm_blk_transport_ops dm_ftrace_transport = {
     "tracefs",      ftrace_open,    ftrace_enable, ftrace_wait,   ftrace_fill, ftrace_next,
-    ftrace_release, ftrace_wake,    ftrace_losses, ftrace_close,
+    ftrace_release, ftrace_wake,    ftrace_losses, ftrace_streams, ftrace_close,
 };

@@ -76,6 +76,8 @@ struct linux_source {
     struct dm_blk_parts parts;     /* each disk's partitions */
     struct dm_cpu_merge merge;
     struct dm_event ev;            /* reused for every emit */
+    enum dm_cgroup_source cg_source; /* set by the transport's open */
+    char cg_why[160];              /* why DM_CGROUPS_PROC */
 };
 
 /* "0-3,6,8-9\n" into a list of CPU numbers. Returns the count, or -1. */
@@ -198,7 +200,7 @@ static int online_cpus(struct dm_source *src, struct linux_source *s)
     while (s->setup.ring_bytes > RING_BYTES_MIN &&
            s->setup.ring_bytes * (uint64_t)n > RING_BYTES_TOTAL)
         s->setup.ring_bytes /= 2;
-    return dm_cpu_merge_init(&s->merge, n);
+    return 0;
 }
 
 /* Open the chosen transport; by default tracefs, falling back to perf with
@@ -244,6 +246,35 @@ static void describe(struct dm_source *src, const struct linux_source *s)
         dm_note(&src->info, " block:%s", dm_blk_event_names[s->setup.kinds[i]]);
     dm_note(&src->info, "\nCPUs: %d, each with a ring of %llu KiB asked\n", s->setup.n_cpus,
             (unsigned long long)(s->setup.ring_bytes >> 10));
+    if (s->cg_source == DM_CGROUPS_PROC)
+        dm_note(&src->info, "cgroups: read from /proc/PID/cgroup as requests are read (%s)\n",
+                s->cg_why);
+}
+
+/* DM_LINUX_CGROUPS=proc: the fallback reading even where the kernel gives
+ * better (a test knob, like DM_LINUX_LEGACY: the fallback's unknown
+ * cgroups are tested on kernels that have both sources). */
+static void force_cgroup_fallback(struct linux_source *s)
+{
+    const char *env = getenv("DM_LINUX_CGROUPS");
+
+    if (env != NULL && strcmp(env, "proc") == 0 && s->cg_source != DM_CGROUPS_PROC) {
+        s->cg_source = DM_CGROUPS_PROC;
+        snprintf(s->cg_why, sizeof s->cg_why, "DM_LINUX_CGROUPS=proc");
+    }
+}
+
+/* The fallback said where the user looks at cgroups: a process that exits
+ * before the reader gets to its request is then of unknown cgroup. */
+static void note_cgroup_fallback(struct dm_source *src, const struct linux_source *s,
+                                 const struct dm_options *opt)
+{
+    if (s->cg_source == DM_CGROUPS_PROC &&
+        (opt->n_cgroups > 0 || (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_CGROUP)))
+        dm_note(&src->notes,
+                "diskmon: cgroups are read from /proc/PID/cgroup as requests are read "
+                "(%s): a process that has exited by then is of unknown cgroup, and "
+                "counted\n", s->cg_why);
 }
 
 static int linux_open(struct dm_source *src, const struct dm_options *opt)
@@ -284,14 +315,26 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     s->setup.tracefs = s->tracefs;
     s->setup.dec = &s->dec;
     set_filters(s, opt->queue);
+    /* The requests first: the transport interns cgroup paths into them. */
+    if (dm_requests_init(&s->req, s->legacy, opt->queue, dm_monotonic_ns()) != 0)
+        return DM_ENOMEM;
+    s->setup.cgroups = &s->req.cgroups;
+    s->setup.cg_source = &s->cg_source;
+    s->setup.cg_why = s->cg_why;
+    s->setup.cg_why_len = sizeof s->cg_why;
     rc = open_transport(src, s, opt->backend);
     if (rc != 0)
         return rc;
+    force_cgroup_fallback(s);
+    s->req.cg_source = s->cg_source;
+    /* The merge takes every stream the transport serves. */
+    if (dm_cpu_merge_init(&s->merge, s->tops->streams(s->t)) != 0)
+        return DM_ENOMEM;
     src->backend = s->tops->name;
     describe(src, s);
+    note_cgroup_fallback(src, s, opt);
     t0 = dm_monotonic_ns();
-    if (dm_requests_init(&s->req, s->legacy, opt->queue, t0) != 0)
-        return DM_ENOMEM;
+    dm_requests_set_t0(&s->req, t0);
     src->start_wall_ns = dm_wall_ns();
     s->tops->enable(s->t, 1);
     return 0;
@@ -352,7 +395,7 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
         uint64_t now;
 
         if (!more) {
-            int idle = !dm_cpu_merge_holding(&s->merge);
+            int idle = !dm_cpu_merge_holding_below(&s->merge, s->setup.n_cpus);
 
             rc = s->tops->wait(s->t, idle ? IDLE_WAIT_MS : HOLD_WAIT_MS, idle,
                                src->errmsg, sizeof src->errmsg);

@@ -48,6 +48,7 @@ struct dm_pair_entry {
     uint8_t quiet;         /* DONE: expiring it is no loss (see dm_pairing_done) */
     char comm[16];         /* START: submitter's comm, NUL-padded, maybe unterminated */
     uint16_t rq_flags;     /* START: DM_RQ_* of the start's rwbs (in the padding) */
+    uint16_t cgroup;       /* START: the issuer's cgroup, interned (cgroups.h) */
 };
 
 struct dm_pair_counts {

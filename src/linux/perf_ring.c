@@ -10,6 +10,11 @@
  *    24  u32 cpu, u32 reserved     PERF_SAMPLE_CPU
  *    32  u32 raw_size              PERF_SAMPLE_RAW
  *    36  raw_size bytes: the tracepoint's fields (format file offsets)
+ *
+ * With PERF_SAMPLE_CGROUP (cgroup_ids.h) a u64 cgroup id follows the raw
+ * bytes: the kernel pads raw_size so that the u32 and the bytes end on an
+ * 8-byte boundary (perf_prepare_sample, "raw->size"), and CGROUP comes
+ * after RAW in the bit order the record follows.
  */
 #include <linux/perf_event.h>
 #include <string.h>
@@ -33,22 +38,25 @@
 #define LOST_SAMPLES_SIZE 16u
 #define OFF_LOST_SAMPLES_COUNT 8u
 
-uint64_t dm_perf_sample_type(void)
+uint64_t dm_perf_sample_type(int with_cgroup)
 {
-    return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+    return PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW |
+           (with_cgroup ? DM_PERF_SAMPLE_CGROUP : 0);
 }
 
 static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
-                         size_t len, struct dm_blk_sample *out)
+                         size_t len, int with_cgroup, struct dm_blk_sample *out,
+                         uint64_t *cgroup_id)
 {
-    uint32_t raw_size;
+    uint32_t raw_size, tail = with_cgroup ? 8u : 0u;
 
-    if (len < OFF_RAW)
+    if (len < OFF_RAW + tail)
         return DM_ECORRUPT;
     raw_size = dm_ne32(rec + OFF_RAW_SIZE);
-    if (raw_size > len - OFF_RAW ||
+    if (raw_size > len - OFF_RAW - tail ||
         dm_blk_decode_raw(d, rec + OFF_RAW, raw_size, out) != 0)
         return DM_ECORRUPT;
+    *cgroup_id = with_cgroup ? dm_ne64(rec + OFF_RAW + raw_size) : 0;
     /* perf's own pid/tid: the process (thread group) and the thread. */
     out->pid = dm_ne32(rec + OFF_PID);
     out->tid = dm_ne32(rec + OFF_TID);
@@ -60,6 +68,15 @@ static int decode_sample(const struct dm_blk_decoder *d, const uint8_t *rec,
 int dm_perf_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
                    struct dm_blk_sample *out, uint64_t *lost)
 {
+    uint64_t cgroup_id;
+
+    return dm_perf_decode_cg(d, rec, len, 0, out, lost, &cgroup_id);
+}
+
+int dm_perf_decode_cg(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
+                      int with_cgroup, struct dm_blk_sample *out, uint64_t *lost,
+                      uint64_t *cgroup_id)
+{
     uint32_t type;
 
     if (len < HDR_SIZE || dm_ne16(rec + OFF_HDR_SIZE) != len)
@@ -67,7 +84,7 @@ int dm_perf_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t le
     type = dm_ne32(rec);
     switch (type) {
     case PERF_RECORD_SAMPLE:
-        return decode_sample(d, rec, len, out);
+        return decode_sample(d, rec, len, with_cgroup, out, cgroup_id);
     case PERF_RECORD_LOST:
         if (len < LOST_SIZE)
             return DM_ECORRUPT;

@@ -16,10 +16,15 @@
 
 #include "linux/block_decode.h"
 
+/* PERF_SAMPLE_CGROUP (Linux 5.7+, uapi value 1 << 21), for older
+ * headers. */
+#define DM_PERF_SAMPLE_CGROUP (1ull << 21)
+
 /* What the perf_event_attr.sample_type of every diskmon event is:
- * PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW.
- * The decoder depends on exactly this set (it fixes the record layout). */
-uint64_t dm_perf_sample_type(void);
+ * PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW,
+ * and PERF_SAMPLE_CGROUP when with_cgroup. The decoder depends on exactly
+ * this set (it fixes the record layout). */
+uint64_t dm_perf_sample_type(int with_cgroup);
 
 /* What one record was. Negative values are dm_err codes (malformed). */
 enum dm_perf_rec {
@@ -35,6 +40,12 @@ enum dm_perf_rec {
  */
 int dm_perf_decode(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
                    struct dm_blk_sample *out, uint64_t *lost);
+
+/* The same for events opened with PERF_SAMPLE_CGROUP when with_cgroup:
+ * *cgroup_id is the sample's id (0 without). */
+int dm_perf_decode_cg(const struct dm_blk_decoder *d, const uint8_t *rec, size_t len,
+                      int with_cgroup, struct dm_blk_sample *out, uint64_t *lost,
+                      uint64_t *cgroup_id);
 
 /* The scratch buffer dm_perf_ring_next needs: a record is at most 64 KiB
  * (perf_event_header.size is a u16). */

@@ -16,6 +16,7 @@
  * Firecracker guest: docs/linux.md §1).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "diskmon.h"
+#include "linux/cgroup_ids.h"
 #include "linux/perf_ring.h"
 #include "linux/tracefs.h"
 #include "linux/transport.h"
@@ -54,6 +56,8 @@ struct perf_transport {
     uint64_t kernel_lost;          /* PERF_RECORD_LOST / LOST_SAMPLES counts */
     uint64_t malformed;
     uint64_t received[DM_BLK_KIND_COUNT]; /* samples read, per tracepoint */
+    int with_cgroup;               /* PERF_SAMPLE_CGROUP is on */
+    struct dm_cgroup_ids ids;      /* its ids to paths */
 };
 
 static int perf_event_open(struct perf_event_attr *attr, int cpu)
@@ -77,13 +81,22 @@ static int open_cpu(struct perf_transport *p, int r, char *err, size_t errlen)
         attr.size = sizeof attr;
         attr.config = p->dec->layouts[p->s.kinds[k]].id;
         attr.sample_period = 1;
-        attr.sample_type = dm_perf_sample_type();
+        attr.sample_type = dm_perf_sample_type(p->with_cgroup);
         attr.disabled = 1;
         attr.watermark = 1;
         attr.wakeup_watermark = (uint32_t)(p->s.ring_bytes / 4);
         attr.use_clockid = 1;
         attr.clockid = CLOCK_MONOTONIC;
         fd = perf_event_open(&attr, cpu);
+        if (fd < 0 && errno == EINVAL && p->with_cgroup && r == 0 && k == 0) {
+            /* Before 5.7 the kernel refuses the unknown sample bit: the
+             * cgroup is then read from /proc (requests.h). */
+            p->with_cgroup = 0;
+            snprintf(p->s.cg_why, p->s.cg_why_len,
+                     "the kernel refused PERF_SAMPLE_CGROUP (Linux 5.7+)");
+            attr.sample_type = dm_perf_sample_type(0);
+            fd = perf_event_open(&attr, cpu);
+        }
         if (fd < 0) {
             int e = errno;
 
@@ -162,7 +175,29 @@ static void perf_close(void *t)
     free(p->rings);
     free(p->fds);
     free(p->scratch);
+    dm_cgroup_ids_free(&p->ids);
     free(p);
+}
+
+/* PERF_SAMPLE_CGROUP's ids mapped through the cgroup2 mount, when they are
+ * v2 ids (cgroup_ids.h); else the reason in cg_why. */
+static int open_cgroup_ids(struct perf_transport *p)
+{
+    enum { MOUNTS_MAX = 1 << 16 };
+    char *mounts = malloc(MOUNTS_MAX), self[4096];
+    int rc = DM_ENOMEM;
+
+    if (mounts != NULL) {
+        if (dm_read_text("/proc/self/mounts", mounts, MOUNTS_MAX) < 0)
+            mounts[0] = '\0';
+        if (dm_read_text("/proc/self/cgroup", self, sizeof self) < 0)
+            self[0] = '\0';
+        rc = dm_cgroup_ids_open(&p->ids, p->s.cgroups, mounts, self, p->s.cg_why,
+                                p->s.cg_why_len);
+        free(mounts);
+    }
+    p->with_cgroup = rc == 0;
+    return rc == DM_ENOMEM ? rc : 0;
 }
 
 static int add_epoll(int epfd, int fd, uint32_t tag)
@@ -197,6 +232,10 @@ static int perf_open(void **out, const struct dm_blk_setup *s, char *err, size_t
     }
     for (int i = 0; i < n; i++)
         p->fds[i] = -1;
+    if (open_cgroup_ids(p) != 0) {
+        perf_close(p);
+        return DM_ENOMEM;
+    }
     if (p->epfd < 0 || p->stopfd < 0 || add_epoll(p->epfd, p->stopfd, UINT32_MAX) != 0) {
         snprintf(err, errlen, "epoll/eventfd: %s", strerror(errno));
         perf_close(p);
@@ -214,6 +253,10 @@ static int perf_open(void **out, const struct dm_blk_setup *s, char *err, size_t
         perf_close(p);
         return rc;
     }
+    *s->cg_source = p->with_cgroup ? DM_CGROUPS_SAMPLE : DM_CGROUPS_PROC;
+    if (s->info != NULL && p->with_cgroup)
+        dm_note(s->info, "cgroups: PERF_SAMPLE_CGROUP ids, mapped through %s "
+                "(%" PRIu64 " cgroups)\n", p->ids.mount, (uint64_t)p->ids.used);
     *out = p;
     return 0;
 }
@@ -279,6 +322,7 @@ static int perf_next(void *t, int cpu, struct dm_blk_sample *out)
 
     for (;;) {
         const uint8_t *rec;
+        uint64_t cgroup_id;
         size_t len;
         int rc = dm_perf_ring_next(r->data, r->data_size, r->tail, r->head,
                                    p->scratch, &rec, &len);
@@ -292,9 +336,17 @@ static int perf_next(void *t, int cpu, struct dm_blk_sample *out)
             return 0;
         }
         r->tail += len;
-        rc = dm_perf_decode(p->dec, rec, len, out, &p->kernel_lost);
+        rc = dm_perf_decode_cg(p->dec, rec, len, p->with_cgroup, out, &p->kernel_lost,
+                               &cgroup_id);
         if (rc == DM_PERF_REC_SAMPLE) {
             p->received[out->kind]++;
+            /* Only a start's task issued the request (requests.h): a
+             * completion's is whatever the interrupt found running. */
+            if (p->with_cgroup && (out->kind == DM_BLK_IO_START ||
+                                   out->kind == DM_BLK_RQ_INSERT ||
+                                   out->kind == DM_BLK_RQ_ISSUE)) {
+                out->cgroup = dm_cgroup_ids_name(&p->ids, cgroup_id);
+            }
             return 1;
         }
         if (rc < 0)
@@ -355,7 +407,15 @@ static void perf_losses(void *t, struct dm_blk_losses *l, uint64_t *malformed)
     *malformed = p->malformed;
 }
 
+/* One ring, so one stream of the merge, per CPU. */
+static int perf_streams(void *t)
+{
+    const struct perf_transport *p = t;
+
+    return p->s.n_cpus;
+}
+
 const struct dm_blk_transport_ops dm_perf_transport = {
-    "perf",      perf_open,    perf_enable, perf_wait, perf_fill, perf_next,
-    perf_release, perf_wake,   perf_losses, perf_close,
+    "perf",      perf_open,    perf_enable, perf_wait,    perf_fill, perf_next,
+    perf_release, perf_wake,   perf_losses, perf_streams, perf_close,
 };

@@ -34,20 +34,28 @@ int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0)
     r->legacy = legacy;
     r->queue = queue;
     r->t0 = t0;
-    if (dm_pairing_init(&r->pairs, PAIR_SLOTS) != 0 || dm_cgroups_init(&r->cgroups) != 0) {
+    if (dm_pairing_init(&r->pairs, PAIR_SLOTS) != 0 || dm_cgroups_init(&r->cgroups) != 0 ||
+        dm_task_cgroups_init(&r->tasks) != 0) {
         dm_requests_free(r);
         return DM_ENOMEM;
     }
+    dm_requests_set_t0(r, t0);
+    return 0;
+}
+
+void dm_requests_set_t0(struct dm_requests *r, uint64_t t0)
+{
+    r->t0 = t0;
     /* Until then a completion without a start may belong to a request
      * issued before the capture: not a loss. */
     r->pairs.grace_until_ns = t0 + BEFORE_CAPTURE_MAX_NS;
-    return 0;
 }
 
 void dm_requests_free(struct dm_requests *r)
 {
     dm_pairing_free(&r->pairs);
     dm_cgroups_free(&r->cgroups);
+    dm_task_cgroups_free(&r->tasks);
 }
 
 /* The device's counters; a shared overflow slot past DM_REQ_MAX_DEVS. */
@@ -88,9 +96,8 @@ static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
     ev->irp_flags = 0;
     ev->file = "";
     ev->partition = "";
-    /* At the completion, not the start: one probe per request, and the
-     * two are a few milliseconds apart in the same pass of the reader. */
-    ev->cgroup = dm_cgroup_of(&r->cgroups, start->pid, start->comm);
+    /* Where the issuer was at the start (start_cgroup). */
+    ev->cgroup = dm_cgroup_name(&r->cgroups, start->cgroup);
     ev->pid = start->pid;
     ev->tid = start->tid;
     ev->request = start->request;
@@ -129,8 +136,37 @@ static void proc_comm(uint32_t pid, char *comm, size_t cap)
     memcpy(comm, buf, n < cap ? n : cap);
 }
 
-static void start_entry(const struct dm_blk_sample *smp, uint64_t sector,
-                        struct dm_pair_entry *e)
+/* The cgroup of a process the tracking has not seen (it was running
+ * before the capture, or its fork came from a thread): read from /proc
+ * once, then followed. 0 when it is gone already. */
+static uint16_t followed(struct dm_requests *r, uint32_t pid, const char *comm)
+{
+    uint16_t name;
+
+    if (dm_task_lookup(&r->tasks, pid, &name) && name != 0)
+        return name;
+    name = dm_cgroup_index_of(&r->cgroups, pid, comm);
+    if (name != 0)
+        dm_task_move(&r->tasks, pid, name);
+    return name;
+}
+
+/* The issuer's cgroup when the request started (enum dm_cgroup_source). */
+static uint16_t start_cgroup(struct dm_requests *r, const struct dm_blk_sample *smp,
+                             const char *comm)
+{
+    switch (r->cg_source) {
+    case DM_CGROUPS_SAMPLE:
+        return smp->cgroup;
+    case DM_CGROUPS_TRACK:
+        return followed(r, smp->pid, comm);
+    default:
+        return dm_cgroup_index_of(&r->cgroups, smp->pid, comm);
+    }
+}
+
+static void start_entry(struct dm_requests *r, const struct dm_blk_sample *smp,
+                        uint64_t sector, struct dm_pair_entry *e)
 {
     memset(e, 0, sizeof *e);
     e->dev = smp->dev;
@@ -146,6 +182,7 @@ static void start_entry(const struct dm_blk_sample *smp, uint64_t sector,
         memcpy(e->comm, smp->comm, sizeof e->comm);
     else
         proc_comm(smp->pid, e->comm, sizeof e->comm);
+    e->cgroup = start_cgroup(r, smp, e->comm);
 }
 
 /* A start: stored, or matched with a completion seen first. */
@@ -181,7 +218,7 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
     case DM_BLK_RQ_INSERT:
         if (smp->request == DM_BLK_REQ_OTHER)
             return 0;
-        start_entry(smp, sector, &e);
+        start_entry(r, smp, sector, &e);
         return add_start(r, &e, ev);
     case DM_BLK_RQ_ISSUE:
         if (smp->request == DM_BLK_REQ_OTHER)
@@ -202,7 +239,7 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
          * gives that flush (waiting at sector 0) its dispatch time. */
         if (!r->legacy && r->queue)
             dm_pairing_issue(&r->pairs, smp->dev, smp->sector, smp->time_ns);
-        start_entry(smp, sector, &e);
+        start_entry(r, smp, sector, &e);
         /* A flush request's time in the queue is not known (no insert). */
         e.issue_ns = r->legacy ? smp->time_ns : 0;
         return add_start(r, &e, ev);
@@ -226,6 +263,17 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
     case DM_BLK_RQ_MERGE:
         if (dm_pairing_merge(&r->pairs, smp->dev, sector, smp->time_ns))
             dev_of(r, smp->dev)->merged++;
+        return 0;
+    case DM_BLK_TASK_FORK: {
+        /* The parent's comm is not carried: the /proc cache keys it by
+         * an empty one. */
+        static const char no_comm[DM_CGROUP_COMM];
+
+        dm_task_fork(&r->tasks, smp->child_pid, followed(r, smp->pid, no_comm));
+        return 0;
+    }
+    case DM_BLK_TASK_MOVE:
+        dm_task_move(&r->tasks, smp->pid, smp->cgroup);
         return 0;
     case DM_BLK_BIO_FRONTMERGE:
         /* The bio [sector, sector + nr) joined the front of the request

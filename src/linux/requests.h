@@ -28,7 +28,8 @@
  * them completed, so the end-of-run report can say plainly when one disk's
  * completions did not arrive. No system calls except /proc/PID/comm on
  * kernels whose start tracepoint has no comm, and /proc/PID/cgroup the
- * first time a process is seen (cgroups.h). Single-threaded.
+ * first time a process is seen where no better source of its cgroup is
+ * (cg_source below). Single-threaded.
  */
 #ifndef DM_REQUESTS_H
 #define DM_REQUESTS_H
@@ -41,8 +42,18 @@
 #include "linux/block_devices.h"
 #include "linux/cgroups.h"
 #include "linux/pairing.h"
+#include "linux/task_cgroups.h"
 
 #define DM_REQ_MAX_DEVS 32
+
+/* Where a request's cgroup comes from (docs/linux-live.md, "Cgroups"):
+ *   PROC    /proc/PID/cgroup when the start is fed (the fallback: a process
+ *           gone by then has none)
+ *   SAMPLE  the start sample's own cgroup (perf: PERF_SAMPLE_CGROUP)
+ *   TRACK   the fork and move events fed in time order (tracefs:
+ *           task_cgroups.h), /proc only for processes older than the
+ *           capture */
+enum dm_cgroup_source { DM_CGROUPS_PROC = 0, DM_CGROUPS_SAMPLE, DM_CGROUPS_TRACK };
 
 /* Per device: what started and what completed. */
 struct dm_req_dev {
@@ -62,10 +73,16 @@ struct dm_requests {
     int n_devs;
     char process[DM_PROCESS_MAX]; /* the last completed request's comm */
     struct dm_cgroups cgroups;    /* the issuers' cgroup v2 paths */
+    enum dm_cgroup_source cg_source;
+    struct dm_task_cgroups tasks; /* TRACK: each process's cgroup */
 };
 
 /* Returns 0 or DM_ENOMEM. */
 int dm_requests_init(struct dm_requests *r, int legacy, int queue, uint64_t t0);
+
+/* The capture starts now, at t0 (after the transport opened, which
+ * already interns cgroup paths into r->cgroups). */
+void dm_requests_set_t0(struct dm_requests *r, uint64_t t0);
 void dm_requests_free(struct dm_requests *r);
 
 /*

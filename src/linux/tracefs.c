@@ -291,12 +291,21 @@ int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
     return dm_err_from_errno(mount_errno) == DM_EACCESS ? DM_EACCESS : DM_ENOTFOUND;
 }
 
+/* DIR/events/SYSTEM/NAME/FILE for event "SYSTEM/NAME", or "NAME" of the
+ * block system (tracefs.h); file "" for the event's folder. */
+static void event_path(char *path, size_t cap, const char *dir, const char *event,
+                       const char *file)
+{
+    snprintf(path, cap, "%s/events/%s%s%s%s", dir, strchr(event, '/') != NULL ? "" : "block/",
+             event, file[0] != '\0' ? "/" : "", file);
+}
+
 int dm_tracefs_has_event(const char *dir, const char *event)
 {
     char path[256];
     struct stat st;
 
-    snprintf(path, sizeof path, "%s/events/block/%s", dir, event);
+    event_path(path, sizeof path, dir, event, "");
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -352,7 +361,7 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
     char path[256], buf[32];
     long n;
 
-    snprintf(path, sizeof path, "%s/events/block/%s/id", dir, event);
+    event_path(path, sizeof path, dir, event, "id");
     n = read_small(path, buf, sizeof buf, err, errlen);
     if (n < 0)
         return (int)n;
@@ -376,7 +385,7 @@ int dm_tracefs_read_format(const char *dir, const char *event,
         snprintf(err, errlen, "%s", dm_strerror(DM_ENOMEM));
         return DM_ENOMEM;
     }
-    snprintf(path, sizeof path, "%s/events/block/%s/format", dir, event);
+    event_path(path, sizeof path, dir, event, "format");
     n = read_small(path, buf, FORMAT_FILE_MAX, err, errlen);
     if (n < 0) {
         free(buf);
@@ -410,4 +419,36 @@ const char *dm_linux_privilege_hint(void)
              "kernel.perf_event_paranoid is not enough)",
              exe);
     return hint;
+}
+
+int dm_tracefs_put(const char *dir, const char *file, const char *value)
+{
+    char path[320];
+    size_t len = strlen(value);
+    ssize_t n;
+    int fd, e;
+
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = write(fd, value, len);
+    e = errno;
+    close(fd);
+    return n == (ssize_t)len ? 0 : n < 0 ? -e : -EIO;
+}
+
+/* x 10 ms: the fds of a reader still closing. */
+#define RMDIR_TRIES 50
+
+int dm_tracefs_rmdir(const char *dir)
+{
+    for (int i = 0; i < RMDIR_TRIES; i++) {
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            break;
+        usleep(10000);
+    }
+    return -errno;
 }

@@ -53,6 +53,9 @@ const struct dm_tp_field *dm_tp_format_field(const struct dm_tp_format *fmt,
 int dm_tracefs_locate(char *dir, size_t dirlen, int may_mount, char *err,
                       size_t errlen);
 
+/* EVENT is a block tracepoint's name ("block_rq_issue"), or SYSTEM/NAME
+ * for another system's ("sched/sched_process_fork"). */
+
 /* Nonzero when DIR/events/block/EVENT exists. */
 int dm_tracefs_has_event(const char *dir, const char *event);
 
@@ -63,6 +66,13 @@ int dm_tracefs_read_id(const char *dir, const char *event, uint32_t *id,
 /* Read and parse DIR/events/block/EVENT/format. */
 int dm_tracefs_read_format(const char *dir, const char *event,
                            struct dm_tp_format *fmt, char *err, size_t errlen);
+
+/* Write value into DIR/file (a tracefs setting). Returns 0 or -errno. */
+int dm_tracefs_put(const char *dir, const char *file, const char *value);
+
+/* Remove the instance folder dir, retrying briefly while the kernel still
+ * holds one of its files open. Returns 0 or -errno. */
+int dm_tracefs_rmdir(const char *dir);
 
 /* Read a short sysfs/procfs/tracefs text file whole (up to cap - 1 bytes)
  * into buf, NUL-terminated. Returns the length, or -1 with errno set. */

@@ -38,6 +38,14 @@ struct dm_blk_setup {
     uint64_t ring_bytes;          /* per-CPU buffer size */
     struct dm_notes *notes;       /* the source's notes for the user */
     struct dm_notes *info;        /* its info lines (diskmon.h), or NULL */
+    /* Where the transport interns the cgroup paths it learns (perf: the
+     * samples' ids; tracefs: the moves), and what it gives: open() sets
+     * *cg_source and *cg_why (the reason for DM_CGROUPS_PROC, cg_why_len
+     * bytes). */
+    struct dm_cgroups *cgroups;
+    enum dm_cgroup_source *cg_source;
+    char *cg_why;
+    size_t cg_why_len;
 };
 
 struct dm_blk_transport_ops {
@@ -64,7 +72,7 @@ struct dm_blk_transport_ops {
      * when more was left than one pass holds (call again without
      * waiting). */
     int (*fill)(void *t);
-    /* The next sample of CPU index cpu (0..n_cpus-1) in this pass: 1 with
+    /* The next sample of stream cpu (0..streams()-1) in this pass: 1 with
      * *out set; 0 when this CPU has no more in the pass and its buffer was
      * read to the end; DM_MERGE_CUT when its pass stopped short of what
      * the kernel has (the merge must not go past its last sample). */
@@ -75,6 +83,9 @@ struct dm_blk_transport_ops {
     void (*wake)(void *t);
     /* After the last pass: the kernel's losses and the malformed records. */
     void (*losses)(void *t, struct dm_blk_losses *l, uint64_t *malformed);
+    /* How many streams next() serves (after open): one per CPU, and
+     * tracefs's lifetime instance adds its own per CPU (ftrace_tasks.h). */
+    int (*streams)(void *t);
     /* Release everything; the kernel side is gone afterwards (no instance,
      * no perf events). Safe on a half-opened transport. */
     void (*close)(void *t);

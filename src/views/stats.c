@@ -15,6 +15,7 @@
 
 #include "views/disks.h"
 #include "views/stats.h"
+#include "views/unknown.h"
 
 #define SUB_BITS 6                   /* 64 sub-buckets per octave */
 #define SUB_COUNT (1u << SUB_BITS)
@@ -358,7 +359,7 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
     int n = sorted_disks(st, disks), width[N_COLS];
     double secs = (double)elapsed_ns / 1e9;
     uint64_t lost = loss->ring_dropped + loss->source_lost;
-    char text[N_COLS][48];
+    char text[N_COLS][48], unknown[256];
     const char *cells[N_COLS];
 
     for (int c = 0; c < N_COLS; c++) {
@@ -385,11 +386,13 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
             }
         }
     }
+    unknown[0] = '\0';
+    dm_unknown_append(unknown, sizeof unknown, loss->unknown, "; ");
     dm_text_printf(out,
                    "%" PRIu64 " events in %.3f s; lost %" PRIu64 " (ring full %" PRIu64
-                   ", source %" PRIu64 "); malformed records skipped %" PRIu64 "\n",
+                   ", source %" PRIu64 "); malformed records skipped %" PRIu64 "%s\n",
                    st->count, secs, lost, loss->ring_dropped, loss->source_lost,
-                   loss->malformed);
+                   loss->malformed, unknown);
     if (st->overflow > 0)
         dm_text_printf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
                        st->overflow, MAX_DISKS);

@@ -11,6 +11,7 @@
 #include "output/escape.h"
 #include "output/row.h"
 #include "views/top_render.h"
+#include "views/unknown.h"
 
 #define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
 #define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
@@ -126,7 +127,7 @@ static double ms_of(uint64_t sum_ns, uint64_t n)
 }
 
 static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
-                      uint64_t lost)
+                      uint64_t lost, const uint64_t *unknown)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
     char cache[64] = "";
@@ -152,6 +153,7 @@ static void time_line(char *buf, size_t cap, const struct dm_top_interval *iv,
              per_sec(iv->reads, len), per_sec(iv->writes, len), per_sec(iv->flushes, len),
              per_sec(iv->read_bytes, len) / BYTES_PER_MB,
              per_sec(iv->write_bytes, len) / BYTES_PER_MB, cache, lost);
+    dm_unknown_append(buf, cap, unknown, ", ");
     if (iv->gap) {
         size_t n = strlen(buf);
 
@@ -402,7 +404,7 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
 
     if (screen)
         dm_text_puts(&v->out, VT_HOME);
-    time_line(line, sizeof line, iv, lost);
+    time_line(line, sizeof line, iv, lost, v->unknown);
     if (screen)
         screen_line(v, line, 1);
     else

@@ -36,6 +36,9 @@ struct dm_top_view {
      * says so. */
     int cache_whole_machine;
     int rows, cols;      /* screen: the window, set before each interval */
+    /* Requests a filter could not decide on so far (views/unknown.h), set
+     * before each interval; said on the time line. */
+    uint64_t unknown[DM_FIELD_COUNT];
 };
 
 /* Before the first interval: the csv header row; screen: hide the cursor. */

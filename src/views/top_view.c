@@ -52,6 +52,8 @@ static void top_emit(void *ctx, const struct dm_top_interval *iv)
     if (t->draw.mode == DM_TOP_SCREEN &&
         dm_terminal_size(cfg->out, &t->draw.rows, &t->draw.cols) != 0)
         t->draw.rows = t->draw.cols = 0;
+    if (cfg->unknown != NULL)
+        cfg->unknown(cfg->unknown_ctx, t->draw.unknown);
     dm_top_render(&t->draw, iv, cfg->lost_base + cfg->ring_dropped(cfg->ring_ctx));
     move_drawn(t);
 }

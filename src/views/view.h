@@ -38,6 +38,9 @@ struct dm_loss {
     uint64_t ring_dropped;   /* ring full: the printer could not keep up */
     uint64_t source_lost;    /* lost by the kernel / trace before diskmon */
     uint64_t malformed;      /* records that failed size checks */
+    /* Requests not shown because a filter asked about a field they lack
+     * (core/filter.h), by enum dm_field; not lost, but not shown either. */
+    uint64_t unknown[DM_FIELD_COUNT];
 };
 
 /* Everything a view may be built from: the options that ask for views,
@@ -68,6 +71,10 @@ struct dm_view_config {
     /* Events dropped by the ring so far (may be called from add and tick). */
     uint64_t (*ring_dropped)(const void *ctx);
     const void *ring_ctx;
+    /* Requests of an unknown field a filter did not show so far, by enum
+     * dm_field (core/filter.h; any thread); NULL: none counted. */
+    void (*unknown)(const void *ctx, uint64_t out[DM_FIELD_COUNT]);
+    const void *unknown_ctx;
 };
 
 /* The printer's last call: how the run stopped, on the events' clock. */

@@ -7,11 +7,12 @@
 #      nothing lost; no note about completions that never came. Skipped,
 #      with the reason, when the disk of / cannot be determined.
 #   2. No leftovers: the instance instances/diskmon-PID exists while
-#      diskmon runs and is gone after every way of ending: -n, -t, SIGINT,
+#      diskmon runs and is gone (with its lifetime instance,
+#      diskmon-PID-tasks) after every way of ending: -n, -t, SIGINT,
 #      SIGTERM, SIGHUP, a closed pipe, and an error after it was made
 #      (output to /dev/full; strace sees the instance made and removed).
-#   3. After SIGKILL the instance stays; the next diskmon removes it with a
-#      note; `diskmon --cleanup` removes one and exits 0 without capturing.
+#   3. After SIGKILL the instance stays; the next diskmon removes it (and
+#      its lifetime instance) with a note; `diskmon --cleanup` removes one and exits 0 without capturing.
 #   4. Two diskmons at once on a loop device both see every request.
 #   5. When no instance can be made (tracefs read-only, in a private mount
 #      namespace), diskmon uses perf and says so in one note.
@@ -45,8 +46,10 @@ wait_instance() {
     return 1
 }
 
-no_instance() { # PID WHAT
-    [ -d "$T/instances/diskmon-$1" ] && fail "$2: instance diskmon-$1 left behind"
+no_instance() { # PID WHAT: neither the block instance nor its lifetime one
+    for i in "diskmon-$1" "diskmon-$1-tasks"; do
+        [ -d "$T/instances/$i" ] && fail "$2: instance $i left behind"
+    done
     return 0
 }
 
@@ -166,10 +169,16 @@ wait_instance "$dm" || fail "no instance for the SIGKILL case"
 kill -KILL "$dm"
 wait "$dm" 2>/dev/null
 [ -d "$T/instances/diskmon-$dm" ] || fail "SIGKILL: the instance vanished by itself?"
+tasks_left=0
+[ -d "$T/instances/diskmon-$dm-tasks" ] && tasks_left=1
 "$DISKMON" -d "$name" -t 0.5 >/dev/null 2>"$work/next.err" || fail "next run failed: $(cat "$work/next.err")"
 no_instance "$dm" "the run after SIGKILL"
 grep -q "removed the tracefs instance .*diskmon-$dm left by diskmon process $dm" "$work/next.err" ||
     fail "no note about the stale instance: $(cat "$work/next.err")"
+# The lifetime instance (ftrace_tasks.h), where this kernel has its events.
+[ "$tasks_left" = 0 ] ||
+    grep -q "removed the tracefs instance .*diskmon-$dm-tasks left by diskmon process $dm" \
+        "$work/next.err" || fail "no note about the stale diskmon-$dm-tasks: $(cat "$work/next.err")"
 echo "ok: SIGKILL: the next run removed diskmon-$dm with a note"
 
 "$DISKMON" -d "$name" >/dev/null 2>&1 &

@@ -274,7 +274,62 @@ DM_TEST(cgroup_prefix_by_whole_components)
     }
 }
 
+/* A request whose field a filter asks about is unknown: not shown, and
+ * counted under that field, once per request; a request another filter
+ * turns away is not counted; no filter on the field, nothing counted. */
+DM_TEST(unknown_fields_counted)
+{
+    const char *cg[] = {"--cgroup", "/a", "-d", "sda"};
+    const char *pc[] = {"-p", "4", "--cgroup", "/a"};
+    const char *cm[] = {"-c", "dd"};
+    struct dm_filter f = filter_of(cg, 4), g = filter_of(pc, 4), h = filter_of(cm, 2);
+    struct dm_filter none = filter_of(NULL, 0);
+    struct dm_filter_unknown u;
+    struct dm_event gone = ev_in(""), in_a = ev_in("/a/b"), elsewhere = ev_in("/b");
+    struct dm_event other_disk = ev_of(0, "sdb", DM_REQ_WRITE, 1, "dd", 0);
+    struct dm_event no_pid = ev_of(0, "", DM_REQ_WRITE, 0, "dd", 0);
+    struct dm_event no_comm = ev_of(0, "", DM_REQ_WRITE, 4, NULL, 0);
+    struct dm_event empty_comm = ev_of(0, "", DM_REQ_WRITE, 4, "", 0);
+
+    gone.disk_name = in_a.disk_name = elsewhere.disk_name = "sda";
+    DM_ASSERT(!dm_filter_match(&f, &gone));
+    DM_ASSERT(dm_filter_match(&f, &in_a));
+    DM_ASSERT(!dm_filter_match(&f, &elsewhere));
+    other_disk.cgroup = "";
+    DM_ASSERT(!dm_filter_match(&f, &other_disk)); /* -d says no first */
+    dm_filter_unknown_read(&f, &u);
+    DM_ASSERT_EQ_U64(u.field[DM_FIELD_CGROUP], 1);
+    DM_ASSERT_EQ_U64(u.field[DM_FIELD_PID], 0);
+    DM_ASSERT_EQ_U64(u.requests, 1);
+
+    /* Both fields unknown: one request, counted under each. A known pid
+     * that does not match decides alone. */
+    DM_ASSERT(!dm_filter_match(&g, &no_pid));
+    no_comm.cgroup = "";
+    no_comm.pid = 5;
+    DM_ASSERT(!dm_filter_match(&g, &no_comm));
+    dm_filter_unknown_read(&g, &u);
+    DM_ASSERT_EQ_U64(u.field[DM_FIELD_PID], 1);
+    DM_ASSERT_EQ_U64(u.field[DM_FIELD_CGROUP], 1);
+    DM_ASSERT_EQ_U64(u.requests, 1);
+
+    /* -c: no name, or an empty one, is unknown. */
+    no_comm.pid = 4;
+    DM_ASSERT(!dm_filter_match(&h, &no_comm));
+    DM_ASSERT(!dm_filter_match(&h, &empty_comm));
+    DM_ASSERT(dm_filter_match(&h, &no_pid));
+    dm_filter_unknown_read(&h, &u);
+    DM_ASSERT_EQ_U64(u.field[DM_FIELD_PROCESS], 2);
+    DM_ASSERT_EQ_U64(u.requests, 2);
+
+    /* No filter: shown, nothing to count. */
+    DM_ASSERT(dm_filter_match(&none, &gone));
+    dm_filter_unknown_read(&none, &u);
+    DM_ASSERT_EQ_U64(u.requests, 0);
+}
+
 const struct dmt_case dm_suite_filter[] = {
+    {"unknown_fields_counted", unknown_fields_counted},
     {"cgroup_prefix_by_whole_components", cgroup_prefix_by_whole_components},
     {"no_filter_passes_everything", no_filter_passes_everything},
     {"pass_all_only_without_filters", pass_all_only_without_filters},

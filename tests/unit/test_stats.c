@@ -70,7 +70,7 @@ DM_TEST(percentiles_histogram_bounded_error)
 DM_TEST(summary_table)
 {
     struct dm_stats *st = dm_stats_create(1);
-    struct dm_loss loss = {2, 3, 1};
+    struct dm_loss loss = {2, 3, 1, {0}};
     char text[4096];
     struct dm_text f = {0};
 
@@ -146,7 +146,7 @@ DM_TEST(summary_rounds_like_text)
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dm_stats *st = dm_stats_create(1);
-        struct dm_loss loss = {0, 0, 0};
+        struct dm_loss loss = {0, 0, 0, {0}};
         struct dm_event ev = ev_of(0, DM_REQ_FLUSH, 0, cases[i].ns);
         struct dm_format_opts fo;
         char text[4096], line[DM_LINE_MAX], want[64];
@@ -195,7 +195,7 @@ DM_TEST(disks_by_number_and_name)
     static const uint32_t numbers[] = {0, 64, 128, 3, 64};
     static const char *const names[] = {"", "", "", "sdb", "sdb"};
     struct dm_stats *st = dm_stats_create(1);
-    struct dm_loss loss = {0, 0, 0};
+    struct dm_loss loss = {0, 0, 0, {0}};
     char out[4096];
     struct dm_text f = {0};
 
@@ -255,7 +255,7 @@ DM_TEST(count_only_keeps_no_disks)
 DM_TEST(preflush_write_is_one_write)
 {
     struct dm_stats *st = dm_stats_create(1);
-    struct dm_loss loss = {0, 0, 0};
+    struct dm_loss loss = {0, 0, 0, {0}};
     struct dm_event pre = ev_of(0, DM_REQ_FLUSH, 0, 2000000u);
     struct dm_event commit = ev_of(0, DM_REQ_WRITE, 1024, 3000000u);
     struct dm_event post = ev_of(0, DM_REQ_FLUSH, 0, 1000000u);
