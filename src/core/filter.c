@@ -290,7 +290,7 @@ static int match_fields(const struct dm_filter *f, const struct dm_event *ev,
 }
 
 /* One writer (the source thread): a plain load, a release store. */
-static void count_unknown(struct dm_filter_unknown *u, unsigned fields)
+static void count_unknown(struct dm_filter_unknown_counts *u, unsigned fields)
 {
     for (int i = 0; i < DM_FIELD_COUNT; i++)
         if (fields & (1u << i))
@@ -331,7 +331,7 @@ int dm_filter_match_all(const struct dm_filter *f, const struct dm_event *ev)
     default:
         /* The filter is never defined const (filter.h): the cast only
          * undoes the sink's const view of it. */
-        count_unknown((struct dm_filter_unknown *)&f->unknown, unknown);
+        count_unknown((struct dm_filter_unknown_counts *)&f->unknown, unknown);
         return 0;
     }
 }

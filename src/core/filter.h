@@ -13,6 +13,7 @@
 
 #include "diskmon.h"
 #include "cli/options.h"
+#include "platform/atomics.h"
 
 /*
  * The disks events came from, whatever the filter said, and which -d entries
@@ -46,6 +47,13 @@ struct dm_filter_unknown {
     uint64_t requests;
 };
 
+/* The same counts as the filter keeps them: shared between threads, so each
+ * is a dm_atomic_u64 (platform/atomics.h), whole on every target. */
+struct dm_filter_unknown_counts {
+    dm_atomic_u64 field[DM_FIELD_COUNT];
+    dm_atomic_u64 requests;
+};
+
 struct dm_filter {
     const char *disks[DM_MAX_DISK_FILTERS];
     int n_disks;
@@ -61,7 +69,7 @@ struct dm_filter {
     struct dm_disk_census *census;  /* NULL: not kept */
     /* Written by dm_filter_match although the sink holds the filter
      * const: the one mutable part (a filter is never a const object). */
-    struct dm_filter_unknown unknown;
+    struct dm_filter_unknown_counts unknown;
     /* No filter given (every request, no -d/--flags/-p/-c/-m): dm_filter_match
      * answers yes at once, so the live callback pays one test. */
     int pass_all;
