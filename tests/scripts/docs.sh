@@ -110,10 +110,11 @@ else
 fi
 # Every relative link of the README and of docs/*.md names a file that
 # exists and, for a .md with #anchor, a heading of it (GitHub's anchors:
-# lower case, punctuation dropped, spaces as dashes).
+# lower case, punctuation dropped, spaces as dashes). The glob is taken in
+# the source tree: CTest runs this from the build tree.
 if ! command -v python3 >/dev/null; then
     skip links_resolve "python3 is not installed (apt-get install python3)"
-elif python3 - "$ROOT" README.md docs/*.md >"$TMP/links" 2>&1 <<'PY'; then
+elif (cd "$ROOT" && python3 - "$ROOT" README.md docs/*.md) >"$TMP/links" 2>&1 <<'PY'; then
 import os, re, sys
 os.chdir(sys.argv[1])
 def slug(h):
