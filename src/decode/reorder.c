@@ -12,6 +12,16 @@
  * number, taken at each push, keeps records of equal timestamp in arrival
  * order across streams.
  *
+ * First of all, the lane: one more list, which takes every record no older
+ * than its own last one, whatever its CPU. While the buffers of different
+ * CPUs do not overlap in time (and whenever records come in time order)
+ * every record joins the lane, the heap holds that one stream, and a
+ * release is a list pop and a one-entry "sift"; only a record older than
+ * the lane's last (a buffer that overlaps one delivered before it) goes to
+ * its CPU's list and so into the merge. Any list whose records are in
+ * (timestamp, sequence) order merges correctly, so which list a record
+ * joins changes the work, never the order records come out in.
+ *
  * A record older than the last one held for its stream (the shared stream
  * of CPUs beyond n_cpus mixes several CPUs, and nothing is assumed of a
  * misbehaving one) cannot join the list; it goes to a second heap, of
@@ -53,7 +63,8 @@ struct cpu_stream {
 };
 
 struct dm_reorder {
-    unsigned n_cpus;          /* streams: n_cpus + 1 (the extra one) */
+    unsigned n_cpus;          /* CPU streams: n_cpus + 1 (the extra one); the
+                               * lane is stream n_cpus + 1 */
     unsigned n_seen;          /* of the first n_cpus, how many delivered */
     uint64_t window_ticks;
     size_t max_held;
@@ -172,10 +183,13 @@ static inline void copy_inline(uint8_t *dst, const uint8_t *src, size_t len)
     }
 }
 
-/* Hold slot number slot (filled in) for stream. */
+/* Hold slot number slot (filled in) for stream: in the lane when it is no
+ * older than the lane's last record, else in its CPU's list when no older
+ * than that one's last, else among the strays. */
 static void hold(struct dm_reorder *ro, unsigned stream, uint32_t slot)
 {
-    struct cpu_stream *cs = &ro->cpus[stream];
+    struct cpu_stream *lane = &ro->cpus[ro->n_cpus + 1];
+    struct cpu_stream *cs;
     struct slot *s = &ro->slots[slot];
     struct heap_entry e;
 
@@ -183,6 +197,9 @@ static void hold(struct dm_reorder *ro, unsigned stream, uint32_t slot)
     e.seq = s->seq;
     s->next = NO_SLOT;
     ro->held++;
+    if (lane->head == NO_SLOT || e.timestamp >= ro->slots[lane->tail].rec.timestamp)
+        stream = ro->n_cpus + 1;
+    cs = &ro->cpus[stream];
     if (cs->head == NO_SLOT) {
         cs->head = cs->tail = slot;
         e.index = stream;
@@ -270,16 +287,16 @@ struct dm_reorder *dm_reorder_create(unsigned n_cpus, uint64_t window_ticks,
     ro->window_ticks = window_ticks;
     ro->max_held = max_held;
     ro->strays = malloc(max_held * sizeof *ro->strays);
-    ro->streams = malloc(((size_t)n_cpus + 1) * sizeof *ro->streams);
+    ro->streams = malloc(((size_t)n_cpus + 2) * sizeof *ro->streams);
     ro->slots = calloc(max_held, sizeof *ro->slots);
     ro->free_slots = malloc(max_held * sizeof *ro->free_slots);
-    ro->cpus = calloc((size_t)n_cpus + 1, sizeof *ro->cpus);
+    ro->cpus = calloc((size_t)n_cpus + 2, sizeof *ro->cpus);
     if (ro->strays == NULL || ro->streams == NULL || ro->slots == NULL ||
         ro->free_slots == NULL || ro->cpus == NULL) {
         dm_reorder_destroy(ro);
         return NULL;
     }
-    for (unsigned i = 0; i <= n_cpus; i++)
+    for (unsigned i = 0; i <= n_cpus + 1; i++)
         ro->cpus[i].head = ro->cpus[i].tail = NO_SLOT;
     /* Hand out low slot numbers first: fewer pages touched at low rates. */
     for (size_t i = 0; i < max_held; i++)
