@@ -213,6 +213,13 @@ static const struct dm_option_row *find_row(char *arg, char **value, char *err,
     return row;
 }
 
+int dm_options_read_partition(const struct dm_options *opt)
+{
+    return opt->format != DM_FMT_TEXT || opt->n_disks > 0 ||
+           (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_PARTITION) ||
+           opt->metrics_path != NULL;
+}
+
 int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                      size_t errlen)
 {

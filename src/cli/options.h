@@ -95,6 +95,16 @@ struct dm_options {
 #define DM_TOP_MIN_NS 1000000ull
 
 /*
+ * Whether anything a run of opt does reads an event's partition name: the
+ * csv and json lines print it, a -d value may name a partition (and the
+ * check that each -d value matched something reads it too), --top --by
+ * partition groups by it and --metrics counts per partition. Text lines,
+ * -s, --hist and the other --top rows do not. The sources skip the lookup
+ * when this is 0.
+ */
+int dm_options_read_partition(const struct dm_options *opt);
+
+/*
  * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
  * writing one line (no trailing newline) into err that names the bad
  * argument.

@@ -217,6 +217,11 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec)
     return naming_of(rec->kclass)(kd, kd->rundown, rec, PASS_RUNDOWN);
 }
 
+void dm_kdecoder_name_partitions(struct dm_kdecoder *kd, int on)
+{
+    kd->skip_partitions = !on;
+}
+
 uint64_t dm_kdecoder_replaced(const struct dm_kdecoder *kd)
 {
     uint64_t n = kd->names.threads.replaced + kd->names.processes.replaced +

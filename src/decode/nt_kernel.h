@@ -133,6 +133,14 @@ int dm_kdecode_rundown(struct dm_kdecoder *kd, const struct dm_krecord *rec);
  */
 int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode);
 
+/*
+ * Whether completions name the volume they fall in (ev->partition, from
+ * the LogDisk ranges); on from dm_kdecoder_create(). A source turns it off
+ * when nothing will read the name (dm_options_read_partition), so the
+ * lookup costs nothing then; ev->partition is "" meanwhile.
+ */
+void dm_kdecoder_name_partitions(struct dm_kdecoder *kd, int on);
+
 /* Records that failed size checks so far. */
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);
 /* Live entries (a file's name, a thread's process, an I/O's start) the

@@ -213,8 +213,10 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     ev->disk_name = "";
     ev->process = "";
     ev->file = "";
-    ev->partition = dm_partmap_name(&kd->disk_volumes, ev->disk, ev->byte_offset,
-                                    ev->transfer_size);
+    ev->partition = kd->skip_partitions
+                        ? ""
+                        : dm_partmap_name(&kd->disk_volumes, ev->disk, ev->byte_offset,
+                                          ev->transfer_size);
     ev->cgroup = "";
 
     /* (uint32_t)-1 is ETW's "no thread" (docs/etw.md §2). */

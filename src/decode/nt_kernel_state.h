@@ -138,6 +138,8 @@ struct dm_kdecoder {
 
     struct dm_volumes volumes;
     struct dm_partmap disk_volumes; /* LogDisk: volume byte ranges per disk */
+    int skip_partitions; /* nothing reads ev->partition: leave it ""
+                          * (dm_kdecoder_name_partitions) */
 
     char *scratch; /* SCRATCH_SIZE bytes for UTF-16 -> UTF-8 */
     /* A path being stored (translated, before its copy), or an event's

@@ -160,6 +160,7 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
                  "out of memory for the decoder tables of %s", opt->replay_path);
         return DM_ENOMEM;
     }
+    dm_kdecoder_name_partitions(r->kd, dm_options_read_partition(opt));
     r->file_size = info->file_size;
     r->compressed = (info->log_file_mode & MODE_COMPRESSED) != 0;
     src->lost_events = trace_lost_events(info);

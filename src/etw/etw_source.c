@@ -371,6 +371,7 @@ static int etw_open(struct dm_source *src, const struct dm_options *opt)
                                (uint64_t)qpf.QuadPart);
     if (s->kd == NULL)
         return DM_ENOMEM;
+    dm_kdecoder_name_partitions(s->kd, dm_options_read_partition(opt));
     s->default_pointer_size = os_pointer_size();
 
     rc = dm_etw_session_start(&s->session, opt->force, dm_etw_is_win8_or_later(),

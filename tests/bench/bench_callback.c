@@ -248,6 +248,18 @@ static void warm_ring(struct dm_ring *ring)
     }
 }
 
+/* A decoder as the live source makes one for the default output (text
+ * lines, no -d, --top --by partition or --metrics): nothing reads the
+ * partition then, so it is not looked up (dm_options_read_partition). */
+static struct dm_kdecoder *new_decoder(const struct loaded *l)
+{
+    struct dm_kdecoder *kd = dm_kdecoder_create(l->perf_freq, l->start_ts, l->qpc_freq);
+
+    if (kd != NULL)
+        dm_kdecoder_name_partitions(kd, 0);
+    return kd;
+}
+
 /*
  * One timed pass: records through decode, filter, ring. only_diskio = 0
  * times every record of the trace through a new decoder, whose tables are
@@ -266,8 +278,7 @@ static uint64_t pass(const struct loaded *l, const struct dm_filter *f,
                      struct dm_ring *ring, int only_diskio, uint64_t *timed,
                      uint64_t *emitted)
 {
-    struct dm_kdecoder *kd = dm_kdecoder_create(l->perf_freq, l->start_ts,
-                                                l->qpc_freq);
+    struct dm_kdecoder *kd = new_decoder(l);
     struct dm_event ev;
     uint64_t t0, t1, n, m = 0;
 
@@ -322,7 +333,7 @@ static uint64_t reorder_pass(const struct loaded *l, const struct dm_filter *f,
         l->n_cpus, dm_reorder_window_ticks(l->perf_freq, 1), 65536);
     uint64_t t0, t1;
 
-    c.kd = dm_kdecoder_create(l->perf_freq, l->start_ts, l->qpc_freq);
+    c.kd = new_decoder(l);
     c.f = f;
     c.ring = ring;
     c.emitted = 0;
@@ -385,7 +396,7 @@ static uint64_t reorder_diskio_pass(const struct loaded *l, const struct dm_filt
     struct dm_event ev;
     uint64_t t0 = 0, t1 = 0, span;
 
-    c.kd = dm_kdecoder_create(l->perf_freq, l->start_ts, l->qpc_freq);
+    c.kd = new_decoder(l);
     c.f = f;
     c.ring = ring;
     c.emitted = 0;

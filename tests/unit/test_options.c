@@ -261,6 +261,34 @@ DM_TEST(utc_implies_clock)
     DM_ASSERT(o.utc && o.clock);
 }
 
+/* Which command lines read an event's partition (docs/output.md: the csv
+ * and json lines carry it, -d may name one, --top --by partition groups
+ * by it, --metrics counts per partition; text lines have no such column). */
+DM_TEST(read_partition_only_when_asked)
+{
+    static const struct {
+        const char *args[4];
+        int n, reads;
+    } c[] = {
+        {{0}, 0, 0},
+        {{"-s", "--hist"}, 2, 0},
+        {{"--top"}, 1, 0},
+        {{"--top", "--by", "file"}, 3, 0},
+        {{"-f", "csv"}, 2, 1},
+        {{"-f", "json"}, 2, 1},
+        {{"-d", "0"}, 2, 1},
+        {{"--top", "--by", "partition"}, 3, 1},
+        {{"--metrics", "m.prom"}, 2, 1},
+    };
+    struct dm_options o;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        DM_ASSERT_EQ_INT(parse(&o, err, c[i].args, c[i].n), 0);
+        DM_ASSERT_EQ_INT(dm_options_read_partition(&o), c[i].reads);
+    }
+}
+
 /* The exact one-line messages of a newcomer's findings (findings.sh has
  * the same cases through the executable). */
 DM_TEST(findings_messages)
@@ -399,6 +427,7 @@ DM_TEST(numbers_plain_decimal_only)
 
 const struct dmt_case dm_suite_options[] = {
     {"defaults", defaults},
+    {"read_partition_only_when_asked", read_partition_only_when_asked},
     {"every_option", every_option},
     {"long_equals_and_attached_short", long_equals_and_attached_short},
     {"help_and_version_flags", help_and_version_flags},
