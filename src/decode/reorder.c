@@ -48,13 +48,27 @@ struct heap_entry {
     uint32_t index;
 };
 
+/* 128 bytes on 64-bit builds (48 + 8 + 4 + 64, padded), in an array
+ * aligned to SLOT_ALIGN: two cache lines. A payload longer than
+ * DM_REORDER_INLINE is allocated (rec.payload points at it); a free slot's
+ * rec.payload_len is 0. */
 struct slot {
-    struct dm_krecord rec;    /* rec.payload points at inline_buf or big */
+    struct dm_krecord rec;    /* rec.payload points at inline_buf or its own */
     uint64_t seq;
     uint32_t next;            /* next slot of the stream's list, or NO_SLOT */
-    uint8_t *big;             /* allocated payload, or NULL */
     uint8_t inline_buf[DM_REORDER_INLINE];
 };
+
+_Static_assert(sizeof(void *) != 8 || sizeof(struct slot) == 128,
+               "a slot is two cache lines on 64-bit builds");
+
+/* A cache line (x86-64, ARMv8 cores: 64 bytes). */
+#define SLOT_ALIGN 64u
+
+static int is_big(const struct slot *s)
+{
+    return s->rec.payload_len > DM_REORDER_INLINE;
+}
 
 struct cpu_stream {
     uint64_t newest;          /* newest timestamp this CPU delivered */
@@ -74,7 +88,8 @@ struct dm_reorder {
     struct heap_entry *strays;  /* records out of their stream's order */
     size_t n_strays;
     size_t held;              /* records held in all */
-    struct slot *slots;
+    struct slot *slots;       /* SLOT_ALIGN-aligned, inside slots_mem */
+    void *slots_mem;
     uint32_t *free_slots;     /* stack; n_free of them */
     size_t n_free;
     size_t big_bytes;         /* bytes of all slots' big payloads */
@@ -245,11 +260,11 @@ static int release_oldest(struct dm_reorder *ro, dm_reorder_fn fn, void *ctx)
     ro->held--;
     s = &ro->slots[slot];
     rc = deliver(ro, &s->rec, fn, ctx);
-    if (s->big != NULL) {
+    if (is_big(s)) {
         ro->big_bytes -= s->rec.payload_len;
-        free(s->big);
-        s->big = NULL;
+        free((void *)(uintptr_t)s->rec.payload);
     }
+    s->rec.payload_len = 0;
     ro->free_slots[ro->n_free++] = slot;
     return rc < 0 ? rc : 0;
 }
@@ -288,7 +303,10 @@ struct dm_reorder *dm_reorder_create(unsigned n_cpus, uint64_t window_ticks,
     ro->max_held = max_held;
     ro->strays = malloc(max_held * sizeof *ro->strays);
     ro->streams = malloc(((size_t)n_cpus + 2) * sizeof *ro->streams);
-    ro->slots = calloc(max_held, sizeof *ro->slots);
+    ro->slots_mem = calloc(max_held * sizeof *ro->slots + SLOT_ALIGN, 1);
+    if (ro->slots_mem != NULL)
+        ro->slots = (struct slot *)(void *)((uint8_t *)ro->slots_mem +
+                                            (SLOT_ALIGN - (uintptr_t)ro->slots_mem % SLOT_ALIGN));
     ro->free_slots = malloc(max_held * sizeof *ro->free_slots);
     ro->cpus = calloc((size_t)n_cpus + 2, sizeof *ro->cpus);
     if (ro->strays == NULL || ro->streams == NULL || ro->slots == NULL ||
@@ -309,12 +327,14 @@ void dm_reorder_destroy(struct dm_reorder *ro)
 {
     if (ro == NULL)
         return;
-    /* A free slot's big is NULL (release_oldest), a held one's its own. */
+    /* A free slot's payload_len is 0 (release_oldest): only held ones own
+     * an allocation. */
     for (size_t i = 0; i < ro->max_held && ro->slots != NULL; i++)
-        free(ro->slots[i].big);
+        if (is_big(&ro->slots[i]))
+            free((void *)(uintptr_t)ro->slots[i].rec.payload);
     free(ro->strays);
     free(ro->streams);
-    free(ro->slots);
+    free(ro->slots_mem);
     free(ro->free_slots);
     free(ro->cpus);
     free(ro);
@@ -373,7 +393,6 @@ int dm_reorder_push(struct dm_reorder *ro, unsigned cpu,
     s->seq = ro->seq++;
     s->rec = *rec;
     s->rec.payload_len = len;
-    s->big = big;
     if (big != NULL) {
         s->rec.payload = big;
     } else {

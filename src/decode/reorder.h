@@ -40,8 +40,10 @@
  *
  * Memory: create() allocates max_held slots up front. A slot keeps the
  * dm_krecord and up to DM_REORDER_INLINE payload bytes in place, enough
- * for every DiskIo (52 bytes at most, v3 x64) and Thread (72) record, so the
- * hot path never allocates. Longer payloads (file names, process command
+ * for every DiskIo record (52 bytes at most, v3 x64), so the hot path never
+ * allocates, and a slot is two 64-byte cache lines on 64-bit builds (the
+ * stage's cost follows the lines it writes and reads back). Longer
+ * payloads (Thread records, 72 bytes on x64, file names, process command
  * lines) get their own allocation, and all of those together are capped at
  * DM_REORDER_BIG_BYTES: a push that would pass the cap releases the oldest
  * records first. Memory is so bounded by max_held * (slot size) plus that
@@ -59,7 +61,7 @@
 #include "decode/nt_kernel.h"
 
 /* Payload bytes kept inside a slot; longer payloads are allocated. */
-#define DM_REORDER_INLINE 96u
+#define DM_REORDER_INLINE 64u
 /* Cap on the bytes of all allocated (longer) payloads held at once:
  * 4 MiB is thousands of file-name records (a few hundred bytes each). */
 #define DM_REORDER_BIG_BYTES (4u * 1024u * 1024u)

@@ -78,8 +78,8 @@ static const GUID rt_lost_event_guid = {
 /* Returned by ProcessTrace when our BufferCallback said stop [MS-logfile]. */
 #define DM_WIN_CANCELLED 1223u
 
-/* The most records the reorder stage holds (allocated up front, about 190
- * bytes each: 12 MB). While any CPU is quiet, records wait DM_ETW_HOLD_MS
+/* The most records the reorder stage holds (allocated up front, 128
+ * bytes each on x64, reorder.h: 8 MiB). While any CPU is quiet, records wait DM_ETW_HOLD_MS
  * (250 ms, etw_session.h): 65,536 records cover that hold up to about
  * 260,000 events/s. Past that the oldest record is released early, which
  * costs order only if a record older than it is still in a buffer (under
