@@ -16,7 +16,7 @@
  * than its own last one, whatever its CPU. While the buffers of different
  * CPUs do not overlap in time (and whenever records come in time order)
  * every record joins the lane, the heap holds that one stream, and a
- * release is a list pop and a one-entry "sift"; only a record older than
+ * release is a list pop and a key update; only a record older than
  * the lane's last (a buffer that overlaps one delivered before it) goes to
  * its CPU's list and so into the merge. Any list whose records are in
  * (timestamp, sequence) order merges correctly, so which list a record
@@ -254,7 +254,10 @@ static int release_oldest(struct dm_reorder *ro, dm_reorder_fn fn, void *ctx)
             e.timestamp = ro->slots[cs->head].rec.timestamp;
             e.seq = ro->slots[cs->head].seq;
             e.index = stream;
-            heap_replace_top(ro->streams, ro->n_streams, e);
+            if (ro->n_streams == 1) /* the lane alone, as a rule: no sift */
+                ro->streams[0] = e;
+            else
+                heap_replace_top(ro->streams, ro->n_streams, e);
         }
     }
     ro->held--;
