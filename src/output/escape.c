@@ -359,10 +359,8 @@ static uint64_t term_marks(uint64_t w)
     return bytes_below(w, 0x20) | bytes_equal(w, 0x7F) | (w & HIGHS);
 }
 
-/* The length of the valid UTF-8 sequence at s (of left bytes), 0 if the
- * bytes are not one: no overlong forms, no surrogates, nothing past
- * U+10FFFF (RFC 3629, section 4). */
-static size_t utf8_seq(const unsigned char *s, size_t left)
+/* The strict UTF-8 check of escape.h. */
+size_t dm_utf8_seq(const unsigned char *s, size_t left)
 {
     unsigned char lo = 0x80, hi = 0xBF;
     size_t n;
@@ -420,7 +418,7 @@ char *dm_escape_term(char *p, const char *str, size_t len)
             *p++ = (char)s[i++];
             continue;
         }
-        n = s[i] < 0x80 ? 1 : utf8_seq(s + i, len - i);
+        n = s[i] < 0x80 ? 1 : dm_utf8_seq(s + i, len - i);
         /* U+0080..U+009F: the C1 controls, C2 80..C2 9F in UTF-8. */
         code = n == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0 ? s[i + 1] : s[i];
         if (n == 0 || n == 1 || code != s[i]) {

@@ -34,6 +34,12 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *s, si
  * (the terminating NUL is no continuation byte, so it stops there). */
 size_t dm_utf8_len(const unsigned char *s);
 
+/* The length of the well-formed UTF-8 sequence at s (of left bytes, left
+ * >= 1), 0 if the bytes are not one: no overlong forms, no surrogates,
+ * nothing past U+10FFFF (RFC 3629, section 4). Unlike dm_utf8_len it
+ * needs no NUL after the bytes. */
+size_t dm_utf8_seq(const unsigned char *s, size_t left);
+
 /* The most one byte of a label value becomes: an invalid byte as U+FFFD. */
 #define DM_ESCAPE_LABEL_MAX 3
 
