@@ -68,9 +68,7 @@ struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live,
         return NULL;
     m->disk_index.ids = m->disk_ids;
     m->disk_index.max = DM_METRICS_MAX_DISKS;
-    m->path = path;
-    m->errf = errf;
-    m->live = live;
+    dm_file_out_init(&m->file, path, "the metrics file", live, errf);
     m->top_k = top_k;
     if (!names_init(&m->procs, top_k, CANDIDATES) ||
         !names_init(&m->cgroups, top_k, CGROUP_CANDIDATES)) {

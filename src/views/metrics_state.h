@@ -12,6 +12,7 @@
 #include "diskmon.h"
 #include "views/busy.h"
 #include "views/disks.h"
+#include "views/file_out.h"
 
 /* Disks with series of their own; more are summed into disk="(other)". A
  * machine with more than 64 disks is rare, and each costs about 100
@@ -117,11 +118,7 @@ struct dm_metrics_names {
 };
 
 struct dm_metrics {
-    const char *path;
-    FILE *errf;
-    int live;                /* written each interval: a failure is tried again */
-    uint64_t written;        /* writes that succeeded */
-    char reported[256];      /* the last failure said on errf ("": none) */
+    struct dm_file_out file;  /* FILE, replaced whole at each write */
     unsigned top_k;
     int n_disks;
     int other_disk_used;

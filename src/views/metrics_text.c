@@ -388,31 +388,12 @@ size_t dm_metrics_render(struct dm_metrics *m, const struct dm_metrics_run *run,
 int dm_metrics_write(struct dm_metrics *m, const struct dm_metrics_run *run)
 {
     struct text t;
-    char why[sizeof m->reported];
-    int rc;
 
     render(m, run, dm_wall_ns(), &t);
-    if (t.failed) {
-        rc = DM_ENOMEM;
-        snprintf(why, sizeof why, "%s", dm_strerror(rc));
-    } else {
-        rc = dm_file_replace(m->path, m->text, t.len, why, sizeof why);
-    }
-    if (rc == 0) {
-        m->written++;
-        return 0;
-    }
-    /* Once per reason: a daemon retrying every 15 s says it once, and says
-     * again when the reason changes (the file became a symbolic link). */
-    if (strcmp(why, m->reported) != 0) {
-        memcpy(m->reported, why, sizeof why);
-        dm_writef(m->errf, "diskmon: cannot write the metrics file %s: %s%s\n", m->path, why,
-                  m->live ? " (trying again each interval; reported once)" : "");
-    }
-    return rc;
+    return dm_file_out_write(&m->file, m->text, t.len, t.failed);
 }
 
 uint64_t dm_metrics_written(const struct dm_metrics *m)
 {
-    return m->written;
+    return m->file.written;
 }
