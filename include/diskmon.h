@@ -68,6 +68,10 @@ extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 #define DM_EV_HAS_QUEUE 0x20u    /* queue_ns is meaningful (Linux --queue) */
 #define DM_EV_FILE_CUT 0x40u     /* the path was too long: file is its end */
 #define DM_EV_HAS_PRIORITY 0x80u /* priority is meaningful (Windows) */
+/* The source did not measure the request's duration (an imported trace
+ * without it): duration_ns is 0 and means nothing. The heat map leaves
+ * such requests out and says how many. */
+#define DM_EV_NO_DURATION 0x100u
 
 /*
  * dm_event.req_flags: what the request itself said about how to carry it

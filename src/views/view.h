@@ -56,6 +56,12 @@ struct dm_view_config {
     const char *metrics_path;    /* --metrics FILE; NULL: none */
     unsigned metrics_top;        /* --metrics-top K */
     uint64_t metrics_ns;         /* --interval, for --metrics */
+    const char *heatmap_path;    /* --heatmap FILE.svg; NULL: none */
+    const char *offset_map_path; /* --offset-map FILE.svg; NULL: none */
+    uint64_t heatmap_step_ms;    /* --heatmap-step MS; 0: chosen to fit */
+    uint64_t heat_ns;            /* live: how often the maps are rewritten */
+    const char *source_label;    /* the maps' titles: the trace, or the live disks */
+    uint64_t start_wall_ns;      /* wall clock at time 0, ns since 1970; 0: unknown */
     /* the source */
     int live;                    /* a live capture (ticks come), not a replay */
     const char *source_name;     /* its backend: etw, tracefs, perf, replay */

@@ -1,0 +1,310 @@
+/*
+ * heat_draw.c - heat map panels as SVG (heat_draw.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "output/tz.h"
+#include "views/heat_draw.h"
+
+/* viridis at entries 0, 32, 64, ..., 224 and 255 of matplotlib's table
+ * (heat_draw.h): dark purple for one request, yellow for the most. */
+static const char *const viridis[] = {
+    "#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c",
+    "#28ae80", "#5ec962", "#addc30", "#fde725",
+};
+#define STOPS (int)(sizeof viridis / sizeof viridis[0])
+
+/* Layout in pixels. */
+#define MARGIN_L 84    /* the vertical axis' labels and title */
+#define MARGIN_T 52    /* two title lines */
+#define HEADING 18     /* a panel's disk name */
+#define GAP 14         /* between panels */
+#define MARGIN_B 46    /* the time labels and the axis title */
+#define LEGEND_W 170
+#define PLOT_W 900     /* the plot's width at most: cells of at least 2 px */
+#define EN_DASH "\xE2\x80\x93"
+
+/* The colour classes: class i holds the counts from lo[i] up to lo[i+1] - 1
+ * (the last: up to the largest count), lo spread evenly on a log scale. */
+struct classes {
+    uint64_t lo[STOPS];
+    int n;
+    uint64_t max;
+};
+
+/* x to the power n, in double (no libm: the product of n factors). */
+static double power(double x, int n)
+{
+    double r = 1;
+
+    while (n-- > 0)
+        r *= x;
+    return r;
+}
+
+/* The smallest v with v^STOPS >= max^i: max^(i/STOPS) rounded up. Doubles
+ * hold the powers (max^8 of a 64-bit count is below 1e154). */
+static uint64_t log_step(uint64_t max, int i)
+{
+    double want = power((double)max, i);
+    uint64_t lo = 1, hi = max;
+
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+
+        if (power((double)mid, STOPS) >= want)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static void classes_of(struct classes *c, uint64_t max)
+{
+    c->n = 0;
+    c->max = max;
+    for (int i = 0; i < STOPS && max > 0; i++) {
+        uint64_t lo = i == 0 ? 1 : log_step(max, i);
+
+        if (c->n > 0 && lo <= c->lo[c->n - 1])
+            continue;
+        c->lo[c->n++] = lo;
+    }
+}
+
+static const char *colour_of(const struct classes *c, uint64_t count)
+{
+    int i = c->n - 1;
+
+    while (i > 0 && count < c->lo[i])
+        i--;
+    /* n classes take n stops spread from the first to the last */
+    return viridis[c->n > 1 ? i * (STOPS - 1) / (c->n - 1) : STOPS - 1];
+}
+
+static uint32_t cell_w_of(uint32_t used)
+{
+    uint32_t w = used > 0 ? PLOT_W / used : PLOT_W;
+
+    return w < 2 ? 2 : w;
+}
+
+static void text_at(struct dm_svg *s, int64_t x, int64_t y, const char *anchor, const char *text)
+{
+    dm_svg_open(s, "text");
+    dm_svg_attr_int(s, "x", x);
+    dm_svg_attr_int(s, "y", y);
+    if (anchor != NULL)
+        dm_svg_attr(s, "text-anchor", anchor);
+    dm_svg_text(s, text);
+    dm_svg_close(s);
+}
+
+static void line(struct dm_svg *s, int64_t x1, int64_t y1, int64_t x2, int64_t y2)
+{
+    dm_svg_open(s, "line");
+    dm_svg_attr_int(s, "x1", x1);
+    dm_svg_attr_int(s, "y1", y1);
+    dm_svg_attr_int(s, "x2", x2);
+    dm_svg_attr_int(s, "y2", y2);
+    dm_svg_attr(s, "stroke", "#333");
+    dm_svg_close(s);
+}
+
+/* One non-empty cell: one element with its edges, count and tooltip. */
+static void cell(struct dm_svg *s, const struct dm_heat_map *map, const struct dm_heat_panel *p,
+                 const struct classes *cl, int64_t x, int64_t y, uint32_t col, uint32_t row,
+                 uint64_t count)
+{
+    uint64_t t0 = (uint64_t)col * map->time->step_ms, t1 = t0 + map->time->step_ms, lo, hi;
+    char a[32 + DM_SVG_NUMBER_SLACK], b[sizeof a], c[sizeof a], d[sizeof a];
+
+    p->rows.edges(p->rows.ctx, row, &lo, &hi);
+    dm_svg_open(s, "rect");
+    dm_svg_attr_int(s, "x", x);
+    dm_svg_attr_int(s, "y", y);
+    dm_svg_attr_int(s, "width", cell_w_of(map->time->used));
+    dm_svg_attr_int(s, "height", map->cell_h);
+    dm_svg_attr(s, "fill", colour_of(cl, count));
+    dm_svg_attr_fixed(s, "data-t0", t0, 3);
+    dm_svg_attr_fixed(s, "data-t1", t1, 3);
+    dm_svg_attr_fixed(s, p->rows.attr_lo, lo, p->rows.decimals);
+    dm_svg_attr_fixed(s, p->rows.attr_hi, hi, p->rows.decimals);
+    if (p->disk != NULL)
+        dm_svg_attr(s, "data-disk", p->disk);
+    dm_svg_attr_int(s, "data-count", (int64_t)count);
+    dm_svg_open(s, "title");
+    dm_fixed_text(a, t0, 3);
+    dm_fixed_text(b, t1, 3);
+    dm_fixed_text(c, lo, p->rows.decimals);
+    dm_fixed_text(d, hi, p->rows.decimals);
+    dm_svg_textf(s, "%s" EN_DASH "%s s, %s" EN_DASH "%s %s%s%s: %llu request%s", a, b, c, d,
+                 p->rows.unit, p->disk != NULL ? ", disk " : "", p->disk != NULL ? p->disk : "",
+                 (unsigned long long)count, count == 1 ? "" : "s");
+    dm_svg_close(s);
+    dm_svg_close(s);
+}
+
+/* The time axis under a plot at y: ticks on a 1-2-5 series of whole ms. */
+static void time_axis(struct dm_svg *s, const struct dm_heat_map *map, int64_t y)
+{
+    uint32_t used = map->time->used > 0 ? map->time->used : 1, w = cell_w_of(used);
+    uint64_t span = (uint64_t)used * map->time->step_ms, tick = 1;
+    static const unsigned series[] = {1, 2, 5};
+    char buf[32 + DM_SVG_NUMBER_SLACK];
+
+    line(s, MARGIN_L, y, MARGIN_L + (int64_t)used * w, y);
+    for (uint64_t decade = 1;; decade *= 10) {
+        int found = 0;
+
+        for (int i = 0; i < 3 && !found; i++)
+            if (span / (series[i] * decade) <= 10) {
+                tick = series[i] * decade;
+                found = 1;
+            }
+        if (found)
+            break;
+    }
+    for (uint64_t t = 0; t <= span; t += tick) {
+        int64_t x = MARGIN_L + (int64_t)(t * used * w / span);
+
+        line(s, x, y, x, y + 5);
+        dm_fixed_text_short(buf, t, 3);
+        text_at(s, x, y + 18, "middle", buf);
+    }
+}
+
+static void time_title(struct dm_svg *s, const struct dm_heat_map *map, int64_t x, int64_t y)
+{
+    char buf[160];
+
+    if (map->start_wall_ns != 0) {
+        struct dm_civil c;
+
+        dm_civil_from_seconds((int64_t)(map->start_wall_ns / 1000000000u), &c);
+        snprintf(buf, sizeof buf,
+                 "Time (s since the start, %04d-%02d-%02d %02d:%02d:%02d UTC); column %llu ms",
+                 c.year, c.month, c.day, c.hour, c.minute, c.second,
+                 (unsigned long long)map->time->step_ms);
+    } else {
+        snprintf(buf, sizeof buf, "Time (s since the start); column %llu ms",
+                 (unsigned long long)map->time->step_ms);
+    }
+    text_at(s, x, y, "middle", buf);
+}
+
+static uint64_t largest_count(const struct dm_heat_map *map)
+{
+    uint64_t max = 0;
+
+    for (int k = 0; k < map->n_panels; k++)
+        for (uint32_t col = 0; col < map->time->used; col++)
+            for (uint32_t r = 0; r < map->panels[k].rows.drawn; r++) {
+                uint64_t n = dm_heat_grid_at(map->panels[k].grid, col, r);
+
+                if (n > max)
+                    max = n;
+            }
+    return max;
+}
+
+/* One panel with its top at y; returns its height. */
+static int64_t panel(struct dm_svg *s, const struct dm_heat_map *map,
+                     const struct dm_heat_panel *p, const struct classes *cl, int64_t y)
+{
+    uint32_t used = map->time->used, w = cell_w_of(used), rows = p->rows.drawn;
+    int64_t top = y + (p->disk != NULL ? HEADING : 0), h = (int64_t)rows * map->cell_h;
+    char buf[64 + DM_SVG_NUMBER_SLACK];
+
+    if (p->disk != NULL) {
+        snprintf(buf, sizeof buf, "disk %s", p->disk);
+        text_at(s, MARGIN_L, y + 13, NULL, buf);
+    }
+    dm_svg_open(s, "g");
+    for (uint32_t col = 0; col < used; col++)
+        for (uint32_t r = 0; r < rows; r++) {
+            uint64_t n = dm_heat_grid_at(p->grid, col, r);
+
+            if (n != 0)
+                cell(s, map, p, cl, MARGIN_L + (int64_t)col * w,
+                     top + h - (int64_t)(r + 1) * map->cell_h, col, r, n);
+        }
+    dm_svg_close(s);
+    line(s, MARGIN_L, top, MARGIN_L, top + h);
+    for (uint32_t r = 0; r < rows; r++)
+        if (p->rows.label(p->rows.ctx, r, buf, sizeof buf)) {
+            int64_t yr = top + h - (int64_t)r * map->cell_h;
+
+            line(s, MARGIN_L - 5, yr, MARGIN_L, yr);
+            text_at(s, MARGIN_L - 8, yr + 4, "end", buf);
+        }
+    return (p->disk != NULL ? HEADING : 0) + h;
+}
+
+static void legend(struct dm_svg *s, const struct classes *cl, int64_t x, int64_t y)
+{
+    char buf[64];
+
+    text_at(s, x, y, NULL, "requests per cell");
+    for (int i = 0; i < cl->n; i++) {
+        uint64_t hi = i + 1 < cl->n ? cl->lo[i + 1] - 1 : cl->max;
+        int64_t yi = y + 10 + (int64_t)(cl->n - 1 - i) * 18;
+
+        dm_svg_open(s, "rect");
+        dm_svg_attr_int(s, "x", x);
+        dm_svg_attr_int(s, "y", yi);
+        dm_svg_attr_int(s, "width", 16);
+        dm_svg_attr_int(s, "height", 14);
+        dm_svg_attr(s, "fill", colour_of(cl, cl->lo[i]));
+        dm_svg_close(s);
+        if (hi == cl->lo[i])
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)hi);
+        else
+            snprintf(buf, sizeof buf, "%llu" EN_DASH "%llu", (unsigned long long)cl->lo[i],
+                     (unsigned long long)hi);
+        text_at(s, x + 22, yi + 12, NULL, buf);
+    }
+    if (cl->n == 0)
+        text_at(s, x, y + 20, NULL, "(no requests)");
+}
+
+void dm_heat_draw(struct dm_svg *s, const struct dm_heat_map *map, int xml_decl)
+{
+    uint32_t used = map->time->used > 0 ? map->time->used : 1, w = cell_w_of(used);
+    int64_t plot_w = (int64_t)used * w, height = MARGIN_T + MARGIN_B, y = MARGIN_T;
+    struct classes cl;
+
+    for (int k = 0; k < map->n_panels; k++)
+        height += (map->panels[k].disk != NULL ? HEADING : 0) +
+                  (int64_t)map->panels[k].rows.drawn * map->cell_h + (k > 0 ? GAP : 0);
+    if (height < MARGIN_T + MARGIN_B + 9 * 18 + 20)
+        height = MARGIN_T + MARGIN_B + 9 * 18 + 20; /* room for the legend */
+    classes_of(&cl, largest_count(map));
+    dm_svg_begin(s, xml_decl, MARGIN_L + plot_w + 24 + LEGEND_W, height);
+    dm_svg_attr(s, "font-family", "sans-serif");
+    dm_svg_attr(s, "font-size", "12");
+    dm_svg_element(s, "rect", NULL, "width", "100%", "height", "100%", "fill", "#fff", NULL);
+    dm_svg_element(s, "text", map->title, "x", "8", "y", "18", "font-size", "15",
+                   "font-weight", "bold", NULL);
+    dm_svg_element(s, "text", map->subtitle, "x", "8", "y", "36", NULL);
+    for (int k = 0; k < map->n_panels; k++) {
+        if (k > 0)
+            y += GAP;
+        y += panel(s, map, &map->panels[k], &cl, y);
+    }
+    time_axis(s, map, y);
+    time_title(s, map, MARGIN_L + plot_w / 2, y + 36);
+    if (map->n_panels > 0) {
+        dm_svg_open(s, "text");
+        dm_svg_attr(s, "transform", "rotate(-90)");
+        dm_svg_attr_int(s, "x", -(MARGIN_T + (y - MARGIN_T) / 2));
+        dm_svg_attr_int(s, "y", 14);
+        dm_svg_attr(s, "text-anchor", "middle");
+        dm_svg_text(s, map->panels[0].rows.axis);
+        dm_svg_close(s);
+    }
+    legend(s, &cl, MARGIN_L + plot_w + 24, MARGIN_T + 10);
+    dm_svg_end(s);
+}

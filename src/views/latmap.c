@@ -1,0 +1,174 @@
+/*
+ * latmap.c - the latency heat map (latmap.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "views/heat_draw.h"
+#include "views/heatgrid.h"
+#include "views/latmap.h"
+
+#define NS_PER_US 1000u
+#define FIRST_EDGE_US 10u     /* row 0 is [0, 10 us) */
+#define ROWS_PER_DECADE 10u
+#define DECADES 9u            /* 10 us .. 10^10 us */
+
+/* 10^(k/10) for k = 0..9, to four significant digits (times 1000). */
+static const uint32_t mantissa[ROWS_PER_DECADE] = {
+    1000, 1259, 1585, 1995, 2512, 3162, 3981, 5012, 6310, 7943,
+};
+
+struct dm_latmap {
+    struct dm_heat_time time;
+    struct dm_heat_grid grid;
+    uint64_t lower_us[DM_LAT_ROWS]; /* each row's lower edge */
+    uint64_t max_ns;              /* the largest duration drawn */
+    uint64_t no_duration;
+};
+
+static void lower_edges(uint64_t *lower)
+{
+    uint64_t decade = FIRST_EDGE_US; /* 10^(d + 1) us */
+
+    lower[0] = 0;
+    for (uint32_t d = 0; d <= DECADES; d++, decade *= 10)
+        for (uint32_t k = 0; k < ROWS_PER_DECADE && 1 + d * ROWS_PER_DECADE + k < DM_LAT_ROWS; k++)
+            lower[1 + d * ROWS_PER_DECADE + k] = (mantissa[k] * decade + 500) / 1000;
+}
+
+struct dm_latmap *dm_latmap_create(uint64_t step_ms)
+{
+    struct dm_latmap *m = calloc(1, sizeof *m);
+
+    if (m == NULL)
+        return NULL;
+    if (dm_heat_grid_init(&m->grid, DM_HEAT_COLS, DM_LAT_ROWS) != 0) {
+        free(m);
+        return NULL;
+    }
+    dm_heat_time_init(&m->time, DM_HEAT_COLS, step_ms != 0 ? step_ms : DM_HEAT_FIRST_STEP_MS);
+    lower_edges(m->lower_us);
+    return m;
+}
+
+void dm_latmap_destroy(struct dm_latmap *m)
+{
+    if (m == NULL)
+        return;
+    dm_heat_grid_free(&m->grid);
+    free(m);
+}
+
+uint32_t dm_latmap_row(uint64_t d)
+{
+    static uint64_t lower_ns[DM_LAT_ROWS];
+    uint32_t lo = 0, hi = DM_LAT_ROWS - 1;
+
+    if (lower_ns[DM_LAT_ROWS - 1] == 0) { /* once: the same table every time */
+        uint64_t us[DM_LAT_ROWS];
+
+        lower_edges(us);
+        for (uint32_t r = 0; r < DM_LAT_ROWS; r++)
+            lower_ns[r] = us[r] * NS_PER_US;
+    }
+    /* the last row whose lower edge is at most d */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+
+        if (lower_ns[mid] <= d)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+void dm_latmap_add(struct dm_latmap *m, const struct dm_event *ev)
+{
+    uint32_t col;
+
+    if (ev->flags & DM_EV_NO_DURATION) {
+        m->no_duration++;
+        return;
+    }
+    for (unsigned k = dm_heat_time_place(&m->time, ev->time_ns, &col); k > 0; k--)
+        dm_heat_grid_halve(&m->grid, m->time.cols);
+    dm_heat_grid_add(&m->grid, col, dm_latmap_row(ev->duration_ns));
+    if (ev->duration_ns > m->max_ns)
+        m->max_ns = ev->duration_ns;
+}
+
+uint64_t dm_latmap_drawn(const struct dm_latmap *m)
+{
+    return m->grid.total;
+}
+
+uint64_t dm_latmap_no_duration(const struct dm_latmap *m)
+{
+    return m->no_duration;
+}
+
+static void edges(const void *ctx, uint32_t row, uint64_t *lo, uint64_t *hi)
+{
+    const struct dm_latmap *m = ctx;
+
+    *lo = m->lower_us[row];
+    if (row + 1 < DM_LAT_ROWS)
+        *hi = m->lower_us[row + 1];
+    else /* the top row: up to the largest latency, which it includes */
+        *hi = (m->max_ns + NS_PER_US - 1) / NS_PER_US;
+}
+
+/* The decades (0.01 ms, 0.1 ms, 1 ms, ...) and 0 get a label, in ms. */
+static int label(const void *ctx, uint32_t row, char *buf, size_t cap)
+{
+    const struct dm_latmap *m = ctx;
+
+    if (row != 0 && (row - 1) % ROWS_PER_DECADE != 0)
+        return 0;
+    if (cap >= 32 + DM_SVG_NUMBER_SLACK)
+        dm_fixed_text_short(buf, m->lower_us[row], 3);
+    return 1;
+}
+
+void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
+                    const char *source, uint64_t start_wall_ns)
+{
+    char title[512], sub[512];
+    struct dm_heat_panel panel;
+    struct dm_heat_map map;
+    uint32_t top = m->grid.total > 0 ? dm_latmap_row(m->max_ns) + 1 : 1;
+    int n;
+
+    snprintf(title, sizeof title, "diskmon latency heat map: %s", source);
+    n = snprintf(sub, sizeof sub, "%llu request%s drawn", (unsigned long long)m->grid.total,
+                 m->grid.total == 1 ? "" : "s");
+    if (m->no_duration > 0 && n > 0 && (size_t)n < sizeof sub)
+        n += snprintf(sub + n, sizeof sub - (size_t)n, "; %llu without a duration not drawn",
+                      (unsigned long long)m->no_duration);
+    if (m->time.doublings > 0 && n > 0 && (size_t)n < sizeof sub)
+        snprintf(sub + n, sizeof sub - (size_t)n,
+                 "; columns merged: the step doubled %u time%s to %llu ms to stay within "
+                 "%u columns",
+                 m->time.doublings, m->time.doublings == 1 ? "" : "s",
+                 (unsigned long long)m->time.step_ms, m->time.cols);
+    panel.grid = &m->grid;
+    panel.disk = NULL;
+    panel.rows.drawn = top;
+    panel.rows.edges = edges;
+    panel.rows.ctx = m;
+    panel.rows.attr_lo = "data-lat0";
+    panel.rows.attr_hi = "data-lat1";
+    panel.rows.decimals = 3;
+    panel.rows.unit = "ms";
+    panel.rows.label = label;
+    panel.rows.axis = "Latency (ms, log scale, 10 rows per decade)";
+    map.title = title;
+    map.subtitle = sub;
+    map.time = &m->time;
+    map.panels = &panel;
+    map.n_panels = 1;
+    map.start_wall_ns = start_wall_ns;
+    map.cell_h = 6;
+    dm_heat_draw(s, &map, xml_decl);
+}
