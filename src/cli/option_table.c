@@ -223,7 +223,7 @@ static int one_cgroup(struct dm_options *opt, char *tok, const struct dm_opt_arg
 }
 
 
-/* -r, -o and --metrics: a file name, never empty. */
+/* -r, -o, --metrics and the pictures: a file name, never empty. */
 static int file_name(const struct dm_opt_arg *arg, const char **to)
 {
     if (arg->value[0] == '\0')
@@ -408,6 +408,42 @@ static int on_metrics_top(struct dm_options *opt, const struct dm_opt_arg *arg)
     return 0;
 }
 
+/* --heatmap, --offset-map, --report: a file name, once each. */
+static int picture_file(const struct dm_opt_arg *arg, const char **to)
+{
+    if (*to != NULL)
+        return refuse(arg, "%s given twice (%s and %s): one file each", arg->shown, *to,
+                      arg->value);
+    return file_name(arg, to);
+}
+
+static int on_heatmap(struct dm_options *opt, const struct dm_opt_arg *arg)
+{
+    return picture_file(arg, &opt->heatmap_path);
+}
+
+static int on_offset_map(struct dm_options *opt, const struct dm_opt_arg *arg)
+{
+    return picture_file(arg, &opt->offset_map_path);
+}
+
+static int on_report(struct dm_options *opt, const struct dm_opt_arg *arg)
+{
+    return picture_file(arg, &opt->report_path);
+}
+
+/* Whole milliseconds above 0, at most a day. */
+static int on_heatmap_step(struct dm_options *opt, const struct dm_opt_arg *arg)
+{
+    uint64_t v;
+
+    if (parse_u64(arg->value, &v) != 0 || v == 0 || v > DM_HEATMAP_STEP_MAX_MS)
+        return refuse(arg, "bad step '%s' for %s (whole milliseconds above 0, at most %llu)",
+                      arg->value, arg->shown, (unsigned long long)DM_HEATMAP_STEP_MAX_MS);
+    opt->heatmap_step_ms = v;
+    return 0;
+}
+
 /* --- the table --------------------------------------------------------------
  * In --help's order; a row with a heading starts a section. The help text
  * is --help's, line for line (the text column starts at column 25). */
@@ -504,6 +540,23 @@ const struct dm_option_row dm_option_rows[] = {
              "series of their own (default 20); the rest are\n"
              "summed as (other), one per disk",
      .handle = on_metrics_top},
+    {.long_name = "heatmap", .value = "FILE",
+     .help = "latency heat map (SVG): time across, latency up on\n"
+             "a log scale, colour = requests per cell; live,\n"
+             "replaced every 10 s (or the --interval); FILE as\n"
+             "for --metrics",
+     .handle = on_heatmap},
+    {.long_name = "offset-map", .value = "FILE",
+     .help = "byte offset over time (SVG), one panel per disk", .handle = on_offset_map},
+    {.long_name = "report", .value = "FILE",
+     .help = "one self-contained HTML page: the source, the -s\n"
+             "table, --hist as bars, both maps, throughput over\n"
+             "time, top processes and files; no network needed",
+     .handle = on_report},
+    {.long_name = "heatmap-step", .value = "MS",
+     .help = "the maps' column width in whole ms (default: 1 ms,\n"
+             "doubled to keep at most 300 columns)",
+     .handle = on_heatmap_step},
     {.short_name = 'h', .long_name = "help", .with_self_test = 1, .help = "this help",
      FLAG(show_help)},
     {.short_name = 'V', .long_name = "version", .with_self_test = 1,

@@ -127,6 +127,10 @@ int dm_options_help(FILE *out)
  * (options.h). */
 static int check_metrics(struct dm_options *opt, char *err, size_t errlen)
 {
+    if (opt->heatmap_step_ms != 0 && opt->heatmap_path == NULL &&
+        opt->offset_map_path == NULL && opt->report_path == NULL)
+        return dm_opt_fail(err, errlen, "--heatmap-step sets the columns of --heatmap, "
+                           "--offset-map or --report: add one of them");
     if (opt->metrics_top_given && opt->metrics_path == NULL)
         return dm_opt_fail(err, errlen, "--metrics-top picks the processes of --metrics: add "
                            "--metrics FILE");

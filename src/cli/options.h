@@ -58,6 +58,11 @@ struct dm_options {
     unsigned metrics_top;         /* --metrics-top K: names with own series */
     int metrics_top_given;        /* --metrics-top was on the command line */
     int top_sec_given;            /* --top had its SEC */
+    /* the pictures (views/pictures_view.c); NULL: none */
+    const char *heatmap_path;     /* --heatmap FILE.svg */
+    const char *offset_map_path;  /* --offset-map FILE.svg */
+    const char *report_path;      /* --report FILE.html (views/report.h) */
+    uint64_t heatmap_step_ms;     /* --heatmap-step MS; 0: chosen to fit */
     int format_given;             /* -f was on the command line */
     /* live session control (Windows) */
     int force;                    /* --force: stop an existing NT Kernel Logger */
@@ -86,6 +91,9 @@ struct dm_options {
 /* The most --metrics-top may ask for: each name is 8 series, and a fleet's
  * Prometheus keeps every one of them for weeks. */
 #define DM_METRICS_TOP_MAX 1000
+
+/* The widest --heatmap-step: a day, as --top's interval. */
+#define DM_HEATMAP_STEP_MAX_MS 86400000ull
 
 /* The longest --top interval: a day. It keeps the exact figures of
  * --top's csv/json within 64-bit arithmetic (top_render.c). */
