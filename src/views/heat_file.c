@@ -1,6 +1,7 @@
 /*
  * heat_file.c - a picture view's file, live and at the end (heat_file.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "views/heat_file.h"
@@ -52,4 +53,74 @@ int dm_heat_file_finish(struct dm_heat_file *f)
 void dm_heat_file_free(struct dm_heat_file *f)
 {
     dm_text_free(&f->text);
+}
+
+/* ---- the map views ------------------------------------------------------------ */
+
+struct map_view {
+    const struct dm_map_kind *kind;
+    void *map;
+    struct dm_heat_file file;
+    const struct dm_view_config *cfg;
+};
+
+static void map_render(void *state, struct dm_text *t)
+{
+    struct map_view *mv = state;
+    struct dm_svg s;
+
+    dm_svg_init(&s, t);
+    mv->kind->draw(mv->map, &s, 1, mv->cfg->source_label, mv->cfg->start_wall_ns);
+}
+
+int dm_map_view_create(const struct dm_map_kind *kind, const struct dm_view_config *cfg,
+                       void **view)
+{
+    const char *path = kind->path(cfg);
+    struct map_view *mv;
+
+    *view = NULL;
+    if (path == NULL)
+        return 0;
+    mv = calloc(1, sizeof *mv);
+    if (mv == NULL)
+        return DM_ENOMEM;
+    mv->map = kind->create(cfg->heatmap_step_ms);
+    if (mv->map == NULL) {
+        free(mv);
+        return DM_ENOMEM;
+    }
+    mv->kind = kind;
+    mv->cfg = cfg;
+    dm_heat_file_init(&mv->file, cfg, path, kind->what, map_render, mv);
+    *view = mv;
+    return 0;
+}
+
+void dm_map_view_add(void *view, const struct dm_event *ev, size_t n)
+{
+    struct map_view *mv = view;
+
+    for (size_t i = 0; i < n; i++)
+        mv->kind->add(mv->map, &ev[i]);
+}
+
+uint64_t dm_map_view_tick(void *view, uint64_t now_ns)
+{
+    return dm_heat_file_tick(&((struct map_view *)view)->file, now_ns);
+}
+
+int dm_map_view_finish(void *view, const struct dm_view_end *end)
+{
+    (void)end;
+    return dm_heat_file_finish(&((struct map_view *)view)->file);
+}
+
+void dm_map_view_destroy(void *view)
+{
+    struct map_view *mv = view;
+
+    dm_heat_file_free(&mv->file);
+    mv->kind->destroy(mv->map);
+    free(mv);
 }

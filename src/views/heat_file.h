@@ -8,6 +8,7 @@
 #ifndef DM_HEAT_FILE_H
 #define DM_HEAT_FILE_H
 
+#include "output/svg.h"
 #include "views/file_out.h"
 #include "views/view.h"
 
@@ -37,5 +38,26 @@ uint64_t dm_heat_file_tick(struct dm_heat_file *f, uint64_t now_ns);
 int dm_heat_file_finish(struct dm_heat_file *f);
 
 void dm_heat_file_free(struct dm_heat_file *f);
+
+/*
+ * A map view (--heatmap, --offset-map) is its kind of map and the ops
+ * below: the view's file holds only its kind and its create.
+ */
+struct dm_map_kind {
+    const char *what;            /* "the heat map", for the messages */
+    const char *(*path)(const struct dm_view_config *cfg); /* NULL: not asked for */
+    void *(*create)(uint64_t step_ms);                     /* NULL: out of memory */
+    void (*add)(void *map, const struct dm_event *ev);
+    void (*draw)(const void *map, struct dm_svg *s, int xml_decl, const char *source,
+                 uint64_t start_wall_ns);
+    void (*destroy)(void *map);
+};
+
+int dm_map_view_create(const struct dm_map_kind *kind, const struct dm_view_config *cfg,
+                       void **view);
+void dm_map_view_add(void *view, const struct dm_event *ev, size_t n);
+uint64_t dm_map_view_tick(void *view, uint64_t now_ns);
+int dm_map_view_finish(void *view, const struct dm_view_end *end);
+void dm_map_view_destroy(void *view);
 
 #endif /* DM_HEAT_FILE_H */

@@ -119,12 +119,13 @@ static void edges(const void *ctx, uint32_t row, uint64_t *lo, uint64_t *hi)
         *hi = (m->max_ns + NS_PER_US - 1) / NS_PER_US;
 }
 
-/* The decades (0.01 ms, 0.1 ms, 1 ms, ...) and 0 get a label, in ms. */
+/* The decades (0.01 ms, 0.1 ms, 1 ms, ...) get a label, in ms; row 0's
+ * lower edge (0) would sit on 0.01's, so the axis title says it. */
 static int label(const void *ctx, uint32_t row, char *buf, size_t cap)
 {
     const struct dm_latmap *m = ctx;
 
-    if (row != 0 && (row - 1) % ROWS_PER_DECADE != 0)
+    if (row == 0 || (row - 1) % ROWS_PER_DECADE != 0)
         return 0;
     if (cap >= 32 + DM_SVG_NUMBER_SLACK)
         dm_fixed_text_short(buf, m->lower_us[row], 3);
@@ -162,7 +163,7 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     panel.rows.decimals = 3;
     panel.rows.unit = "ms";
     panel.rows.label = label;
-    panel.rows.axis = "Latency (ms, log scale, 10 rows per decade)";
+    panel.rows.axis = "Latency (ms, log scale, 10 rows per decade; bottom row from 0)";
     map.title = title;
     map.subtitle = sub;
     map.time = &m->time;

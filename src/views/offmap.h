@@ -1,0 +1,47 @@
+/*
+ * offmap.h - the offset map's counts (--offset-map, and the report's
+ * copy): time columns (heatgrid.h, shared by every disk) by byte-offset
+ * rows, one panel per disk, drawn by heat_draw.h. Reads, writes, flushes
+ * and discards alike (--op draws one kind: the filter runs before the
+ * views, as for the event lines).
+ *
+ * Rows are linear, DM_OFF_ROWS of them per disk, each a power of two of
+ * bytes high: [r * h, (r + 1) * h) in whole bytes. h starts at
+ * DM_OFF_FIRST_ROW_BYTES and doubles (neighbouring rows merge) when a
+ * request starts past the last row, so the rows reach from 0 to the
+ * largest offset seen. A request is in the row of its byte offset (the
+ * json rows' "offset"). No source tells diskmon a disk's size yet, so the
+ * rows end at the largest offset seen rather than at the disk's end.
+ *
+ * Memory: DM_HEAT_COLS x DM_OFF_ROWS counts of 8 bytes per disk (153,600
+ * bytes), for at most DM_OFF_DISKS disks (1.2 MiB); requests on further
+ * disks are counted and said in the title, not drawn.
+ */
+#ifndef DM_OFFMAP_H
+#define DM_OFFMAP_H
+
+#include <stdint.h>
+
+#include "diskmon.h"
+#include "output/svg.h"
+
+#define DM_OFF_ROWS 64u
+#define DM_OFF_DISKS 8
+#define DM_OFF_FIRST_ROW_BYTES (1ull << 20) /* 1 MiB: 64 MiB before the first doubling */
+
+struct dm_offmap;
+
+/* step_ms 0: chosen to fit (latmap.h). NULL when out of memory. */
+struct dm_offmap *dm_offmap_create(uint64_t step_ms);
+void dm_offmap_destroy(struct dm_offmap *m);
+
+/* Count one request; a disk past DM_OFF_DISKS, or whose grid could not
+ * be made, is counted as not drawn. */
+void dm_offmap_add(struct dm_offmap *m, const struct dm_event *ev);
+
+void dm_offmap_draw(const struct dm_offmap *m, struct dm_svg *s, int xml_decl,
+                    const char *source, uint64_t start_wall_ns);
+
+uint64_t dm_offmap_drawn(const struct dm_offmap *m);
+
+#endif /* DM_OFFMAP_H */
