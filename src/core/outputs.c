@@ -25,7 +25,48 @@ static int same(const char *a, const char *b)
     return a != NULL && b != NULL && dm_file_same(a, b);
 }
 
+static int metrics_check(const struct dm_options *opt, FILE *out, FILE *errf);
+
+/* A file a view replaces (--heatmap, --offset-map): a regular file or a
+ * new name, not the trace, not the event lines, not another view's file. */
+static int picture_check(const struct dm_options *opt, FILE *out, FILE *errf,
+                         const char *option, const char *path)
+{
+    const char *what = path != NULL ? dm_file_not_replaceable(path) : NULL;
+    const char *others[] = {opt->replay_path, opt->output_path, opt->metrics_path,
+                            opt->heatmap_path, opt->offset_map_path};
+
+    if (path == NULL)
+        return 0;
+    if (what != NULL) {
+        dm_writef(errf, "diskmon: %s %s is %s: not replacing it (%s writes a regular "
+                        "file: name one, or a new name)\n", option, path, what, option);
+        return DM_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (others[i] != path && same(others[i], path)) {
+            dm_writef(errf, "diskmon: %s %s is also the file of another option: not "
+                            "overwriting it (name another file)\n", option, path);
+            return DM_EXIT_USAGE;
+        }
+    if (stream_is(out, path)) {
+        dm_writef(errf, "diskmon: standard output is the %s file %s (redirect it elsewhere, "
+                        "or use -o)\n", option, path);
+        return DM_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int dm_outputs_check(const struct dm_options *opt, FILE *out, FILE *errf)
+{
+    if (picture_check(opt, out, errf, "--heatmap", opt->heatmap_path) != 0 ||
+        picture_check(opt, out, errf, "--offset-map", opt->offset_map_path) != 0)
+        return DM_EXIT_USAGE;
+    return metrics_check(opt, out, errf);
+}
+
+/* -r, -o and --metrics. */
+static int metrics_check(const struct dm_options *opt, FILE *out, FILE *errf)
 {
     const char *in = opt->replay_path, *metrics = opt->metrics_path;
     const char *what = metrics != NULL ? dm_file_not_replaceable(metrics) : NULL;

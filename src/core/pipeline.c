@@ -65,6 +65,7 @@ struct run {
     struct dm_sink sink;
     struct dm_printer printer;
     struct dm_view_config view_cfg; /* the views keep a pointer to it */
+    char source_label[512];         /* view_cfg.source_label */
     struct source_thread st;
 };
 
@@ -115,6 +116,24 @@ static void filter_unknown(const void *filter, uint64_t out[DM_FIELD_COUNT])
     memcpy(out, u.field, sizeof u.field);
 }
 
+/* How often the maps are rewritten live without --interval or --top. */
+#define HEAT_DEFAULT_NS (10ull * 1000000000ull)
+
+/* The input as the maps' titles name it: the trace, or the live disks
+ * (the -d filter as typed). */
+static void source_label(char *buf, size_t cap, const struct dm_options *opt)
+{
+    size_t n;
+
+    if (opt->replay_path != NULL) {
+        snprintf(buf, cap, "%s", opt->replay_path);
+        return;
+    }
+    n = (size_t)snprintf(buf, cap, "live, %s", opt->n_disks > 0 ? "disks" : "all disks");
+    for (int i = 0; i < opt->n_disks && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i > 0 ? "," : " ", opt->disks[i]);
+}
+
 /* What the views are built from: the options, the source, the printer. */
 static void view_config(struct dm_view_config *cfg, const struct dm_options *opt,
                         const struct dm_source *src, struct dm_printer *p, FILE *errf)
@@ -128,6 +147,13 @@ static void view_config(struct dm_view_config *cfg, const struct dm_options *opt
     cfg->metrics_path = opt->metrics_path;
     cfg->metrics_top = opt->metrics_top;
     cfg->metrics_ns = opt->metrics_ns;
+    cfg->heatmap_path = opt->heatmap_path;
+    cfg->offset_map_path = opt->offset_map_path;
+    cfg->heatmap_step_ms = opt->heatmap_step_ms;
+    cfg->heat_ns = opt->metrics_path != NULL ? opt->metrics_ns
+                   : opt->top_ns != 0        ? opt->top_ns
+                                             : HEAT_DEFAULT_NS;
+    cfg->start_wall_ns = src->start_wall_ns;
     cfg->live = src->is_live;
     cfg->source_name = src->backend != NULL ? src->backend : src->ops->name;
     cfg->lost_base = src->lost_events;
@@ -151,6 +177,8 @@ static int setup_views(struct run *run, const struct dm_options *opt,
     run->view_cfg.requests_filtered = !run->filter.pass_all;
     run->view_cfg.unknown = filter_unknown;
     run->view_cfg.unknown_ctx = &run->filter;
+    source_label(run->source_label, sizeof run->source_label, opt);
+    run->view_cfg.source_label = run->source_label;
     p->live = src->is_live;
     p->no_lines = opt->metrics_path != NULL && opt->output_path == NULL &&
                   !opt->format_given && opt->top_ns == 0;

@@ -42,10 +42,13 @@
  *
  * Usage: gen_etl [--ios N] [--processes N] [--threads N] [--files N]
  *                [--open N] [--cpus N] [--seed N] [--compressed] [--buffer-size N]
- *                [--names N] [--name-pool K] [--expect FILE] OUT.etl
+ *                [--names N] [--name-pool K] [--stretch K] [--expect FILE] OUT.etl
  * Defaults: 1000000 I/Os, 200 processes of 4 threads, a distinct file per
  * 10 I/Os with 512 open at a time, 4 CPUs, seed 1, 64 KiB buffers (the
  * records of a CPU fill --buffer-size bytes before the next buffer).
+ * --stretch K makes every gap between records K times longer (ticks of
+ * 100 ns: the default trace spans about 4 s per million requests), for
+ * traces that span hours and latencies of milliseconds to seconds.
  * A test program, not part of diskmon.
  */
 #include <inttypes.h>
@@ -349,9 +352,11 @@ static uint64_t below(uint64_t n)
 
 /* The next record's time: strictly after the previous one, so that every
  * record has its own timestamp and the merged order is the generated one. */
+static uint64_t stretch = 1;  /* --stretch K: every gap K times longer */
+
 static uint64_t tick(void)
 {
-    now += 1 + below(20);
+    now += (1 + below(20)) * stretch;
     return now;
 }
 
@@ -686,13 +691,18 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--name-pool") == 0) name_pool = arg_u64(a, v), i++;
         else if (strcmp(a, "--compressed") == 0) compressed = 1;
         else if (strcmp(a, "--buffer-size") == 0) buf_size = (size_t)arg_u64(a, v), i++;
+        else if (strcmp(a, "--stretch") == 0) stretch = arg_u64(a, v), i++;
         else if (a[0] == '-' || path != NULL) {
             fprintf(stderr, "usage: gen_etl [--ios N] [--processes N] [--threads N] "
                             "[--files N] [--open N] [--cpus N] [--seed N] "
                             "[--compressed] [--buffer-size N] [--names N] [--name-pool K] "
-                            "[--expect FILE] OUT.etl\n");
+                            "[--stretch K] [--expect FILE] OUT.etl\n");
             return 2;
         } else path = a;
+    }
+    if (stretch == 0) {
+        fprintf(stderr, "gen_etl: --stretch must be at least 1\n");
+        return 2;
     }
     if (n_files == 0) /* default: a new file per 10 requests */
         n_files = ios / 10 > open_files ? ios / 10 : open_files;
