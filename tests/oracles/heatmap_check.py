@@ -119,7 +119,7 @@ def main():
     total = sum(cells.values())
     if total != n_rows:
         raise SystemExit("FAIL %s: cells sum to %d, rows %d" % (name, total, n_rows))
-    said = re.search(r"(\d+) requests? drawn", "".join(root.itertext()))
+    said = re.search(r"(\d+) requests? drawn", " ".join(root.itertext()))
     if said is None or int(said.group(1)) != n_rows:
         raise SystemExit("FAIL %s: the title says %s requests drawn, the rows are %d" % (
             name, said.group(1) if said else "no number of", n_rows))
