@@ -28,8 +28,9 @@ DRY=0
 # libgcc-12-dev-arm64-cross, binutils-aarch64-linux-gnu: the ARM64 cross
 # build that run.sh's step_aarch64 makes with clang and runs under
 # qemu-aarch64 (qemu-user). Not gcc-aarch64-linux-gnu: Debian's aarch64 gcc
-# conflicts with gcc-multilib, which the -m32 build needs.
-NEEDED="bpftrace xfsprogs fdisk cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian qemu-user prometheus prometheus-node-exporter curl libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu"
+# conflicts with gcc-multilib, which the -m32 build needs. chromium: --report
+# opened in a real browser (report.sh: the DOM, the console, a screenshot).
+NEEDED="chromium bpftrace xfsprogs fdisk cmake gcc make clang libclang-rt-14-dev mingw-w64 wine wine64 fio gcc-multilib libtraceevent-dev python3 groff-base mandoc man-db git tmux strace libcap2-bin lintian qemu-user prometheus prometheus-node-exporter curl libc6-dev-arm64-cross libgcc-12-dev-arm64-cross binutils-aarch64-linux-gnu"
 # npm lints the GitHub workflow. Debian's npm package conflicts with the
 # nodejs builds that bundle npm (NodeSource), so it is asked for only when
 # no npm is on the PATH.

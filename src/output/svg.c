@@ -161,6 +161,12 @@ void dm_svg_text(struct dm_svg *s, const char *text)
     dm_xml_escape(s->t, text, strlen(text));
 }
 
+void dm_svg_text_n(struct dm_svg *s, const char *text, size_t len)
+{
+    end_tag(s);
+    dm_xml_escape(s->t, text, len);
+}
+
 void dm_svg_textf(struct dm_svg *s, const char *fmt, ...)
 {
     char buf[512];
@@ -204,7 +210,8 @@ void dm_svg_begin(struct dm_svg *s, int xml_decl, int64_t width, int64_t height)
     if (xml_decl)
         dm_text_puts(s->t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     dm_svg_open(s, "svg");
-    dm_svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
+    if (xml_decl) /* inline in HTML the parser puts it in the SVG namespace */
+        dm_svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
     dm_svg_attr_int(s, "width", width);
     dm_svg_attr_int(s, "height", height);
     p = dm_put_lit(p, DM_LIT("0 0 "));

@@ -40,9 +40,13 @@ struct dm_svg {
 /* Start writing into t (appended to). */
 void dm_svg_init(struct dm_svg *s, struct dm_text *t);
 
-/* <svg xmlns=... width height viewBox="0 0 width height">, open. With
- * xml_decl the XML declaration comes first (a file of its own); inline in
- * HTML, without. */
+/* <svg width height viewBox="0 0 width height">, open. With xml_decl, a
+ * file of its own: the XML declaration first and the SVG namespace; inline
+ * in HTML, neither (the HTML parser knows <svg>).
+ *
+ * The writer serves HTML too (the report): there an element that may
+ * hold content must not be closed as "<td/>", so give such elements text
+ * (dm_svg_text with "" when empty) before closing them. */
 void dm_svg_begin(struct dm_svg *s, int xml_decl, int64_t width, int64_t height);
 
 /* <name, open: attributes may follow until the next element, text or close. */
@@ -55,6 +59,8 @@ void dm_svg_attr_fixed(struct dm_svg *s, const char *name, uint64_t value,
                        unsigned decimals);
 /* Character data inside the open element, escaped. */
 void dm_svg_text(struct dm_svg *s, const char *text);
+/* len bytes of character data (no NUL needed), escaped. */
+void dm_svg_text_n(struct dm_svg *s, const char *text, size_t len);
 /* printf-style character data (the numbers a caller formats itself), escaped. */
 void dm_svg_textf(struct dm_svg *s, const char *fmt, ...) DM_PRINTF(2, 3);
 /* Close the innermost open element. */

@@ -142,7 +142,8 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     int n;
 
     snprintf(title, sizeof title, "diskmon latency heat map: %s", source);
-    n = snprintf(sub, sizeof sub, "%llu request%s drawn", (unsigned long long)m->grid.total,
+    n = snprintf(sub, sizeof sub, "%llu request%s drawn; 10 latency rows per decade, the "
+                 "bottom one from 0", (unsigned long long)m->grid.total,
                  m->grid.total == 1 ? "" : "s");
     if (m->no_duration > 0 && n > 0 && (size_t)n < sizeof sub)
         n += snprintf(sub + n, sizeof sub - (size_t)n, "; %llu without a duration not drawn",
@@ -163,7 +164,7 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     panel.rows.decimals = 3;
     panel.rows.unit = "ms";
     panel.rows.label = label;
-    panel.rows.axis = "Latency (ms, log scale, 10 rows per decade; bottom row from 0)";
+    panel.rows.axis = "Latency (ms, log scale)";
     map.title = title;
     map.subtitle = sub;
     map.time = &m->time;

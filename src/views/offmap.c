@@ -140,11 +140,12 @@ void dm_offmap_draw(const struct dm_offmap *m, struct dm_svg *s, int xml_decl,
         p->rows.decimals = 0;
         p->rows.unit = "bytes";
         p->rows.label = label;
-        p->rows.axis = "Byte offset (linear, to the largest offset seen)";
+        p->rows.axis = "Byte offset";
         n++;
     }
     snprintf(title, sizeof title, "diskmon disk offset map: %s", source);
-    len = snprintf(sub, sizeof sub, "%llu request%s drawn (reads and writes alike)",
+    len = snprintf(sub, sizeof sub, "%llu request%s drawn (all kinds in one count); linear rows "
+                   "from 0 to the largest offset seen",
                    (unsigned long long)m->drawn, m->drawn == 1 ? "" : "s");
     if (m->not_drawn > 0 && len > 0 && (size_t)len < sizeof sub)
         len += snprintf(sub + len, sizeof sub - (size_t)len,

@@ -58,6 +58,7 @@ struct dm_view_config {
     uint64_t metrics_ns;         /* --interval, for --metrics */
     const char *heatmap_path;    /* --heatmap FILE.svg; NULL: none */
     const char *offset_map_path; /* --offset-map FILE.svg; NULL: none */
+    const char *report_path;     /* --report FILE.html; NULL: none */
     uint64_t heatmap_step_ms;    /* --heatmap-step MS; 0: chosen to fit */
     uint64_t heat_ns;            /* live: how often the maps are rewritten */
     const char *source_label;    /* the maps' titles: the trace, or the live disks */

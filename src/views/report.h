@@ -1,0 +1,48 @@
+/*
+ * report.h - --report FILE.html: one self-contained page about the run,
+ * readable on a phone and printable, that opens anywhere with no network:
+ * no script, no style sheet, font or image from elsewhere; the pictures
+ * are inline SVG (output/svg.h) and the style one inline <style>.
+ *
+ * It holds: the source and the time span, the lost counts; the -s table
+ * (the text of views/stats.h, counts as -s prints them); the --hist
+ * histograms as bars; both heat maps (latmap.h, offmap.h); reads/s,
+ * writes/s and MB/s over time (the same doubling columns, heatgrid.h);
+ * the top processes and files by bytes where the source names them
+ * (tally.h).
+ *
+ * Memory, bounded like the maps': the two maps (about 1.4 MiB at most),
+ * the -s statistics (stats.h: up to 512 KiB per disk and request), the
+ * throughput columns (300 x 3 counts) and two name tallies (4096 names
+ * each: about 1.1 MiB for file paths).
+ */
+#ifndef DM_REPORT_H
+#define DM_REPORT_H
+
+#include "diskmon.h"
+#include "output/text.h"
+#include "views/view.h"
+
+struct dm_report;
+
+/* What the page says about the run besides the events. */
+struct dm_report_run {
+    const char *source;          /* the trace, or the live disks */
+    const char *backend;         /* etw, tracefs, perf, replay */
+    uint64_t start_wall_ns;      /* 0: unknown */
+    uint64_t elapsed_ns;         /* the capture's length so far */
+    struct dm_loss loss;
+    int final;                   /* the run's end (else a live run's page so far) */
+};
+
+/* NULL when out of memory. step_ms: --heatmap-step (0: chosen to fit). */
+struct dm_report *dm_report_create(uint64_t step_ms);
+void dm_report_destroy(struct dm_report *r);
+
+void dm_report_add(struct dm_report *r, const struct dm_event *ev);
+
+/* The whole page into t (appended). */
+void dm_report_render(const struct dm_report *r, const struct dm_report_run *run,
+                      struct dm_text *t);
+
+#endif /* DM_REPORT_H */

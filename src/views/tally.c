@@ -1,0 +1,97 @@
+/*
+ * tally.c - requests and bytes per name, bounded (tally.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "views/tally.h"
+
+#define SLOTS (2u * DM_TALLY_NAMES) /* load at most one half: short probes */
+
+int dm_tally_init(struct dm_tally *t, size_t name_max)
+{
+    memset(t, 0, sizeof *t);
+    t->name_max = name_max;
+    t->table = calloc(SLOTS, sizeof *t->table);
+    t->store = malloc(DM_TALLY_NAMES * name_max);
+    return t->table != NULL && t->store != NULL ? 0 : -1;
+}
+
+void dm_tally_free(struct dm_tally *t)
+{
+    free(t->table);
+    free(t->store);
+    t->table = NULL;
+    t->store = NULL;
+}
+
+/* FNV-1a (Fowler, Noll, Vo), as metrics.c hashes its names. */
+static uint32_t hash_of(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+void dm_tally_add(struct dm_tally *t, const char *name, uint64_t bytes)
+{
+    size_t n = strnlen(name, t->name_max - 1);
+    uint32_t h = hash_of(name, n), i = h & (SLOTS - 1);
+    struct dm_tally_entry *e;
+
+    for (;; i = (i + 1) & (SLOTS - 1)) {
+        e = &t->table[i];
+        if (!e->used)
+            break;
+        if (e->hash == h && strncmp(e->name, name, n) == 0 && e->name[n] == '\0')
+            goto count;
+    }
+    if (t->used == DM_TALLY_NAMES) {
+        t->other_requests++;
+        t->other_bytes += bytes;
+        return;
+    }
+    e->used = 1;
+    e->hash = h;
+    e->name = t->store + (size_t)t->used++ * t->name_max;
+    memcpy(e->name, name, n);
+    e->name[n] = '\0';
+count:
+    e->requests++;
+    e->bytes += bytes;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const struct dm_tally_entry *x = *(const struct dm_tally_entry *const *)a;
+    const struct dm_tally_entry *y = *(const struct dm_tally_entry *const *)b;
+
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->requests != y->requests)
+        return x->requests > y->requests ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+size_t dm_tally_top(const struct dm_tally *t, const struct dm_tally_entry **out, size_t n)
+{
+    const struct dm_tally_entry **all;
+    size_t k = 0;
+
+    if (t->used == 0 || n == 0)
+        return 0;
+    all = malloc(t->used * sizeof *all);
+    if (all == NULL)
+        return 0;
+    for (uint32_t i = 0; i < SLOTS; i++)
+        if (t->table[i].used)
+            all[k++] = &t->table[i];
+    qsort(all, k, sizeof *all, by_bytes);
+    if (k > n)
+        k = n;
+    memcpy(out, all, k * sizeof *all);
+    free(all);
+    return k;
+}

@@ -1,0 +1,44 @@
+/*
+ * tally.h - requests and bytes per name (process image names, file paths)
+ * for the report's top tables, in a table of fixed size: the first
+ * DM_TALLY_NAMES distinct names are counted exactly, the requests of
+ * later new names are summed apart (and the report says so), so memory
+ * stays the same whatever the run's length.
+ */
+#ifndef DM_TALLY_H
+#define DM_TALLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DM_TALLY_NAMES 4096u
+
+struct dm_tally_entry {
+    uint64_t requests;
+    uint64_t bytes;
+    uint32_t hash;
+    int used;
+    char *name;                  /* in the tally's name store */
+};
+
+struct dm_tally {
+    struct dm_tally_entry *table; /* 2 * DM_TALLY_NAMES slots */
+    char *store;                 /* the names, name_max bytes each */
+    size_t name_max;
+    uint32_t used;
+    uint64_t other_requests;     /* names that found the table full */
+    uint64_t other_bytes;
+};
+
+/* name_max: the longest name with its NUL (longer ones are cut). 0, or -1
+ * when out of memory. */
+int dm_tally_init(struct dm_tally *t, size_t name_max);
+void dm_tally_free(struct dm_tally *t);
+
+void dm_tally_add(struct dm_tally *t, const char *name, uint64_t bytes);
+
+/* The n entries with the most bytes (then requests, then name) into out
+ * (room for n pointers); returns how many there are. */
+size_t dm_tally_top(const struct dm_tally *t, const struct dm_tally_entry **out, size_t n);
+
+#endif /* DM_TALLY_H */
