@@ -27,14 +27,14 @@ static int same(const char *a, const char *b)
 
 static int metrics_check(const struct dm_options *opt, FILE *out, FILE *errf);
 
-/* A file a view replaces (--heatmap, --offset-map): a regular file or a
+/* A file a view replaces (--heatmap, --offset-map, --report): a regular file or a
  * new name, not the trace, not the event lines, not another view's file. */
 static int picture_check(const struct dm_options *opt, FILE *out, FILE *errf,
                          const char *option, const char *path)
 {
     const char *what = path != NULL ? dm_file_not_replaceable(path) : NULL;
     const char *others[] = {opt->replay_path, opt->output_path, opt->metrics_path,
-                            opt->heatmap_path, opt->offset_map_path};
+                            opt->heatmap_path, opt->offset_map_path, opt->report_path};
 
     if (path == NULL)
         return 0;
@@ -60,7 +60,8 @@ static int picture_check(const struct dm_options *opt, FILE *out, FILE *errf,
 int dm_outputs_check(const struct dm_options *opt, FILE *out, FILE *errf)
 {
     if (picture_check(opt, out, errf, "--heatmap", opt->heatmap_path) != 0 ||
-        picture_check(opt, out, errf, "--offset-map", opt->offset_map_path) != 0)
+        picture_check(opt, out, errf, "--offset-map", opt->offset_map_path) != 0 ||
+        picture_check(opt, out, errf, "--report", opt->report_path) != 0)
         return DM_EXIT_USAGE;
     return metrics_check(opt, out, errf);
 }

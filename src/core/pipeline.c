@@ -149,6 +149,7 @@ static void view_config(struct dm_view_config *cfg, const struct dm_options *opt
     cfg->metrics_ns = opt->metrics_ns;
     cfg->heatmap_path = opt->heatmap_path;
     cfg->offset_map_path = opt->offset_map_path;
+    cfg->report_path = opt->report_path;
     cfg->heatmap_step_ms = opt->heatmap_step_ms;
     cfg->heat_ns = opt->metrics_path != NULL ? opt->metrics_ns
                    : opt->top_ns != 0        ? opt->top_ns
