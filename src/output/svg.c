@@ -56,15 +56,13 @@ void dm_xml_escape(struct dm_text *t, const char *str, size_t len)
     dm_text_put(t, str + plain, len - plain);
 }
 
-size_t dm_fixed_text(char *buf, uint64_t value, unsigned decimals)
+char *dm_put_decimal(char *p, uint64_t value, unsigned decimals)
 {
-    char *p = buf;
-
     if (decimals > 19)
         decimals = 19;
-    if (decimals == 0) {
-        p = dm_put_u64(p, value);
-    } else {
+    if (decimals == 0)
+        return dm_put_u64(p, value);
+    {
         uint64_t scale = dm_pow10_u64[decimals], frac = value % scale;
 
         p = dm_put_u64(p, value / scale);
@@ -74,8 +72,14 @@ size_t dm_fixed_text(char *buf, uint64_t value, unsigned decimals)
             p[i] = (char)('0' + frac % 10);
             frac /= 10;
         }
-        p += decimals;
+        return p + decimals;
     }
+}
+
+size_t dm_fixed_text(char *buf, uint64_t value, unsigned decimals)
+{
+    char *p = dm_put_decimal(buf, value, decimals);
+
     *p = '\0';
     return (size_t)(p - buf);
 }
@@ -181,6 +185,12 @@ void dm_svg_textf(struct dm_svg *s, const char *fmt, ...)
     dm_svg_text(s, buf);
 }
 
+void dm_svg_raw(struct dm_svg *s, const char *markup, size_t len)
+{
+    end_tag(s);
+    dm_text_put(s->t, markup, len);
+}
+
 void dm_svg_close(struct dm_svg *s)
 {
     if (s->depth == 0)
@@ -208,10 +218,11 @@ void dm_svg_begin(struct dm_svg *s, int xml_decl, int64_t width, int64_t height)
     char box[80 + DM_SVG_NUMBER_SLACK], *p = box;
 
     if (xml_decl)
-        dm_text_puts(s->t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        dm_text_puts(s->t, DM_XML_DECL);
     dm_svg_open(s, "svg");
-    if (xml_decl) /* inline in HTML the parser puts it in the SVG namespace */
-        dm_svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
+    /* Inline in HTML the parser knows <svg>, and the attribute, allowed
+     * there, lets the same bytes serve a file of their own. */
+    dm_svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
     dm_svg_attr_int(s, "width", width);
     dm_svg_attr_int(s, "height", height);
     p = dm_put_lit(p, DM_LIT("0 0 "));

@@ -40,9 +40,12 @@ struct dm_svg {
 /* Start writing into t (appended to). */
 void dm_svg_init(struct dm_svg *s, struct dm_text *t);
 
-/* <svg width height viewBox="0 0 width height">, open. With xml_decl, a
- * file of its own: the XML declaration first and the SVG namespace; inline
- * in HTML, neither (the HTML parser knows <svg>).
+/* The XML declaration a file of its own starts with. */
+#define DM_XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+
+/* <svg xmlns width height viewBox="0 0 width height">, open. With
+ * xml_decl, DM_XML_DECL first (a file of its own); without, for HTML
+ * (the namespace attribute is allowed there, so one drawing serves both).
  *
  * The writer serves HTML too (the report): there an element that may
  * hold content must not be closed as "<td/>", so give such elements text
@@ -63,6 +66,11 @@ void dm_svg_text(struct dm_svg *s, const char *text);
 void dm_svg_text_n(struct dm_svg *s, const char *text, size_t len);
 /* printf-style character data (the numbers a caller formats itself), escaped. */
 void dm_svg_textf(struct dm_svg *s, const char *fmt, ...) DM_PRINTF(2, 3);
+/* Markup the caller built itself (its names already through
+ * dm_xml_escape), after the pending start tag is ended: for the many
+ * cells of a map, each written with one call. */
+void dm_svg_raw(struct dm_svg *s, const char *markup, size_t len);
+
 /* Close the innermost open element. */
 void dm_svg_close(struct dm_svg *s);
 /* Close every open element. */
@@ -83,6 +91,9 @@ void dm_xml_escape(struct dm_text *t, const char *s, size_t len);
  * returns the length. The _short form drops trailing zeros (and the point):
  * 1500, 3 -> "1.5"; 2000, 3 -> "2". */
 size_t dm_fixed_text(char *buf, uint64_t value, unsigned decimals);
+/* The same digits at p, no NUL; returns the end. Room: 40 bytes and
+ * DM_SVG_NUMBER_SLACK. */
+char *dm_put_decimal(char *p, uint64_t value, unsigned decimals);
 size_t dm_fixed_text_short(char *buf, uint64_t value, unsigned decimals);
 
 #endif /* DM_SVG_H */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "output/digits.h"
 #include "output/tz.h"
 #include "views/heat_draw.h"
 
@@ -113,38 +114,77 @@ static void line(struct dm_svg *s, int64_t x1, int64_t y1, int64_t x2, int64_t y
     dm_svg_close(s);
 }
 
-/* One non-empty cell: one element with its edges, count and tooltip. */
-static void cell(struct dm_svg *s, const struct dm_heat_map *map, const struct dm_heat_panel *p,
-                 const struct classes *cl, int64_t x, int64_t y, uint32_t col, uint32_t row,
-                 uint64_t count)
+/* What every cell of a panel shares, worked out once per panel. */
+struct cell_fmt {
+    const struct dm_heat_map *map;
+    const struct dm_heat_panel *p;
+    const struct classes *cl;
+    uint32_t w;                  /* cell width, pixels */
+    char disk[DM_DISK_NAME_MAX * 6 + 16]; /* the escaped disk name ("" for none) */
+    size_t disk_len;
+};
+
+#define PUT(p, lit) dm_put_lit(p, DM_LIT(lit))
+
+/* One non-empty cell: one element with its edges, count and tooltip,
+ * built in a buffer and written with one call (a map has up to 300 x 92
+ * cells per panel: no printf here). */
+static void cell(struct dm_svg *s, const struct cell_fmt *f, int64_t x, int64_t y,
+                 uint32_t col, uint32_t row, uint64_t count)
 {
-    uint64_t t0 = (uint64_t)col * map->time->step_ms, t1 = t0 + map->time->step_ms, lo, hi;
-    char a[32 + DM_SVG_NUMBER_SLACK], b[sizeof a], c[sizeof a], d[sizeof a];
+    const struct dm_heat_panel *p = f->p;
+    uint64_t t0 = (uint64_t)col * f->map->time->step_ms, t1 = t0 + f->map->time->step_ms, lo, hi;
+    unsigned dec = p->rows.decimals;
+    char buf[1024 + 2 * sizeof f->disk], *q = buf;
 
     p->rows.edges(p->rows.ctx, row, &lo, &hi);
-    dm_svg_open(s, "rect");
-    dm_svg_attr_int(s, "x", x);
-    dm_svg_attr_int(s, "y", y);
-    dm_svg_attr_int(s, "width", cell_w_of(map->time->used));
-    dm_svg_attr_int(s, "height", map->cell_h);
-    dm_svg_attr(s, "fill", colour_of(cl, count));
-    dm_svg_attr_fixed(s, "data-t0", t0, 3);
-    dm_svg_attr_fixed(s, "data-t1", t1, 3);
-    dm_svg_attr_fixed(s, p->rows.attr_lo, lo, p->rows.decimals);
-    dm_svg_attr_fixed(s, p->rows.attr_hi, hi, p->rows.decimals);
-    if (p->disk != NULL)
-        dm_svg_attr(s, "data-disk", p->disk);
-    dm_svg_attr_int(s, "data-count", (int64_t)count);
-    dm_svg_open(s, "title");
-    dm_fixed_text(a, t0, 3);
-    dm_fixed_text(b, t1, 3);
-    dm_fixed_text(c, lo, p->rows.decimals);
-    dm_fixed_text(d, hi, p->rows.decimals);
-    dm_svg_textf(s, "%s" EN_DASH "%s s, %s" EN_DASH "%s %s%s%s: %llu request%s", a, b, c, d,
-                 p->rows.unit, p->disk != NULL ? ", disk " : "", p->disk != NULL ? p->disk : "",
-                 (unsigned long long)count, count == 1 ? "" : "s");
-    dm_svg_close(s);
-    dm_svg_close(s);
+    q = PUT(q, "<rect x=\"");
+    q = dm_put_u64(q, (uint64_t)x);
+    q = PUT(q, "\" y=\"");
+    q = dm_put_u64(q, (uint64_t)y);
+    q = PUT(q, "\" width=\"");
+    q = dm_put_u64(q, f->w);
+    q = PUT(q, "\" height=\"");
+    q = dm_put_u64(q, f->map->cell_h);
+    q = PUT(q, "\" fill=\"");
+    q = dm_put_lit(q, colour_of(f->cl, count), 7);
+    q = PUT(q, "\" data-t0=\"");
+    q = dm_put_decimal(q, t0, 3);
+    q = PUT(q, "\" data-t1=\"");
+    q = dm_put_decimal(q, t1, 3);
+    q = PUT(q, "\" ");
+    q = dm_put_lit(q, p->rows.attr_lo, strlen(p->rows.attr_lo));
+    q = PUT(q, "=\"");
+    q = dm_put_decimal(q, lo, dec);
+    q = PUT(q, "\" ");
+    q = dm_put_lit(q, p->rows.attr_hi, strlen(p->rows.attr_hi));
+    q = PUT(q, "=\"");
+    q = dm_put_decimal(q, hi, dec);
+    if (p->disk != NULL) {
+        q = PUT(q, "\" data-disk=\"");
+        q = dm_put_lit(q, f->disk, f->disk_len);
+    }
+    q = PUT(q, "\" data-count=\"");
+    q = dm_put_u64(q, count);
+    q = PUT(q, "\"><title>");
+    q = dm_put_decimal(q, t0, 3);
+    q = PUT(q, EN_DASH);
+    q = dm_put_decimal(q, t1, 3);
+    q = PUT(q, " s, ");
+    q = dm_put_decimal(q, lo, dec);
+    q = PUT(q, EN_DASH);
+    q = dm_put_decimal(q, hi, dec);
+    *q++ = ' ';
+    q = dm_put_lit(q, p->rows.unit, strlen(p->rows.unit));
+    if (p->disk != NULL) {
+        q = PUT(q, ", disk ");
+        q = dm_put_lit(q, f->disk, f->disk_len);
+    }
+    q = PUT(q, ": ");
+    q = dm_put_u64(q, count);
+    q = count == 1 ? PUT(q, " request") : PUT(q, " requests");
+    q = PUT(q, "</title></rect>");
+    dm_svg_raw(s, buf, (size_t)(q - buf));
 }
 
 /* The time axis under a plot at y: ticks on a 1-2-5 series of whole ms. */
@@ -217,6 +257,23 @@ static int64_t panel(struct dm_svg *s, const struct dm_heat_map *map,
     uint32_t used = map->time->used, w = cell_w_of(used), rows = p->rows.drawn;
     int64_t top = y + (p->disk != NULL ? HEADING : 0), h = (int64_t)rows * map->cell_h;
     char buf[64 + DM_SVG_NUMBER_SLACK];
+    struct cell_fmt f;
+
+    f.map = map;
+    f.p = p;
+    f.cl = cl;
+    f.w = w;
+    f.disk_len = 0;
+    if (p->disk != NULL) {
+        struct dm_text esc = {0};
+
+        dm_xml_escape(&esc, p->disk, strlen(p->disk));
+        if (!esc.failed && esc.len < sizeof f.disk) {
+            memcpy(f.disk, esc.data, esc.len);
+            f.disk_len = esc.len;
+        }
+        dm_text_free(&esc);
+    }
 
     if (p->disk != NULL) {
         snprintf(buf, sizeof buf, "disk %s", p->disk);
@@ -228,8 +285,8 @@ static int64_t panel(struct dm_svg *s, const struct dm_heat_map *map,
             uint64_t n = dm_heat_grid_at(p->grid, col, r);
 
             if (n != 0)
-                cell(s, map, p, cl, MARGIN_L + (int64_t)col * w,
-                     top + h - (int64_t)(r + 1) * map->cell_h, col, r, n);
+                cell(s, &f, MARGIN_L + (int64_t)col * w, top + h - (int64_t)(r + 1) * map->cell_h,
+                     col, r, n);
         }
     dm_svg_close(s);
     line(s, MARGIN_L, top, MARGIN_L, top + h);

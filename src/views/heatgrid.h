@@ -23,6 +23,12 @@
 
 #define NS_PER_MS_U64 1000000ull
 
+/* Columns at most: between 150 and 300 are drawn once the run is longer
+ * than 300 steps (the issue asks for about 150 to 300). */
+#define DM_HEAT_COLS 300u
+/* The first step without --heatmap-step, doubled to fit. */
+#define DM_HEAT_FIRST_STEP_MS 1u
+
 /* The time axis, shared by the grids of one map (an offset map's panels). */
 struct dm_heat_time {
     uint64_t step_ms;            /* column width, whole milliseconds */

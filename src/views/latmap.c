@@ -19,9 +19,11 @@ static const uint32_t mantissa[ROWS_PER_DECADE] = {
 };
 
 struct dm_latmap {
-    struct dm_heat_time time;
+    const struct dm_heat_time *time;
     struct dm_heat_grid grid;
     uint64_t lower_us[DM_LAT_ROWS]; /* each row's lower edge */
+    uint64_t lower_ns[DM_LAT_ROWS]; /* the same in ns */
+    uint8_t row_of_pow2[64];      /* the row of 2^b ns */
     uint64_t max_ns;              /* the largest duration drawn */
     uint64_t no_duration;
 };
@@ -36,7 +38,23 @@ static void lower_edges(uint64_t *lower)
             lower[1 + d * ROWS_PER_DECADE + k] = (mantissa[k] * decade + 500) / 1000;
 }
 
-struct dm_latmap *dm_latmap_create(uint64_t step_ms)
+/* The leading zero bits of v != 0. */
+static unsigned count_leading_zeros(uint64_t v)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_clzll(v);
+#else
+    unsigned n = 0;
+
+    while (!(v & (1ull << 63))) {
+        v <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+struct dm_latmap *dm_latmap_create(const struct dm_heat_time *time)
 {
     struct dm_latmap *m = calloc(1, sizeof *m);
 
@@ -46,8 +64,15 @@ struct dm_latmap *dm_latmap_create(uint64_t step_ms)
         free(m);
         return NULL;
     }
-    dm_heat_time_init(&m->time, DM_HEAT_COLS, step_ms != 0 ? step_ms : DM_HEAT_FIRST_STEP_MS);
+    m->time = time;
     lower_edges(m->lower_us);
+    for (uint32_t r = 0; r < DM_LAT_ROWS; r++)
+        m->lower_ns[r] = m->lower_us[r] * NS_PER_US;
+    for (uint32_t b = 0, r = 0; b < 64; b++) {
+        while (r + 1 < DM_LAT_ROWS && m->lower_ns[r + 1] <= (1ull << b))
+            r++;
+        m->row_of_pow2[b] = (uint8_t)r;
+    }
     return m;
 }
 
@@ -59,41 +84,29 @@ void dm_latmap_destroy(struct dm_latmap *m)
     free(m);
 }
 
-uint32_t dm_latmap_row(uint64_t d)
+/* The row of a duration: from the row of its power of two, up at most a
+ * few rows (ten rows a decade are about three a doubling). */
+uint32_t dm_latmap_row(const struct dm_latmap *m, uint64_t d)
 {
-    static uint64_t lower_ns[DM_LAT_ROWS];
-    uint32_t lo = 0, hi = DM_LAT_ROWS - 1;
+    uint32_t r = d == 0 ? 0 : m->row_of_pow2[63 - count_leading_zeros(d)];
 
-    if (lower_ns[DM_LAT_ROWS - 1] == 0) { /* once: the same table every time */
-        uint64_t us[DM_LAT_ROWS];
-
-        lower_edges(us);
-        for (uint32_t r = 0; r < DM_LAT_ROWS; r++)
-            lower_ns[r] = us[r] * NS_PER_US;
-    }
-    /* the last row whose lower edge is at most d */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi + 1) / 2;
-
-        if (lower_ns[mid] <= d)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    while (r + 1 < DM_LAT_ROWS && m->lower_ns[r + 1] <= d)
+        r++;
+    return r;
 }
 
-void dm_latmap_add(struct dm_latmap *m, const struct dm_event *ev)
+void dm_latmap_halve(struct dm_latmap *m)
 {
-    uint32_t col;
+    dm_heat_grid_halve(&m->grid, m->time->cols);
+}
 
+void dm_latmap_count(struct dm_latmap *m, uint32_t col, const struct dm_event *ev)
+{
     if (ev->flags & DM_EV_NO_DURATION) {
         m->no_duration++;
         return;
     }
-    for (unsigned k = dm_heat_time_place(&m->time, ev->time_ns, &col); k > 0; k--)
-        dm_heat_grid_halve(&m->grid, m->time.cols);
-    dm_heat_grid_add(&m->grid, col, dm_latmap_row(ev->duration_ns));
+    dm_heat_grid_add(&m->grid, col, dm_latmap_row(m, ev->duration_ns));
     if (ev->duration_ns > m->max_ns)
         m->max_ns = ev->duration_ns;
 }
@@ -138,7 +151,7 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     char title[512], sub[512];
     struct dm_heat_panel panel;
     struct dm_heat_map map;
-    uint32_t top = m->grid.total > 0 ? dm_latmap_row(m->max_ns) + 1 : 1;
+    uint32_t top = m->grid.total > 0 ? dm_latmap_row(m, m->max_ns) + 1 : 1;
     int n;
 
     snprintf(title, sizeof title, "diskmon latency heat map: %s", source);
@@ -148,12 +161,12 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     if (m->no_duration > 0 && n > 0 && (size_t)n < sizeof sub)
         n += snprintf(sub + n, sizeof sub - (size_t)n, "; %llu without a duration not drawn",
                       (unsigned long long)m->no_duration);
-    if (m->time.doublings > 0 && n > 0 && (size_t)n < sizeof sub)
+    if (m->time->doublings > 0 && n > 0 && (size_t)n < sizeof sub)
         snprintf(sub + n, sizeof sub - (size_t)n,
                  "; columns merged: the step doubled %u time%s to %llu ms to stay within "
                  "%u columns",
-                 m->time.doublings, m->time.doublings == 1 ? "" : "s",
-                 (unsigned long long)m->time.step_ms, m->time.cols);
+                 m->time->doublings, m->time->doublings == 1 ? "" : "s",
+                 (unsigned long long)m->time->step_ms, m->time->cols);
     panel.grid = &m->grid;
     panel.disk = NULL;
     panel.rows.drawn = top;
@@ -167,7 +180,7 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
     panel.rows.axis = "Latency (ms, log scale)";
     map.title = title;
     map.subtitle = sub;
-    map.time = &m->time;
+    map.time = m->time;
     map.panels = &panel;
     map.n_panels = 1;
     map.start_wall_ns = start_wall_ns;

@@ -13,7 +13,7 @@
  * lower * 1000 <= duration_ns < upper * 1000. The map draws the rows up
  * to the one of the largest latency.
  *
- * Memory: DM_HEAT_COLS x DM_LAT_ROWS counts of 8 bytes (220,800 bytes),
+ * Memory: DM_HEAT_COLS (heatgrid.h) x DM_LAT_ROWS counts of 8 bytes (220,800 bytes),
  * whatever the run's length.
  */
 #ifndef DM_LATMAP_H
@@ -24,26 +24,26 @@
 #include "diskmon.h"
 #include "output/svg.h"
 
-/* Columns at most: between 150 and 300 are drawn once the run is longer
- * than 300 steps (the issue asks for about 150 to 300). */
-#define DM_HEAT_COLS 300u
 /* 1 row under 10 us, 9 decades of 10, 1 above: see above. */
 #define DM_LAT_ROWS 92u
-/* --heatmap-step: the first step without one, doubled to fit. */
-#define DM_HEAT_FIRST_STEP_MS 1u
 
 struct dm_latmap;
+struct dm_heat_time;
 
-/* step_ms 0: DM_HEAT_FIRST_STEP_MS, doubled as the run grows. NULL when
- * out of memory. */
-struct dm_latmap *dm_latmap_create(uint64_t step_ms);
+/* The map on the time axis time (heatgrid.h), which the caller owns and
+ * places each request on, for every map that shares it (pictures.h).
+ * NULL when out of memory. */
+struct dm_latmap *dm_latmap_create(const struct dm_heat_time *time);
 void dm_latmap_destroy(struct dm_latmap *m);
 
-void dm_latmap_add(struct dm_latmap *m, const struct dm_event *ev);
+/* The axis' step doubled: neighbouring columns merge. */
+void dm_latmap_halve(struct dm_latmap *m);
+/* Count ev in column col of the axis (a request without a duration is
+ * only counted apart). */
+void dm_latmap_count(struct dm_latmap *m, uint32_t col, const struct dm_event *ev);
 
-/* Row of a duration (for tests); its edges in us (the last row's upper
- * edge is the largest latency seen, rounded up). */
-uint32_t dm_latmap_row(uint64_t duration_ns);
+/* The row of a duration in ns (latmap.c; for tests too). */
+uint32_t dm_latmap_row(const struct dm_latmap *m, uint64_t duration_ns);
 
 /* The map as SVG; source names the input for the title. */
 void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,

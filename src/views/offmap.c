@@ -17,7 +17,7 @@ struct off_disk {
 };
 
 struct dm_offmap {
-    struct dm_heat_time time;
+    const struct dm_heat_time *time;
     struct dm_disk_index index;
     struct dm_disk_id ids[DM_OFF_DISKS];
     struct off_disk disks[DM_OFF_DISKS];
@@ -25,7 +25,7 @@ struct dm_offmap {
     uint64_t not_drawn;          /* on disks past DM_OFF_DISKS, or out of memory */
 };
 
-struct dm_offmap *dm_offmap_create(uint64_t step_ms)
+struct dm_offmap *dm_offmap_create(const struct dm_heat_time *time)
 {
     struct dm_offmap *m = calloc(1, sizeof *m);
 
@@ -33,7 +33,7 @@ struct dm_offmap *dm_offmap_create(uint64_t step_ms)
         return NULL;
     m->index.ids = m->ids;
     m->index.max = DM_OFF_DISKS;
-    dm_heat_time_init(&m->time, DM_HEAT_COLS, step_ms != 0 ? step_ms : DM_HEAT_FIRST_STEP_MS);
+    m->time = time;
     return m;
 }
 
@@ -46,11 +46,17 @@ void dm_offmap_destroy(struct dm_offmap *m)
     free(m);
 }
 
-void dm_offmap_add(struct dm_offmap *m, const struct dm_event *ev)
+void dm_offmap_halve(struct dm_offmap *m)
+{
+    for (int j = 0; j < m->index.n; j++)
+        if (m->disks[j].grid.counts != NULL)
+            dm_heat_grid_halve(&m->disks[j].grid, m->time->cols);
+}
+
+void dm_offmap_count(struct dm_offmap *m, uint32_t col, const struct dm_event *ev)
 {
     int i = dm_disk_index_of(&m->index, ev);
     struct off_disk *d;
-    uint32_t col;
 
     if (i < 0) {
         m->not_drawn++;
@@ -64,13 +70,9 @@ void dm_offmap_add(struct dm_offmap *m, const struct dm_event *ev)
         }
         d->row_bytes = DM_OFF_FIRST_ROW_BYTES;
     }
-    for (unsigned k = dm_heat_time_place(&m->time, ev->time_ns, &col); k > 0; k--)
-        for (int j = 0; j < m->index.n; j++)
-            if (m->disks[j].grid.counts != NULL)
-                dm_heat_grid_halve(&m->disks[j].grid, m->time.cols);
     while (ev->byte_offset / d->row_bytes >= DM_OFF_ROWS) {
         d->row_bytes *= 2;
-        dm_heat_grid_halve_rows(&d->grid, m->time.cols);
+        dm_heat_grid_halve_rows(&d->grid, m->time->cols);
     }
     dm_heat_grid_add(&d->grid, col, (uint32_t)(ev->byte_offset / d->row_bytes));
     if (ev->byte_offset > d->max_offset)
@@ -151,15 +153,15 @@ void dm_offmap_draw(const struct dm_offmap *m, struct dm_svg *s, int xml_decl,
         len += snprintf(sub + len, sizeof sub - (size_t)len,
                         "; %llu on disks past the first %d not drawn",
                         (unsigned long long)m->not_drawn, DM_OFF_DISKS);
-    if (m->time.doublings > 0 && len > 0 && (size_t)len < sizeof sub)
+    if (m->time->doublings > 0 && len > 0 && (size_t)len < sizeof sub)
         snprintf(sub + len, sizeof sub - (size_t)len,
                  "; columns merged: the step doubled %u time%s to %llu ms to stay within "
                  "%u columns",
-                 m->time.doublings, m->time.doublings == 1 ? "" : "s",
-                 (unsigned long long)m->time.step_ms, m->time.cols);
+                 m->time->doublings, m->time->doublings == 1 ? "" : "s",
+                 (unsigned long long)m->time->step_ms, m->time->cols);
     map.title = title;
     map.subtitle = sub;
-    map.time = &m->time;
+    map.time = m->time;
     map.panels = panels;
     map.n_panels = n;
     map.start_wall_ns = start_wall_ns;

@@ -30,14 +30,18 @@
 #define DM_OFF_FIRST_ROW_BYTES (1ull << 20) /* 1 MiB: 64 MiB before the first doubling */
 
 struct dm_offmap;
+struct dm_heat_time;
 
-/* step_ms 0: chosen to fit (latmap.h). NULL when out of memory. */
-struct dm_offmap *dm_offmap_create(uint64_t step_ms);
+/* The map on a time axis the caller owns and places requests on (as
+ * latmap.h). NULL when out of memory. */
+struct dm_offmap *dm_offmap_create(const struct dm_heat_time *time);
 void dm_offmap_destroy(struct dm_offmap *m);
 
-/* Count one request; a disk past DM_OFF_DISKS, or whose grid could not
- * be made, is counted as not drawn. */
-void dm_offmap_add(struct dm_offmap *m, const struct dm_event *ev);
+/* The axis' step doubled: neighbouring columns merge. */
+void dm_offmap_halve(struct dm_offmap *m);
+/* Count ev in column col; a disk past DM_OFF_DISKS, or whose grid could
+ * not be made, is counted as not drawn. */
+void dm_offmap_count(struct dm_offmap *m, uint32_t col, const struct dm_event *ev);
 
 void dm_offmap_draw(const struct dm_offmap *m, struct dm_svg *s, int xml_decl,
                     const char *source, uint64_t start_wall_ns);

@@ -8,8 +8,6 @@
 #include "output/svg.h"
 #include "output/tz.h"
 #include "views/heatgrid.h"
-#include "views/latmap.h"
-#include "views/offmap.h"
 #include "views/report.h"
 #include "views/stats.h"
 #include "views/tally.h"
@@ -23,26 +21,22 @@ enum { RATE_READS, RATE_WRITES, RATE_BYTES, RATE_ROWS };
 
 struct dm_report {
     struct dm_stats *stats;
-    struct dm_latmap *lat;
-    struct dm_offmap *off;
-    struct dm_heat_time time;    /* the throughput columns */
+    const struct dm_heat_time *time; /* the throughput columns' axis */
     struct dm_heat_grid rates;
     struct dm_tally procs, files;
     uint64_t events, named, with_file;
     uint64_t first_ns, last_ns;
 };
 
-struct dm_report *dm_report_create(uint64_t step_ms)
+struct dm_report *dm_report_create(const struct dm_heat_time *time)
 {
     struct dm_report *r = calloc(1, sizeof *r);
 
     if (r == NULL)
         return NULL;
     r->stats = dm_stats_create(1);
-    r->lat = dm_latmap_create(step_ms);
-    r->off = dm_offmap_create(step_ms);
-    dm_heat_time_init(&r->time, DM_HEAT_COLS, step_ms != 0 ? step_ms : DM_HEAT_FIRST_STEP_MS);
-    if (r->stats == NULL || r->lat == NULL || r->off == NULL ||
+    r->time = time;
+    if (r->stats == NULL ||
         dm_heat_grid_init(&r->rates, DM_HEAT_COLS, RATE_ROWS) != 0 ||
         dm_tally_init(&r->procs, DM_PROCESS_MAX) != 0 ||
         dm_tally_init(&r->files, DM_FILE_MAX) != 0) {
@@ -57,24 +51,22 @@ void dm_report_destroy(struct dm_report *r)
     if (r == NULL)
         return;
     dm_stats_destroy(r->stats);
-    dm_latmap_destroy(r->lat);
-    dm_offmap_destroy(r->off);
     dm_heat_grid_free(&r->rates);
     dm_tally_free(&r->procs);
     dm_tally_free(&r->files);
     free(r);
 }
 
-void dm_report_add(struct dm_report *r, const struct dm_event *ev)
+void dm_report_halve(struct dm_report *r)
 {
-    uint32_t col;
+    dm_heat_grid_halve(&r->rates, r->time->cols);
+}
+
+void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_event *ev)
+{
     uint64_t *c;
 
     dm_stats_add(r->stats, ev);
-    dm_latmap_add(r->lat, ev);
-    dm_offmap_add(r->off, ev);
-    for (unsigned k = dm_heat_time_place(&r->time, ev->time_ns, &col); k > 0; k--)
-        dm_heat_grid_halve(&r->rates, r->time.cols);
     c = r->rates.counts + (uint64_t)col * RATE_ROWS;
     c[RATE_READS] += ev->request == DM_REQ_READ;
     c[RATE_WRITES] += ev->request == DM_REQ_WRITE;
@@ -335,8 +327,8 @@ static void rate_chart(struct dm_svg *s, const struct dm_report *r, int row, con
                        double scale)
 {
     enum { LEFT = 70, PLOT_W = 900, PLOT_H = 90, TOP = 22 };
-    uint32_t used = r->time.used > 0 ? r->time.used : 1, w = PLOT_W / used;
-    double step_s = (double)r->time.step_ms / 1000.0, max = 0;
+    uint32_t used = r->time->used > 0 ? r->time->used : 1, w = PLOT_W / used;
+    double step_s = (double)r->time->step_ms / 1000.0, max = 0;
     char label[128];
 
     if (w < 2)
@@ -350,7 +342,7 @@ static void rate_chart(struct dm_svg *s, const struct dm_report *r, int row, con
     dm_svg_attr(s, "font-family", "sans-serif");
     dm_svg_attr(s, "font-size", "12");
     snprintf(label, sizeof label, "%s (largest %.1f; columns of %llu ms)", what, max,
-             (unsigned long long)r->time.step_ms);
+             (unsigned long long)r->time->step_ms);
     dm_svg_element(s, "text", label, "x", "0", "y", "14", NULL);
     for (uint32_t c = 0; c < used && max > 0; c++) {
         double v = (double)dm_heat_grid_at(&r->rates, c, (uint32_t)row) * scale / step_s;
@@ -425,8 +417,19 @@ static void top_table(struct dm_svg *s, const struct dm_tally *t, const char *ti
     dm_svg_close(s);
 }
 
+/* A map as the caller drew it, or why there is none. */
+static void map_section(struct dm_svg *s, const char *title, const char *svg)
+{
+    section(s, title);
+    if (svg != NULL)
+        dm_svg_raw(s, svg, strlen(svg));
+    else
+        dm_svg_element(s, "p", "not drawn (out of memory)", NULL);
+    dm_svg_close(s);
+}
+
 void dm_report_render(const struct dm_report *r, const struct dm_report_run *run,
-                      struct dm_text *t)
+                      const char *latency_svg, const char *offset_svg, struct dm_text *t)
 {
     struct dm_svg s;
     char title[600];
@@ -448,12 +451,8 @@ void dm_report_render(const struct dm_report *r, const struct dm_report_run *run
     about(&s, r, run);
     summary(&s, r, run);
     histograms(&s, r);
-    section(&s, "Latency heat map");
-    dm_latmap_draw(r->lat, &s, 0, run->source, run->start_wall_ns);
-    dm_svg_close(&s);
-    section(&s, "Disk offset map");
-    dm_offmap_draw(r->off, &s, 0, run->source, run->start_wall_ns);
-    dm_svg_close(&s);
+    map_section(&s, "Latency heat map", latency_svg);
+    map_section(&s, "Disk offset map", offset_svg);
     throughput(&s, r);
     top_table(&s, &r->procs, "Top processes by bytes", "Process", r->named);
     top_table(&s, &r->files, "Top files by bytes", "File", r->with_file);

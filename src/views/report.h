@@ -11,8 +11,8 @@
  * the top processes and files by bytes where the source names them
  * (tally.h).
  *
- * Memory, bounded like the maps': the two maps (about 1.4 MiB at most),
- * the -s statistics (stats.h: up to 512 KiB per disk and request), the
+ * Memory, bounded like the maps': the two maps (pictures_view.c, about
+ * 1.4 MiB at most), the -s statistics (stats.h: up to 512 KiB per disk and request), the
  * throughput columns (300 x 3 counts) and two name tallies (4096 names
  * each: about 1.1 MiB for file paths).
  */
@@ -35,14 +35,21 @@ struct dm_report_run {
     int final;                   /* the run's end (else a live run's page so far) */
 };
 
-/* NULL when out of memory. step_ms: --heatmap-step (0: chosen to fit). */
-struct dm_report *dm_report_create(uint64_t step_ms);
+struct dm_heat_time;
+
+/* The page's own counts (the maps are the caller's: pictures_view.c),
+ * on the time axis the caller owns and places requests on (heatgrid.h).
+ * NULL when out of memory. */
+struct dm_report *dm_report_create(const struct dm_heat_time *time);
 void dm_report_destroy(struct dm_report *r);
 
-void dm_report_add(struct dm_report *r, const struct dm_event *ev);
+/* The axis' step doubled: the throughput columns merge. */
+void dm_report_halve(struct dm_report *r);
+void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_event *ev);
 
-/* The whole page into t (appended). */
+/* The whole page into t (appended), with the two maps as the caller drew
+ * them (SVG, inline as they are; NULL: not drawn). */
 void dm_report_render(const struct dm_report *r, const struct dm_report_run *run,
-                      struct dm_text *t);
+                      const char *latency_svg, const char *offset_svg, struct dm_text *t);
 
 #endif /* DM_REPORT_H */

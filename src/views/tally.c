@@ -25,14 +25,26 @@ void dm_tally_free(struct dm_tally *t)
     t->store = NULL;
 }
 
-/* FNV-1a (Fowler, Noll, Vo), as metrics.c hashes its names. */
+/* A hash of n bytes taken 8 at a time (a file path is some 60 bytes, and
+ * every request is counted): each word mixed in by a multiplication by
+ * 2^64 / phi (Knuth's multiplicative hashing) and a rotation. */
 static uint32_t hash_of(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
+    uint64_t h = n, w;
+    size_t i = 0;
 
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 void dm_tally_add(struct dm_tally *t, const char *name, uint64_t bytes)
@@ -45,7 +57,7 @@ void dm_tally_add(struct dm_tally *t, const char *name, uint64_t bytes)
         e = &t->table[i];
         if (!e->used)
             break;
-        if (e->hash == h && strncmp(e->name, name, n) == 0 && e->name[n] == '\0')
+        if (e->hash == h && e->len == n && memcmp(e->name, name, n) == 0)
             goto count;
     }
     if (t->used == DM_TALLY_NAMES) {
@@ -55,6 +67,7 @@ void dm_tally_add(struct dm_tally *t, const char *name, uint64_t bytes)
     }
     e->used = 1;
     e->hash = h;
+    e->len = (uint32_t)n;
     e->name = t->store + (size_t)t->used++ * t->name_max;
     memcpy(e->name, name, n);
     e->name[n] = '\0';

@@ -17,6 +17,7 @@ struct dm_tally_entry {
     uint64_t requests;
     uint64_t bytes;
     uint32_t hash;
+    uint32_t len;                /* of name */
     int used;
     char *name;                  /* in the tally's name store */
 };

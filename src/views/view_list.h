@@ -9,7 +9,5 @@
  */
 DM_VIEW(top)      /* --top: views/top_view.c */
 DM_VIEW(metrics)  /* --metrics: views/metrics_view.c */
-DM_VIEW(heatmap)  /* --heatmap: views/heatmap_view.c */
-DM_VIEW(offset_map) /* --offset-map: views/offset_map_view.c */
-DM_VIEW(report)   /* --report: views/report_view.c */
+DM_VIEW(pictures) /* --heatmap, --offset-map, --report: views/pictures_view.c */
 DM_VIEW(summary)  /* -s, --hist: views/summary.c */

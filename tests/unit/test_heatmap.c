@@ -107,43 +107,70 @@ DM_TEST(grid_doubling_matches_direct_count)
     free(times);
 }
 
+/* 10^(k/10) rounded to four significant digits, then scaled to the
+ * decade and rounded to the microsecond, as latmap.h says; in doubles,
+ * independently of latmap.c's table. */
+static uint64_t doc_edge_us(unsigned row)
+{
+    unsigned k = (row - 1) % 10, decade = (row - 1) / 10;
+    double m = 1000.0, scale = 10.0;
+
+    for (unsigned i = 0; i < k; i++)
+        m *= 1.2589254117941673; /* 10^0.1 */
+    for (unsigned i = 0; i < decade; i++)
+        scale *= 10.0;
+    return (uint64_t)((double)(uint64_t)(m + 0.5) * scale / 1000.0 + 0.5);
+}
+
 /* Rows: the edges the doc names, ten per decade, and the boundaries. */
 DM_TEST(latency_rows)
 {
-    DM_ASSERT_EQ_INT(dm_latmap_row(0), 0);
-    DM_ASSERT_EQ_INT(dm_latmap_row(9999), 0);
-    DM_ASSERT_EQ_INT(dm_latmap_row(10000), 1);     /* 10 us */
-    DM_ASSERT_EQ_INT(dm_latmap_row(12999), 1);
-    DM_ASSERT_EQ_INT(dm_latmap_row(13000), 2);     /* 13 us = round(10^1.1) */
-    DM_ASSERT_EQ_INT(dm_latmap_row(315999), 15);
-    DM_ASSERT_EQ_INT(dm_latmap_row(316000), 16);   /* 316 us = round(10^2.5) */
-    DM_ASSERT_EQ_INT(dm_latmap_row(501000), 18);   /* 501 us = round(10^2.7) */
-    DM_ASSERT_EQ_INT(dm_latmap_row(1000000), 21);  /* 1 ms */
-    DM_ASSERT_EQ_INT(dm_latmap_row(9999999999999ull), 90);
-    DM_ASSERT_EQ_INT(dm_latmap_row(10000000000000ull), 91); /* 10^10 us */
-    DM_ASSERT_EQ_INT(dm_latmap_row(UINT64_MAX), 91);
+    struct dm_heat_time tm;
+    struct dm_latmap *m;
+
+    dm_heat_time_init(&tm, DM_HEAT_COLS, 1);
+    m = dm_latmap_create(&tm);
+    DM_ASSERT(m != NULL);
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 0), 0);
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 9999), 0);
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 316000), 16);   /* 316 us = round(10^2.5) */
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 501000), 18);   /* 501 us = round(10^2.7) */
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 1000000), 21);  /* 1 ms */
+    for (unsigned r = 1; r < DM_LAT_ROWS; r++) {
+        uint64_t edge_ns = doc_edge_us(r) * 1000;
+
+        DM_ASSERT_EQ_INT(dm_latmap_row(m, edge_ns - 1), r - 1);
+        DM_ASSERT_EQ_INT(dm_latmap_row(m, edge_ns), r);
+    }
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, 10000000000000ull), 91); /* 10^10 us */
+    DM_ASSERT_EQ_INT(dm_latmap_row(m, UINT64_MAX), 91);
+    dm_latmap_destroy(m);
 }
 
 /* Requests without a duration are counted apart and never drawn. */
 DM_TEST(no_duration_not_drawn)
 {
-    struct dm_latmap *m = dm_latmap_create(0);
+    struct dm_heat_time tm;
+    struct dm_latmap *m;
     struct dm_event ev;
     struct dm_text t = {0};
     struct dm_svg s;
 
+    dm_heat_time_init(&tm, DM_HEAT_COLS, 1);
+    m = dm_latmap_create(&tm);
     DM_ASSERT(m != NULL);
     memset(&ev, 0, sizeof ev);
     ev.disk_name = ev.process = ev.file = ev.partition = ev.cgroup = "";
     ev.time_ns = 5000000;
     ev.duration_ns = 300000;
-    dm_latmap_add(m, &ev);
+    dm_latmap_count(m, 5, &ev);
     ev.flags = DM_EV_NO_DURATION;
     ev.duration_ns = 0;
-    dm_latmap_add(m, &ev);
-    dm_latmap_add(m, &ev);
+    dm_latmap_count(m, 5, &ev);
+    dm_latmap_count(m, 5, &ev);
     DM_ASSERT_EQ_U64(dm_latmap_drawn(m), 1);
     DM_ASSERT_EQ_U64(dm_latmap_no_duration(m), 2);
+    tm.used = 6;
     dm_svg_init(&s, &t);
     dm_latmap_draw(m, &s, 1, "x.etl", 0);
     DM_ASSERT(strstr(t.data, "1 request drawn;") != NULL);
