@@ -26,7 +26,8 @@ _diskmon()
     local opts="-r --replay -f --format -o --output -d --disk --op --flags -p --pid
         -c --comm --cgroup -m --min-latency -n --count -t --duration --clock --utc
         --no-header -s --summary --hist --top --by --queue --backend --force --cleanup --self-test -h --help
-        -V --version --metrics --interval --metrics-top --"
+        -V --version --metrics --interval --metrics-top --heatmap --offset-map --report
+        --heatmap-step --"
 
     # --long=VALUE: complete the value.
     if [[ $cur == --*=* ]]; then
@@ -45,6 +46,14 @@ _diskmon()
         ;;
     -o | --output | --metrics)
         COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --heatmap | --offset-map)
+        COMPREPLY=($(compgen -f -X '!*.[sS][vV][gG]' -- "$cur") $(compgen -d -- "$cur"))
+        return
+        ;;
+    --report)
+        COMPREPLY=($(compgen -f -X '!*.[hH][tT][mM]*' -- "$cur") $(compgen -d -- "$cur"))
         return
         ;;
     -f | --format)
