@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/pictures_cost.sh [--build DIR] [--rounds R] [--no-callgrind]
 #
-# What --heatmap, --offset-map and --report cost a replay (issue 37: within
+# What --heatmap, --offset-map and --report cost a replay (the aim: within
 # 10% of the time without them): the shared x64 sample trace and a
 # 1M-request trace from gen_etl, each replayed to -o /dev/null without the
 # pictures, with the two maps, and with the maps and the report, the three
