@@ -6,7 +6,8 @@
 # and in the DOM Chromium rendered), no console line, the -s counts that
 # python sums from the json rows of the same input in the rendered table,
 # and screenshots at phone and desktop width that are not blank; the page
-# prints to PDF. Two pages of our own prove the checks can fail: one with
+# prints to PDF; the same for a trace whose names hold control bytes and
+# escape sequences (hostile_names.py's patch). Two pages of our own prove the checks can fail: one with
 # a script error (console), one with an outside image (fetches).
 # Usage: report.sh PATH/TO/diskmon BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -69,6 +70,19 @@ if [ -x "$GEN" ] && "$GEN" --ios 20000 --stretch 50 "$TMP/syn.etl" >/dev/null; t
     page synthetic -r "$TMP/syn.etl"
 else
     fail synthetic "gen_etl could not be built or run"
+fi
+
+# Names with control bytes, escape sequences and C1 controls in the top
+# tables (hostile_names.py's patch of a gen_etl trace): the page still
+# parses, fetches nothing and shows the counts.
+if [ -x "$GEN" ] && "$GEN" --ios 3000 --cpus 2 --processes 16 --threads 4 --files 64 \
+    --open 64 "$TMP/plain.etl" >/dev/null &&
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import hostile_names as h
+d, n = h.patch(open(sys.argv[2], "rb").read()); open(sys.argv[3], "wb").write(d)
+sys.exit(0 if n > 10 else 1)' "$HERE" "$TMP/plain.etl" "$TMP/hostile.etl"; then
+    page hostile_names -r "$TMP/hostile.etl"
+else
+    fail hostile_names "the hostile trace could not be made"
 fi
 
 # --- the checks can fail ----------------------------------------------------------
