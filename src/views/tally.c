@@ -25,25 +25,23 @@ void dm_tally_free(struct dm_tally *t)
     t->store = NULL;
 }
 
-/* A hash of n bytes taken 8 at a time (a file path is some 60 bytes, and
- * every request is counted): each word mixed in by a multiplication by
- * 2^64 / phi (Knuth's multiplicative hashing) and a rotation. */
+/* A hash of a name from its length and its first and last 8 bytes (all of
+ * it when shorter): paths share long folders and differ at their ends, and
+ * every request is counted, so two words are mixed, not every byte; equal
+ * hashes are told apart by comparing the names. Each word is mixed in by a
+ * multiplication by 2^64 / phi (Knuth's multiplicative hashing). */
 static uint32_t hash_of(const char *s, size_t n)
 {
-    uint64_t h = n, w;
-    size_t i = 0;
+    uint64_t h = n, head = 0, tail = 0;
 
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
+    if (n >= 8) {
+        memcpy(&head, s, 8);
+        memcpy(&tail, s + n - 8, 8);
+    } else {
+        memcpy(&head, s, n);
     }
-    if (i < n) {
-        w = 0;
-        memcpy(&w, s + i, n - i);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 29;
-    }
+    h = (h ^ head) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 29) ^ tail) * 0x9E3779B97F4A7C15ull;
     return (uint32_t)(h ^ (h >> 32));
 }
 
