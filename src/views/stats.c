@@ -225,11 +225,39 @@ uint64_t dm_stats_count(const struct dm_stats *st)
     return st->count;
 }
 
-static int u64_cmp(const void *a, const void *b)
+/* The k-th smallest of a[0..n) (k from 0), a reordered: Hoare's selection
+ * ("FIND", CACM algorithm 65, 1961) in Wirth's form (Algorithms + Data
+ * Structures = Programs, 1976), the pivot a[k]; linear on average where a
+ * sort was n log n, and the summary asks for three percentiles of each
+ * array, twice. Indices are signed: j may step below lo. */
+static uint64_t kth_smallest(uint64_t *a, size_t n, size_t k)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    long lo = 0, hi = (long)n - 1, kk = (long)k;
 
-    return x < y ? -1 : x > y;
+    while (lo < hi) {
+        uint64_t x = a[kk];
+        long i = lo, j = hi;
+
+        do {
+            while (a[i] < x)
+                i++;
+            while (x < a[j])
+                j--;
+            if (i <= j) {
+                uint64_t t = a[i];
+
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            lo = i;
+        if (kk < i)
+            hi = j;
+    }
+    return a[kk];
 }
 
 static uint64_t req_percentile(const struct req_stats *r, double pct)
@@ -251,8 +279,7 @@ static uint64_t req_percentile(const struct req_stats *r, double pct)
             uint64_t v;
 
             memcpy(sorted, r->exact, (size_t)r->count * sizeof *sorted);
-            qsort(sorted, (size_t)r->count, sizeof *sorted, u64_cmp);
-            v = sorted[rank - 1];
+            v = kth_smallest(sorted, (size_t)r->count, (size_t)(rank - 1));
             free(sorted);
             return v;
         }
