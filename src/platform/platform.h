@@ -237,4 +237,25 @@ int dm_file_same(const char *a, const char *b);
 int dm_file_replace(const char *path, const void *data, size_t len, char *why,
                     size_t why_len);
 
+/*
+ * An input read in pieces as it arrives, for the line formats (-r FILE,
+ * -r - for standard input): no stdio, so a row that came through a pipe is
+ * handed on at once, never held in a buffer until more comes. POSIX:
+ * open(2) or fd 0, poll(2) and read(2); Windows: CreateFileW or the
+ * standard input handle, ReadFile (a pipe is first asked with
+ * PeekNamedPipe, so a wait can end).
+ */
+typedef struct dm_infile dm_infile;
+
+/* Open path ("-": standard input, never closed). 0, or a negative dm_err
+ * with why (at most cap bytes) saying what failed. */
+int dm_infile_open(dm_infile **f, const char *path, char *why, size_t cap);
+/* Read at most cap bytes, waiting at most wait_ms for some to come: 0 with
+ * *got bytes read (0: none came in time, or a signal came), 1 at the end
+ * of the input, or a negative dm_err. */
+int dm_infile_read(dm_infile *f, void *buf, size_t cap, unsigned wait_ms, size_t *got);
+/* The size of a regular file, 0 for a pipe, a terminal or a device. */
+uint64_t dm_infile_size(const dm_infile *f);
+void dm_infile_close(dm_infile *f);
+
 #endif /* DM_PLATFORM_H */
