@@ -247,6 +247,16 @@ static int on_replay(struct dm_options *opt, const struct dm_opt_arg *arg)
     return file_name(arg, &opt->replay_path);
 }
 
+/* --input-format NAME: the name is checked by src/input, which knows the
+ * formats (a layer above this one), when -r's input is opened. */
+static int on_input_format(struct dm_options *opt, const struct dm_opt_arg *arg)
+{
+    if (arg->value[0] == '\0')
+        return refuse(arg, "empty format name for %s", arg->shown);
+    opt->input_format = arg->value;
+    return 0;
+}
+
 static int on_backend(struct dm_options *opt, const struct dm_opt_arg *arg)
 {
     if (dm_opt_same_word(arg->value, "tracefs"))
@@ -451,7 +461,15 @@ static int on_heatmap_step(struct dm_options *opt, const struct dm_opt_arg *arg)
 
 const struct dm_option_row dm_option_rows[] = {
     {.short_name = 'r', .long_name = "replay", .value = "FILE", .heading = "Source:",
-     .help = "read a .etl trace instead of capturing live", .handle = on_replay},
+     .help = "read FILE instead of capturing live: a .etl trace,\n"
+             "diskmon's own csv or json lines, or a public block\n"
+             "trace (MSR Cambridge, SYSTOR '17, Tencent CBS);\n"
+             "-r - reads standard input as it comes",
+     .handle = on_replay},
+    {.long_name = "input-format", .value = "NAME",
+     .help = "read -r's input as NAME (etl, json, csv, systor,\n"
+             "msr, tencent) instead of recognising it",
+     .handle = on_input_format},
     {.long_name = "force", .with_self_test = 1,
      .help = "(Windows) stop a running NT Kernel Logger session first", FLAG(force)},
     {.long_name = "cleanup", .help = "stop a leftover diskmon session and exit",

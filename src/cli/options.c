@@ -273,6 +273,8 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
     if (opt->op_mask == 0)
         opt->op_mask = DM_OP_BIT(DM_REQ_READ) | DM_OP_BIT(DM_REQ_WRITE) |
                        DM_OP_BIT(DM_REQ_FLUSH) | DM_OP_BIT(DM_REQ_DISCARD);
+    if (opt->input_format != NULL && opt->replay_path == NULL)
+        return dm_opt_fail(err, errlen, "--input-format says how to read -r FILE: add -r");
     if (opt->replay_path != NULL && (opt->force || opt->cleanup))
         return dm_opt_fail(err, errlen, "--force and --cleanup are for live capture, not -r");
     if (opt->top_ns != 0 && opt->count != 0)

@@ -22,7 +22,9 @@ enum dm_backend { DM_BACKEND_DEFAULT = 0, DM_BACKEND_TRACEFS, DM_BACKEND_PERF };
 
 struct dm_options {
     /* source */
-    const char *replay_path;      /* -r FILE: replay; NULL: live */
+    const char *replay_path;      /* -r FILE: replay; NULL: live; "-": stdin */
+    const char *input_format;     /* --input-format NAME; NULL: recognised
+                                   * from the input (src/input checks NAME) */
     /* filters (applied by the source thread, see core/filter.h) */
     const char *disks[DM_MAX_DISK_FILTERS]; /* -d, as typed: "0", "sda", "8:0" */
     int n_disks;
