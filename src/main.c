@@ -1,7 +1,8 @@
 /*
  * main.c - diskmon's entry point: parse the command line, pick the source
- * (-r: .etl replay; otherwise this OS's live capture), run the pipeline,
- * or --self-test's check of the live source.
+ * (-r: a file or standard input in one of the formats src/input reads;
+ * otherwise this OS's live capture), run the pipeline, or --self-test's
+ * check of the live source.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
+#include "input/input.h"
 #include "output/text.h"
 #include "platform/platform.h"
 #include "selftest/selftest.h"
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
         return DM_EXIT_ERROR;
     }
 
-    ops = opt.replay_path != NULL ? &dm_replay_source : dm_live_source;
+    ops = opt.replay_path != NULL ? &dm_input_source : dm_live_source;
     if (ops == NULL && opt.self_test) {
         dm_writef(stderr, "diskmon: --self-test checks live capture, which this build "
                           "does not have (built without a live source); replay a trace "

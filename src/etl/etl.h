@@ -90,6 +90,12 @@ struct dm_etl_record {
  * trace over the budget (DM_ETL_BUDGET_BYTES) is DM_ENOMEM.
  */
 int dm_etl_open(struct dm_etl **out, const char *path, char *err, size_t errlen);
+
+/* 1 when the first len bytes of a file look like an .etl trace: buffer 0's
+ * first record, right after the buffer header, is a trace header (a
+ * SYSTEM32 or SYSTEM64 header of version 2, docs/etw.md §1). For -r's
+ * choice of reader (src/input); dm_etl_open checks the whole header. */
+int dm_etl_sniff(const void *head, size_t len);
 /*
  * The same over a trace already in memory (tests, fuzzing); name is used in
  * messages. data must stay valid until dm_etl_close.

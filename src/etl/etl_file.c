@@ -642,3 +642,13 @@ int dm_etl__index_first(struct dm_etl *etl, char *err, size_t errlen)
     etl->prologue.cpu = e0.cpu;
     return 0;
 }
+
+int dm_etl_sniff(const void *head, size_t len)
+{
+    uint32_t marker;
+
+    if (len < BUF_HDR_SIZE + 4)
+        return 0;
+    marker = dm_le32((const uint8_t *)head + BUF_HDR_SIZE);
+    return marker == MARKER_HEADER32 || marker == MARKER_HEADER64;
+}

@@ -30,6 +30,10 @@
 #                          which every layer above reads)
 #   6 src/core             the pipe: sink, filter, ring, printer, pipeline
 #   7 src/etl              the .etl reader and the replay source
+#     src/input            -r's formats (one file each, input_list.h), the
+#                          line runner and dm_input_source, which picks
+#                          the format and runs it (the .etl one through
+#                          src/etl's replay source)
 #   8 src/linux, src/etw, src/unsupported  the live sources (push into the
 #                          core's sink); none includes another
 #     src/selftest         --self-test: drives a live source through the
@@ -56,7 +60,7 @@ layer() { # path -> layer number, or nothing for an unknown place
         src/views/*) echo 4 ;;
         src/cli/*) echo 5 ;;
         src/core/*) echo 6 ;;
-        src/etl/*) echo 7 ;;
+        src/etl/*|src/input/*) echo 7 ;;
         src/linux/*|src/etw/*|src/unsupported/*|src/selftest/*) echo 8 ;;
         src/main.c) echo 9 ;;
     esac

@@ -1,0 +1,198 @@
+/*
+ * fields.c - CSV fields, numbers and diskmon's words for the line formats
+ * (fields.h). Every parser takes the whole field or nothing: a row that a
+ * writer cut or damaged is malformed, never half read.
+ */
+#include <string.h>
+
+#include "diskmon.h"
+#include "input/fields.h"
+#include "input/input.h"
+
+void dm_row_reset(struct dm_row *row)
+{
+    memset(&row->ev, 0, sizeof row->ev);
+    row->start_wall_ns = 0;
+    row->disk_name[0] = row->process[0] = row->file[0] = '\0';
+    row->partition[0] = row->cgroup[0] = '\0';
+    row->ev.disk_name = row->disk_name;
+    row->ev.process = row->process;
+    row->ev.file = row->file;
+    row->ev.partition = row->partition;
+    row->ev.cgroup = row->cgroup;
+}
+
+int dm_sniff_parse(const char *head, size_t len,
+                   int (*parse)(char *line, size_t len, struct dm_row *row))
+{
+    char line[DM_SNIFF_BYTES + 1];
+    struct dm_row row;
+    size_t n;
+    const char *first = dm_input_first_line(head, len, &n);
+
+    if (n == 0 || n > DM_SNIFF_BYTES)
+        return 0;
+    memcpy(line, first, n);
+    line[n] = '\0';
+    return parse(line, n, &row) != DM_ROW_MALFORMED;
+}
+
+int dm_csv_split(char *line, size_t len, struct dm_field *f, int max)
+{
+    char *p = line, *end = line + len;
+    int n = 0;
+
+    for (;;) {
+        if (n == max)
+            return -1;
+        if (p < end && *p == '"') {
+            char *w = ++p, *start = p;
+
+            for (;;) {
+                if (p == end)
+                    return -1; /* the quote is not closed */
+                if (*p == '"') {
+                    if (p + 1 < end && p[1] == '"') {
+                        *w++ = '"';
+                        p += 2;
+                        continue;
+                    }
+                    p++;
+                    break;
+                }
+                *w++ = *p++;
+            }
+            f[n].p = start;
+            f[n].len = (size_t)(w - start);
+            n++;
+            if (p == end)
+                return n;
+            if (*p != ',')
+                return -1; /* text after the closing quote */
+            p++;
+            continue;
+        }
+        {
+            char *comma = memchr(p, ',', (size_t)(end - p));
+
+            f[n].p = p;
+            if (comma == NULL) {
+                f[n].len = (size_t)(end - p);
+                return n + 1;
+            }
+            f[n].len = (size_t)(comma - p);
+            n++;
+            p = comma + 1;
+        }
+    }
+}
+
+int dm_field_u64(const char *p, size_t len, uint64_t *v)
+{
+    uint64_t x = 0;
+
+    if (len == 0 || len > 20)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = (unsigned)(unsigned char)p[i] - '0';
+
+        if (d > 9 || x > (UINT64_MAX - d) / 10)
+            return -1;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
+{
+    const char *dot = memchr(p, '.', len);
+    size_t ilen = dot != NULL ? (size_t)(dot - p) : len;
+    uint64_t whole, frac = 0, scale = 1;
+    unsigned k;
+
+    for (k = 0; k < digits; k++)
+        scale *= 10;
+    if (dm_field_u64(p, ilen, &whole) != 0 || whole > UINT64_MAX / scale)
+        return -1;
+    if (dot != NULL) {
+        const char *f = dot + 1;
+        size_t flen = len - ilen - 1;
+
+        if (flen == 0 || (flen > digits && strict))
+            return -1;
+        for (k = 0; k < digits; k++) {
+            unsigned d = k < flen ? (unsigned)(unsigned char)f[k] - '0' : 0;
+
+            if (d > 9)
+                return -1;
+            frac = frac * 10 + d;
+        }
+        for (; k < flen; k++) /* cut, but still digits */
+            if ((unsigned)(unsigned char)f[k] - '0' > 9)
+                return -1;
+    }
+    if (whole * scale > UINT64_MAX - frac)
+        return -1;
+    *v = whole * scale + frac;
+    return 0;
+}
+
+int dm_field_name(char *dst, size_t cap, const char *p, size_t len)
+{
+    if (len >= cap || memchr(p, '\0', len) != NULL)
+        return -1;
+    memcpy(dst, p, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+int dm_field_is(const char *p, size_t len, const char *word, int nocase)
+{
+    size_t n = strlen(word);
+
+    if (len != n)
+        return 0;
+    if (!nocase)
+        return memcmp(p, word, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (lower((unsigned char)p[i]) != lower((unsigned char)word[i]))
+            return 0;
+    return 1;
+}
+
+int dm_field_request(const char *p, size_t len)
+{
+    for (int r = 0; r < DM_REQ_COUNT; r++)
+        if (dm_field_is(p, len, dm_request_names[r], 0))
+            return r;
+    return -1;
+}
+
+int dm_field_req_flags(const char *p, size_t len, uint16_t *flags)
+{
+    const char *end = p + len;
+
+    *flags = 0;
+    while (p < end) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        size_t n = bar != NULL ? (size_t)(bar - p) : (size_t)(end - p);
+        int i;
+
+        for (i = 0; i < DM_RQ_COUNT; i++)
+            if (dm_field_is(p, n, dm_req_flag_names[i], 0))
+                break;
+        if (i == DM_RQ_COUNT)
+            return -1;
+        *flags |= (uint16_t)(1u << i);
+        p += n + (bar != NULL);
+        if (bar != NULL && p == end)
+            return -1; /* a trailing '|' */
+    }
+    return 0;
+}
