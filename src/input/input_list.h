@@ -10,3 +10,6 @@
 DM_INPUT(etl)       /* .etl traces: input/etl_input.c, read by src/etl */
 DM_INPUT(json)      /* diskmon -f json lines: input/dm_json.c */
 DM_INPUT(csv)       /* diskmon -f csv: input/dm_csv.c */
+DM_INPUT(systor)    /* SYSTOR '17 VDI traces: input/systor.c */
+DM_INPUT(msr)       /* MSR Cambridge traces: input/msr.c */
+DM_INPUT(tencent)   /* Tencent CBS traces: input/tencent.c */

@@ -107,11 +107,29 @@ static int fill(struct dm_lines *l, struct dm_source *src)
     return rc;
 }
 
+/* The wall clock of time 0 from one row of the buffer, for prime:
+ * diskmon json's time_utc, or a public trace's issue time (the earliest of
+ * the rows read so far: their rows are not in time order). 1 once known. */
+static int learn_start(struct dm_lines *l, struct dm_source *src)
+{
+    const struct dm_event *ev = &l->row.ev;
+
+    if (!(l->fmt->flags & DM_INPUT_WALL_CLOCK)) {
+        src->start_wall_ns = l->row.start_wall_ns;
+        return 1;
+    }
+    if (!l->based || ev->time_ns - (ev->duration_ns <= ev->time_ns ? ev->duration_ns : 0) <
+                         l->base_ns)
+        set_base(l, ev, src);
+    return 0;
+}
+
 /*
  * Before the run: read until a first row parses, for the wall clock of
- * time 0 (a public trace's first issue, diskmon json's time_utc). The
- * lines stay in the buffer for the run. Gives up at the end of the input,
- * when the buffer is full, or on Ctrl+C (DM_ESTOPPED).
+ * time 0 (see learn_start), and for a public trace go on through the rest
+ * of what was read (a file: the buffer's first 256 KB) for the earliest
+ * issue. The lines stay in the buffer for the run. Gives up at the end of
+ * the input, when the buffer is full, or on Ctrl+C (DM_ESTOPPED).
  */
 static int prime(struct dm_lines *l, struct dm_source *src)
 {
@@ -130,19 +148,17 @@ static int prime(struct dm_lines *l, struct dm_source *src)
                 l->line_no = at == 0;
                 len = trim(l, &p, len);
                 l->line_no = 0;
-                if (len > 0 && l->fmt->parse(p, len, &l->row) == DM_ROW_OK) {
-                    if (l->fmt->flags & DM_INPUT_WALL_CLOCK)
-                        set_base(l, &l->row.ev, src);
-                    else
-                        src->start_wall_ns = l->row.start_wall_ns;
+                if (len > 0 && l->fmt->parse(p, len, &l->row) == DM_ROW_OK &&
+                    learn_start(l, src))
                     return 0;
-                }
             }
             if (nl == NULL)
                 return 0;
             at = (size_t)(nl - l->buf) + 1;
             continue;
         }
+        if (l->based)
+            return 0; /* a public trace: the earliest of the rows read */
         if (dm_interrupted())
             return DM_ESTOPPED;
         rc = fill(l, src);
