@@ -52,23 +52,24 @@ static int before(const struct dm_window_row *a, const struct dm_window_row *b)
 
 void dm_window_push(struct dm_window *w, const struct dm_window_row *row)
 {
+    struct dm_window_row r = *row;
     size_t i;
 
     if (w->n == w->cap)
         return; /* the caller broke the contract; never overrun */
+    r.seq = w->next_seq++;
     i = w->n++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
 
-        if (!before(row, &w->heap[parent]))
+        if (!before(&r, &w->heap[parent]))
             break;
         w->heap[i] = w->heap[parent];
         i = parent;
     }
-    w->heap[i] = *row;
-    w->heap[i].seq = w->next_seq++;
-    if (row->time_ns > w->newest_ns)
-        w->newest_ns = row->time_ns;
+    w->heap[i] = r;
+    if (r.time_ns > w->newest_ns)
+        w->newest_ns = r.time_ns;
 }
 
 static void sift_down(struct dm_window *w)

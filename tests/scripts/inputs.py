@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""inputs.py - -r's line formats (docs/replay.md), each against a count
+or a value this script works out itself from the documented columns.
+
+  round trip  both sample traces: -f json -> -r -> -f json and csv -> csv
+              byte-identical, -s of the replay equal to -s of the trace
+              (skipped, with the reason, where the traces are absent);
+  public      MSR Cambridge, SYSTOR '17 and Tencent CBS files written here
+              from SNIA's column lists, with rows out of time order, CRLF,
+              a header, a last line cut short: every row out, in time
+              order, each row's absolute completion time (--utc's
+              time_utc), duration, offset, size and disk as computed here,
+              and -s's Count per disk and request equal to awk's count;
+  stream      -r - through a pipe that delivers a row a second: the first
+              row printed within 1 s of its arrival, --top prints a block
+              before the input ends, the end of input ends the run (exit 0);
+  bad input   random bytes, an empty file, a header-only csv, a 10 MB json
+              line, a negative size: exit 2 with one line and nothing on
+              stdout, or the rows around it out and the line counted
+              malformed; never a crash.
+
+Usage: inputs.py DISKMON. Exit 0 pass, 1 fail (PASS/FAIL/SKIP lines).
+"""
+import datetime
+import os
+import random
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+SUITE = "inputs"
+fails = 0
+
+
+def result(name, ok, why=""):
+    global fails
+    if ok:
+        print(f"PASS {SUITE}/{name}")
+    else:
+        fails += 1
+        print(f"FAIL {SUITE}/{name}: {why}")
+
+
+def run(diskmon, args, stdin=None):
+    p = subprocess.run([diskmon] + args, input=stdin, capture_output=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---- round trip on the sample traces ---------------------------------------
+
+def round_trip(diskmon, tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    etl = os.environ.get("DM_SHARED_ETL", os.path.join(here, "..", "..", "..", "shared", "etl"))
+    traces = ["perfview-net452-x64-win8.etl", "filtrace-diskio-win11.etl"]
+    for t in traces:
+        path = os.path.join(etl, t)
+        if not os.path.isfile(path):
+            print(f"SKIP {SUITE}/round_trip_{t}: sample trace not found at {etl} (set DM_SHARED_ETL)")
+            continue
+        for fmt, extra in (("json", []), ("csv", []), ("json", ["--utc"])):
+            name = f"round_trip_{t}_{fmt}{''.join(extra)}"
+            rc, first, _ = run(diskmon, ["-r", path, "-f", fmt] + extra)
+            cap = os.path.join(tmp, f"{t}.{fmt}")
+            with open(cap, "wb") as f:
+                f.write(first)
+            rc2, again, err = run(diskmon, ["-r", cap, "-f", fmt] + extra)
+            result(name, rc == 0 and rc2 == 0 and first == again and first.count(b"\n") > 100,
+                   f"rc={rc}/{rc2} bytes {len(first)}/{len(again)} {err[:200]!r}")
+            # the same through a pipe, which the runner reads in pieces
+            rc3, piped, _ = run(diskmon, ["-r", "-", "-f", fmt] + extra, stdin=first)
+            result(name + "_stdin", rc3 == 0 and piped == first, f"rc={rc3}")
+            if not extra:
+                _, _, s1 = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+                _, _, s2 = run(diskmon, ["-r", cap, "-s", "-f", "csv"])
+                result(f"summary_{t}_{fmt}", s1 == s2 and b"Count" in s1, f"{s1!r} != {s2!r}")
+
+
+# ---- the public traces --------------------------------------------------------
+
+FILETIME_1970 = 116444736000000000
+
+
+def utc_text(ns):
+    d = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=ns // 10**9)
+    return d.strftime("%Y-%m-%dT%H:%M:%S") + ".%09dZ" % (ns % 10**9)
+
+
+def ms6(ns):
+    return "%d.%06d" % (ns // 10**6, ns % 10**6)
+
+
+def make_rows(rng, n):
+    """Issue times in ns since 1970, mostly rising, some out of order."""
+    t = 1485410000 * 10**9
+    rows = []
+    for i in range(n):
+        t += rng.randrange(0, 20_000_000)
+        issue = t - (rng.randrange(0, 500_000_000) if i % 7 == 3 else 0)
+        rows.append(dict(issue=issue, resp=rng.randrange(1, 3_000_000_00) // 100 * 100,
+                         off=rng.randrange(0, 2**40) // 512 * 512,
+                         size=rng.choice([512, 4096, 8192, 65536, 1048576]),
+                         write=rng.random() < 0.4, disk=rng.choice([0, 1, 2]),
+                         host=rng.choice(["usr", "proj"])))
+    return rows
+
+
+def msr_file(rows):
+    lines = []
+    for r in rows:
+        ft = r["issue"] // 100 + FILETIME_1970
+        lines.append("%d,%s,%d,%s,%d,%d,%d" % (ft, r["host"], r["disk"],
+                     "Write" if r["write"] else "Read", r["off"], r["size"], r["resp"] // 100))
+    expect = [dict(time=r["issue"] // 100 * 100 + r["resp"], dur=r["resp"], off=r["off"],
+                   size=r["size"], write=r["write"], disk=f'{r["host"]}_{r["disk"]}') for r in rows]
+    # CRLF line ends (a capture written on Windows) and a last line cut short
+    text = "\r\n".join(lines) + "\r\n" + lines[0][:17]
+    return text, expect
+
+
+def systor_file(rows):
+    lines = ["Timestamp,Response,IOType,LUN,Offset,Size"]
+    for r in rows:
+        lines.append("%d.%06d,%d.%09d,%s,%d,%d,%d" % (
+            r["issue"] // 10**9, r["issue"] % 10**9 // 1000, r["resp"] // 10**9,
+            r["resp"] % 10**9, "W" if r["write"] else "R", r["disk"], r["off"], r["size"]))
+    expect = [dict(time=r["issue"] // 1000 * 1000 + r["resp"], dur=r["resp"], off=r["off"],
+                   size=r["size"], write=r["write"], disk=r["disk"]) for r in rows]
+    return "\n".join(lines) + "\n", expect
+
+
+def tencent_file(rows):
+    lines = []
+    for r in rows:
+        lines.append("%d,%d,%d,%d,%d" % (r["issue"] // 10**9, r["off"] // 512, r["size"] // 512,
+                                         1 if r["write"] else 0, 1000 + r["disk"]))
+    expect = [dict(time=r["issue"] // 10**9 * 10**9, dur=0, off=r["off"], size=r["size"],
+                   write=r["write"], disk=1000 + r["disk"]) for r in rows]
+    return "\n".join(lines) + "\n" + lines[1][:9], expect
+
+
+def awk_counts(path, fmt):
+    """Rows per (disk, request) counted by awk from the file itself."""
+    prog = {
+        "msr": 'NF == 7 && ($4 == "Read" || $4 == "Write") {print $2 "_" $3, $4}',
+        "systor": 'NR > 1 && NF == 6 {print $4, ($3 == "W" ? "Write" : "Read")}',
+        "tencent": 'NF == 5 {print $5, ($4 == 1 ? "Write" : "Read")}',
+    }[fmt]
+    out = subprocess.run(["awk", "-F,", prog], stdin=open(path, "rb"),
+                         capture_output=True, text=True).stdout
+    counts = {}
+    for line in out.splitlines():
+        k = tuple(line.replace("\r", "").split())
+        counts[k] = counts.get(k, 0) + 1
+    return counts
+
+
+def summary_counts(err):
+    counts = {}
+    for line in err.decode().splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[1] in ("Read", "Write") and f[2].isdigit():
+            counts[(f[0], f[1])] = int(f[2])
+    return counts
+
+
+def public(diskmon, tmp):
+    import json
+    rng = random.Random(36)
+    for fmt, maker in (("msr", msr_file), ("systor", systor_file), ("tencent", tencent_file)):
+        text, expect = maker(make_rows(rng, 3000))
+        path = os.path.join(tmp, f"{fmt}.csv")
+        with open(path, "w", newline="") as f:
+            f.write(text)
+        rc, out, err = run(diskmon, ["-r", path, "-f", "json", "--utc"])
+        got = [json.loads(l) for l in out.splitlines()]
+        want = sorted(expect, key=lambda e: e["time"])  # Python's sort is stable
+        ok = rc == 0 and len(got) == len(want)
+        why = f"rc={rc} rows {len(got)}/{len(want)} {err[:300]!r}"
+        for g, w in zip(got, want):
+            if ok and (g["time_utc"] != utc_text(w["time"]) or g["duration_ms"] != float(ms6(w["dur"])) or
+                       g["offset"] != w["off"] or g["bytes"] != w["size"] or
+                       g["request"] != ("Write" if w["write"] else "Read") or g["disk"] != w["disk"]):
+                ok, why = False, f"row {g} != {w} ({utc_text(w['time'])})"
+        # the exact duration text, not a float's
+        raw = [l.split(b'"duration_ms":')[1].split(b",")[0].decode() for l in out.splitlines()]
+        if ok and raw != [ms6(w["dur"]) for w in want]:
+            ok, why = False, "durations differ in their digits"
+        result(f"{fmt}_rows_in_time_order_exact", ok, why)
+        times = [g["time"] for g in got]
+        result(f"{fmt}_time_order", times == sorted(times), "rows out of order")
+        rc, _, err = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+        want_counts = awk_counts(path, fmt)
+        got_counts = summary_counts(err)
+        result(f"{fmt}_summary_counts_awk", rc == 0 and got_counts == want_counts and want_counts,
+               f"{got_counts} != awk {want_counts}")
+        # recognised from the first line, and --input-format agrees
+        rc, forced, _ = run(diskmon, ["-r", path, "--input-format", fmt, "-f", "json", "--utc"])
+        result(f"{fmt}_input_format", rc == 0 and forced == out, f"rc={rc}")
+
+
+# ---- -r - through a slow pipe ------------------------------------------------
+
+def slow_rows():
+    return [('{"seq":%d,"time":%d.500000000,"duration_ms":1.500000,"disk":"loop0",'
+             '"request":"Write","offset":%d,"bytes":4096,"pid":42,"process":"dd","flags":""}\n'
+             % (i + 1, i, i * 4096)).encode() for i in range(4)]
+
+
+def read_line_within(f, seconds):
+    end = time.monotonic() + seconds
+    buf = b""
+    while time.monotonic() < end:
+        r, _, _ = select.select([f], [], [], max(0.0, end - time.monotonic()))
+        if not r:
+            break
+        c = os.read(f.fileno(), 1)
+        if not c:
+            break
+        buf += c
+        if c == b"\n":
+            return buf
+    return None
+
+
+def stream(diskmon):
+    rows = slow_rows()
+    p = subprocess.Popen([diskmon, "-r", "-", "-f", "json"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lags = []
+    for r in rows:
+        sent = time.monotonic()
+        p.stdin.write(r)
+        p.stdin.flush()
+        line = read_line_within(p.stdout, 1.0)
+        lags.append(None if line is None else round(time.monotonic() - sent, 3))
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - sent)))
+    p.stdin.close()
+    rc = p.wait(timeout=10)
+    result("stdin_row_within_1s", all(l is not None and l < 1.0 for l in lags), f"lags {lags}")
+    result("stdin_end_ends_run", rc == 0, f"rc={rc}")
+
+    p = subprocess.Popen([diskmon, "-r", "-", "--top", "1"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    block_before_end = False
+    for r in rows:
+        p.stdin.write(r)
+        p.stdin.flush()
+        line = read_line_within(p.stdout, 1.0)
+        if line is not None and b"writes/s" in line:
+            block_before_end = True
+    p.stdin.close()
+    rest = p.stdout.read()
+    rc = p.wait(timeout=10)
+    result("stdin_top_block_before_end", block_before_end and rc == 0 and b" dd " in rest,
+           f"rc={rc}")
+
+
+# ---- bad input ---------------------------------------------------------------
+
+CSV_HEADER = ("seq,time,duration,disk,request,sector,length,pid,tid,process,file,"
+              "offset,bytes,flags,priority,partition,cgroup\r\n")
+JSON_ROW = ('{"seq":1,"time":0.5,"duration_ms":1.000000,"disk":0,"request":"Read",'
+            '"offset":0,"bytes":%s,"sector":0,"length":1,"flags":""}\n')
+
+
+def bad(diskmon, tmp):
+    def write(name, data):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    for name, data in (("random_bytes", random.Random(1).randbytes(65536)), ("empty", b"")):
+        rc, out, err = run(diskmon, ["-r", write(name, data)])
+        result(f"bad_{name}_refused", rc == 2 and out == b"" and err.count(b"\n") == 1 and
+               b"diskmon reads" in err, f"rc={rc} out={out[:80]!r} err={err!r}")
+    rc, out, err = run(diskmon, ["-r", write("header.csv", CSV_HEADER.encode()), "-f", "csv"])
+    result("bad_header_only_csv", rc == 0 and out == CSV_HEADER.encode() and b"malformed" not in err,
+           f"rc={rc} {out!r} {err!r}")
+    rc, out, err = run(diskmon, ["-r", write("header.systor", b"Timestamp,Response,IOType,LUN,Offset,Size\n"), "-s"])
+    result("bad_header_only_systor", rc == 0 and b"0 events" in err, f"rc={rc} {err!r}")
+    long_line = JSON_ROW % "4096"
+    long_line = long_line[:-2] + ',"x":"' + "a" * (10 << 20) + '"}\n'
+    data = (JSON_ROW % "512" + long_line + JSON_ROW % "1024").encode()
+    rc, out, err = run(diskmon, ["-r", write("long.json", data), "-f", "json", "-s"])
+    result("bad_10mb_json_line", rc == 0 and out.count(b"\n") == 2 and
+           b"1 malformed line" in err and b"malformed records skipped 1" in err, f"rc={rc} {err!r}")
+    data = (JSON_ROW % "512" + JSON_ROW % "-4096" + JSON_ROW % "1024").encode()
+    rc, out, err = run(diskmon, ["-r", write("negative.json", data), "-f", "json", "-s"])
+    result("bad_negative_size_json", rc == 0 and out.count(b"\n") == 2 and
+           b"malformed records skipped 1" in err, f"rc={rc} {err!r}")
+    data = b"Timestamp,Response,IOType,LUN,Offset,Size\n1.5,0.1,R,1,0,-4096\n1.5,0.1,R,1,0,4096\n"
+    rc, out, err = run(diskmon, ["-r", write("negative.systor", data), "-f", "csv", "--no-header"])
+    result("bad_negative_size_systor", rc == 0 and out.count(b"\n") == 1 and
+           b"1 malformed line skipped (the first is line 2)" in err, f"rc={rc} {err!r}")
+    rc, out, err = run(diskmon, ["-r", write("unknown", b"{}\n"), "--input-format", "nope"])
+    result("bad_input_format_name", rc == 2 and out == b"" and b"nope" not in out, f"rc={rc} {err!r}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    diskmon = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        round_trip(diskmon, tmp)
+        public(diskmon, tmp)
+        bad(diskmon, tmp)
+        stream(diskmon)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
