@@ -9,7 +9,7 @@
  * the files (usr_0.csv), so the same disk number on two hosts stays two
  * disks.
  */
-#include <stdio.h>
+#include <string.h>
 
 #include "input/fields.h"
 #include "input/input.h"
@@ -19,18 +19,30 @@
 #define FILETIME_UNIX_EPOCH UINT64_C(116444736000000000)
 #define NS_PER_TICK 100u
 
+/* host "_" disk, as SNIA names the files (usr_0.csv), copied as the row
+ * has them (the disk's digits were checked): -1 when it does not fit. */
+static int host_disk(char *dst, size_t cap, const char *host, size_t hlen, const char *disk,
+                     size_t dlen)
+{
+    if (hlen + 1 + dlen >= cap || memchr(host, '\0', hlen) != NULL)
+        return -1;
+    memcpy(dst, host, hlen);
+    dst[hlen] = '_';
+    memcpy(dst + hlen + 1, disk, dlen);
+    dst[hlen + 1 + dlen] = '\0';
+    return 0;
+}
+
 static int msr_parse(char *line, size_t len, struct dm_row *row)
 {
     struct dm_field f[MSR_COLUMNS];
     uint64_t ts, disk, size, ticks, issue;
-    char host[DM_DISK_NAME_MAX];
-    int n;
 
     if (dm_csv_split(line, len, f, MSR_COLUMNS) != MSR_COLUMNS)
         return DM_ROW_MALFORMED;
     dm_row_reset(row);
     if (dm_field_u64(f[0].p, f[0].len, &ts) != 0 || ts < FILETIME_UNIX_EPOCH ||
-        dm_field_name(host, sizeof host, f[1].p, f[1].len) != 0 || f[1].len == 0 ||
+        f[1].len == 0 ||
         dm_field_u64(f[2].p, f[2].len, &disk) != 0 || disk > UINT32_MAX ||
         dm_field_u64(f[4].p, f[4].len, &row->ev.byte_offset) != 0 ||
         dm_field_u64(f[5].p, f[5].len, &size) != 0 || size > UINT32_MAX ||
@@ -50,8 +62,8 @@ static int msr_parse(char *line, size_t len, struct dm_row *row)
     row->ev.time_ns = issue + row->ev.duration_ns;
     row->ev.transfer_size = (uint32_t)size;
     row->ev.disk = (uint32_t)disk;
-    n = snprintf(row->disk_name, sizeof row->disk_name, "%s_%u", host, (unsigned)disk);
-    if (n < 0 || (size_t)n >= sizeof row->disk_name)
+    if (host_disk(row->disk_name, sizeof row->disk_name, f[1].p, f[1].len, f[2].p,
+                  f[2].len) != 0)
         return DM_ROW_MALFORMED;
     return DM_ROW_OK;
 }
