@@ -230,3 +230,21 @@ int dm_field_req_flags(const char *p, size_t len, uint16_t *flags)
     }
     return 0;
 }
+
+/* The UTF-8 byte order mark a Windows editor may put first. */
+#define UTF8_BOM "\xEF\xBB\xBF"
+
+const char *dm_input_first_line(const char *head, size_t len, size_t *line_len)
+{
+    const char *nl;
+
+    if (len >= 3 && memcmp(head, UTF8_BOM, 3) == 0) {
+        head += 3;
+        len -= 3;
+    }
+    nl = memchr(head, '\n', len);
+    *line_len = nl != NULL ? (size_t)(nl - head) : len;
+    if (*line_len > 0 && head[*line_len - 1] == '\r')
+        (*line_len)--;
+    return head;
+}

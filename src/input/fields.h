@@ -20,6 +20,11 @@ void dm_row_reset(struct dm_row *row);
 int dm_sniff_parse(const char *head, size_t len,
                    int (*parse)(char *line, size_t len, struct dm_row *row));
 
+/* The first line of head (up to its line end, without a CR before it) and
+ * its length; for the sniff functions. A first line that starts with a
+ * UTF-8 byte order mark has it skipped. */
+const char *dm_input_first_line(const char *head, size_t len, size_t *line_len);
+
 struct dm_field {
     char *p;
     size_t len;

@@ -81,11 +81,6 @@ const struct dm_input_format *dm_input_sniff(const char *head, size_t len);
 /* The formats' names, ", "-separated, into buf (for messages). */
 void dm_input_names(char *buf, size_t cap);
 
-/* The first line of head (up to its line end, without a CR before it) and
- * its length; for the sniff functions. A first line that starts with a
- * UTF-8 byte order mark has it skipped. */
-const char *dm_input_first_line(const char *head, size_t len, size_t *line_len);
-
 /* -r: the source that picks the format and runs it. */
 extern const struct dm_source_ops dm_input_source;
 

@@ -4,7 +4,7 @@
 #
 # Usage: tests/fuzz/run.sh SECONDS [TARGET...]
 #        (SECONDS 0: build and replay the regressions only; TARGETs: some of
-#        etl lz77 replay ftrace reorder options, default all)
+#        etl lz77 replay ftrace reorder options inputs, default all)
 #
 # Targets: tests/fuzz/fuzz_NAME.c, each with a seed corpus in
 # tests/fuzz/corpus/NAME/ (committed, small) and regression inputs in
@@ -22,14 +22,16 @@ SECONDS_EACH=${1:?usage: tests/fuzz/run.sh SECONDS}
 OUT=$ROOT/build/fuzz
 CC=${DM_FUZZ_CC:-clang}
 shift
-TARGETS=${*:-etl lz77 replay ftrace reorder options}
+TARGETS=${*:-etl lz77 replay ftrace reorder options inputs}
 passed=0 failed=0
 
 # The product sources the targets use: the portable core, decoders and
-# .etl reader (every file, so a file split out later is picked up), the
-# POSIX platform layer without a live backend, and the ftrace page parser
+# .etl reader and -r's other formats (every file, so a file split out later
+# is picked up), the POSIX platform layer without a live backend, and the
+# ftrace page parser
 # with the tracefs format parser it reads header_page with.
-LIB_SOURCES="$(echo src/base/*.c src/cli/*.c src/core/*.c src/output/*.c src/views/*.c src/decode/*.c src/etl/*.c) src/platform/posix.c src/platform/posix_fence.c
+LIB_SOURCES="$(echo src/base/*.c src/cli/*.c src/core/*.c src/output/*.c src/views/*.c src/decode/*.c src/etl/*.c src/input/*.c) src/platform/posix.c src/platform/posix_fence.c
+  src/platform/posix_infile.c
   src/unsupported/no_live.c src/linux/ftrace_page.c src/linux/tracefs.c"
 CFLAGS="-std=c11 -g -O1 -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc
   -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror

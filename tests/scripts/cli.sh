@@ -48,6 +48,12 @@ check missing_file_message grep -q "no-such.etl" "$TMP/err"
 
 head -c 4096 /dev/urandom >"$TMP/noise.etl"
 "$DISKMON" -r "$TMP/noise.etl" >"$TMP/out" 2>"$TMP/err"; rc=$?
+# No format recognises it (docs/replay.md): exit 2, the formats named,
+# nothing on stdout. Read as .etl all the same, the reader names the offset.
+check not_recognised_exit_2 test "$rc" -eq 2
+check not_recognised_names_formats grep -q "diskmon reads etl" "$TMP/err"
+check not_recognised_no_stdout test ! -s "$TMP/out"
+"$DISKMON" -r "$TMP/noise.etl" --input-format etl >"$TMP/out" 2>"$TMP/err"; rc=$?
 check not_etl_exit_1 test "$rc" -eq 1
 check not_etl_names_offset grep -q "offset" "$TMP/err"
 
