@@ -8,6 +8,7 @@
  * escape.h) is read back as one such byte, 0xFF, so that writing json again
  * gives the same line.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "input/fields.h"
@@ -94,6 +95,12 @@ static char *put_utf8(char *d, unsigned cp)
     return d;
 }
 
+/* The bytes put_utf8 writes for cp. */
+static ptrdiff_t utf8_bytes(unsigned cp)
+{
+    return cp == 0xFFFD || cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
 /* A JSON string at c->p (its opening quote) into dst (cap bytes, NUL-
  * terminated; NULL: skipped): -1 when it is not one, does not fit or holds
  * a NUL. *len: its bytes. */
@@ -141,7 +148,7 @@ static int json_string(struct cursor *c, char *dst, size_t cap, size_t *len)
         default:
             return -1;
         }
-        if (limit - d < 4)
+        if (limit - d < utf8_bytes(cp))
             return -1;
         d = put_utf8(d, cp);
     }
