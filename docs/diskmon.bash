@@ -23,7 +23,7 @@ _diskmon()
         prev=${COMP_WORDS[COMP_CWORD - 1]}
     fi
 
-    local opts="-r --replay -f --format -o --output -d --disk --op --flags -p --pid
+    local opts="-r --replay --input-format -f --format -o --output -d --disk --op --flags -p --pid
         -c --comm --cgroup -m --min-latency -n --count -t --duration --clock --utc
         --no-header -s --summary --hist --top --by --queue --backend --force --cleanup --self-test -h --help
         -V --version --metrics --interval --metrics-top --heatmap --offset-map --report
@@ -37,7 +37,11 @@ _diskmon()
 
     case $prev in
     -r | --replay)
-        COMPREPLY=($(compgen -f -X '!*.[eE][tT][lL]' -- "$cur") $(compgen -d -- "$cur"))
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --input-format)
+        COMPREPLY=($(compgen -W "etl json csv systor msr tencent" -- "$cur"))
         return
         ;;
     --self-test)

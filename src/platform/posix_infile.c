@@ -55,7 +55,7 @@ int dm_infile_open(dm_infile **out, const char *path, char *why, size_t cap)
         snprintf(why, cap, "it is a directory");
         close(f->fd);
         free(f);
-        return DM_EUSAGE;
+        return DM_EOPEN;
     }
     *out = f;
     return 0;
