@@ -292,6 +292,9 @@ struct dm_source {
     uint64_t start_wall_ns;  /* wall clock at time_ns == 0, ns since 1970 */
     int is_live;             /* 1: drop when the ring is full; 0: wait */
     int has_files;           /* can name files: text output gets a File column */
+    int no_latency;          /* the input has no response times (a Tencent CBS
+                                trace): every duration is 0 and means nothing;
+                                the lines and views show none */
     char errmsg[512];
     struct dm_notes notes;   /* for the user; printed by dm_run */
     /* What open() set up and what the OS answered, one "key: value\n"

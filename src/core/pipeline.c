@@ -159,6 +159,7 @@ static void view_config(struct dm_view_config *cfg, const struct dm_options *opt
     cfg->source_name = src->backend != NULL ? src->backend : src->ops->name;
     cfg->lost_base = src->lost_events;
     cfg->task_io = src->task_io;
+    cfg->no_latency = src->no_latency;
     cfg->out = p->out;
     cfg->drawn = &p->drawn;
     cfg->errf = errf;
@@ -382,6 +383,7 @@ static int start_views(struct stages *s, FILE *out)
     run->printer.fo.utc = opt->utc;
     run->printer.fo.tz = src->time_zone;
     run->printer.fo.queue = opt->queue;
+    run->printer.fo.no_duration = src->no_latency;
     run->printer.fo.show_file = src->has_files;
     run->printer.fo.start_wall_ns = src->start_wall_ns;
     run->printer.no_header = opt->no_header;

@@ -116,6 +116,7 @@ static int learn_start(struct dm_lines *l, struct dm_source *src)
 
     if (!(l->fmt->flags & DM_INPUT_WALL_CLOCK)) {
         src->start_wall_ns = l->row.start_wall_ns;
+        src->no_latency = l->row.no_duration;
         return 1;
     }
     if (!l->based || ev->time_ns - (ev->duration_ns <= ev->time_ns ? ev->duration_ns : 0) <
@@ -197,6 +198,7 @@ int dm_lines_open(struct dm_lines **out, const struct dm_input_format *fmt, dm_i
     l->read_bytes = len;
     src->is_live = 0;
     src->has_files = fmt->has_files;
+    src->no_latency = (fmt->flags & DM_INPUT_NO_LATENCY) != 0;
     rc = prime(l, src);
     if (rc == DM_ESTOPPED)
         src->errmsg[0] = '\0';
@@ -347,9 +349,9 @@ static void report(struct dm_lines *l, struct dm_source *src)
                 "is line %" PRIu64 ")\n", l->name, l->malformed,
                 l->malformed == 1 ? "" : "s", l->first_bad);
     if (l->cut_last > 0)
-        dm_note(&src->notes, "diskmon: %s: the last line is cut short (%zu bytes without a "
-                "line end, as a capture stopped mid-line leaves it): skipped\n", l->name,
-                l->cut_last);
+        dm_note(&src->notes, "diskmon: %s: the last line is cut short (%" PRIu64 " bytes without "
+                "a line end, as a capture stopped mid-line leaves it): skipped\n", l->name,
+                (uint64_t)l->cut_last);
     if (late > 0)
         dm_note(&src->notes, "diskmon: %s: %" PRIu64 " row%s came more than the window "
                 "(30 s or %u rows) after later ones: shown late, out of time order\n",

@@ -281,7 +281,12 @@ static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     else
         p = put_sec6(p, W_TIME, ev->time_ns);
     *p++ = ' ';
-    p = put_sec6(p, W_DURATION, ev->duration_ns);
+    if (fo->no_duration) {
+        p = dm_put_lit(p, dm_blanks, W_DURATION - 1);
+        *p++ = '-';
+    } else {
+        p = put_sec6(p, W_DURATION, ev->duration_ns);
+    }
     if (fo->queue) {
         *p++ = ' ';
         if (ev->flags & DM_EV_HAS_QUEUE)
@@ -353,7 +358,8 @@ static char *csv_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     else
         p = put_sec9(p, ev->time_ns);
     *p++ = ',';
-    p = put_sec9(p, ev->duration_ns);
+    if (!fo->no_duration)
+        p = put_sec9(p, ev->duration_ns);
     if (fo->queue) {
         *p++ = ',';
         if (ev->flags & DM_EV_HAS_QUEUE)
@@ -411,8 +417,10 @@ static char *json_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     p = put_sec9(p, ev->time_ns);
     if (fo->utc)
         p = put_json_utc(p, fo, ev);
-    p = dm_put_lit(p, DM_LIT(",\"duration_ms\":"));
-    p = put_ms6(p, ev->duration_ns);
+    if (!fo->no_duration) {
+        p = dm_put_lit(p, DM_LIT(",\"duration_ms\":"));
+        p = put_ms6(p, ev->duration_ns);
+    }
     if (fo->queue && (ev->flags & DM_EV_HAS_QUEUE)) {
         p = dm_put_lit(p, DM_LIT(",\"queue_ms\":"));
         p = put_ms6(p, ev->queue_ns);

@@ -53,6 +53,7 @@ struct dm_stats {
     struct dm_disk_id ids[MAX_DISKS];
     struct disk_stats *of_index[MAX_DISKS];
     int per_disk;                    /* dm_stats_create */
+    int no_latency;                  /* dm_stats_no_latency */
     uint64_t count;
     uint64_t overflow;               /* events of disks past MAX_DISKS */
 };
@@ -343,10 +344,14 @@ static void ms_cell(char *buf, size_t cap, uint64_t ns)
 
 /* One cell of the row of disk d, request q. */
 static void summary_cell(char *buf, size_t cap, const struct disk_stats *d, int q,
-                         int col, double secs)
+                         int col, double secs, int no_latency)
 {
     const struct req_stats *r = &d->req[q];
 
+    if (no_latency && col >= COL_P50) {
+        snprintf(buf, cap, "-");
+        return;
+    }
     switch (col) {
     case COL_DISK: snprintf(buf, cap, "%s", d->name); break;
     case COL_REQ: snprintf(buf, cap, "%s", dm_request_names[q]); break;
@@ -403,7 +408,8 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
                 for (int c = 0; c < N_COLS; c++) {
                     int len;
 
-                    summary_cell(text[c], sizeof text[c], disks[i], q, c, secs);
+                    summary_cell(text[c], sizeof text[c], disks[i], q, c, secs,
+                                 st->no_latency);
                     len = (int)strlen(text[c]);
                     if (len > width[c])
                         width[c] = len;
@@ -423,6 +429,13 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
     if (st->overflow > 0)
         dm_text_printf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
                        st->overflow, MAX_DISKS);
+    if (st->no_latency)
+        dm_text_puts(out, "no latency in this trace: its rows have no response times\n");
+}
+
+void dm_stats_no_latency(struct dm_stats *st)
+{
+    st->no_latency = 1;
 }
 
 static void hist_bar(struct dm_text *out, uint64_t v, uint64_t max)
@@ -442,6 +455,10 @@ void dm_stats_hist(const struct dm_stats *st, struct dm_text *out)
     struct disk_stats *disks[MAX_DISKS];
     int n = sorted_disks(st, disks);
 
+    if (st->no_latency) {
+        dm_text_puts(out, "no latency in this trace: no histogram\n");
+        return;
+    }
     for (int i = 0; i < n; i++) {
         const uint64_t *h = disks[i]->log2_us;
         uint64_t max = 0;

@@ -43,4 +43,9 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
  * the nearest one, as the text lines and the -s table round. */
 void dm_stats_hist(const struct dm_stats *st, struct dm_text *out);
 
+/* The input has no response times (views/view.h, no_latency): the
+ * summary's latency columns show "-" and a line says so, the histogram is
+ * that line alone. */
+void dm_stats_no_latency(struct dm_stats *st);
+
 #endif /* DM_STATS_H */

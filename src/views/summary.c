@@ -29,6 +29,8 @@ static int summary_create(const struct dm_view_config *cfg, void **view)
     }
     s->summary = cfg->summary;
     s->hist = cfg->hist;
+    if (cfg->no_latency)
+        dm_stats_no_latency(s->stats);
     *view = s;
     return 0;
 }

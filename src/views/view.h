@@ -71,6 +71,7 @@ struct dm_view_config {
     /* A filter (-d, -p, -c, --cgroup, --op, --flags, -m) picks the block
      * requests: the views' rows are those requests, Cache-W is not. */
     int requests_filtered;
+    int no_latency;              /* no response times: say so, show no latency */
     /* the printer */
     FILE *out;                   /* the output: only to ask for its terminal */
     struct dm_text *drawn;       /* where a view draws for the output */
