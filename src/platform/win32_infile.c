@@ -22,6 +22,7 @@ struct dm_infile {
     HANDLE h;
     int own;
     DWORD type;     /* GetFileType: FILE_TYPE_DISK, _PIPE, _CHAR */
+    int no_peek;    /* PeekNamedPipe failed once: read as it comes */
     uint64_t size;
 };
 
@@ -61,7 +62,7 @@ int dm_infile_read(dm_infile *f, void *buf, size_t cap, unsigned wait_ms, size_t
     DWORD want = cap > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)cap, n = 0;
 
     *got = 0;
-    if (f->type == FILE_TYPE_PIPE) {
+    if (f->type == FILE_TYPE_PIPE && !f->no_peek) {
         unsigned waited = 0;
         DWORD avail = 0;
 
@@ -69,7 +70,14 @@ int dm_infile_read(dm_infile *f, void *buf, size_t cap, unsigned wait_ms, size_t
             if (!PeekNamedPipe(f->h, NULL, 0, NULL, &avail, NULL)) {
                 DWORD e = GetLastError();
 
-                return e == ERROR_BROKEN_PIPE ? 1 : dm_err_from_win32(e);
+                if (e == ERROR_BROKEN_PIPE)
+                    return 1;
+                /* A pipe that cannot be asked (Wine's answer for a POSIX
+                 * pipe): ReadFile, which returns what a pipe has as soon
+                 * as it has some, though a wait then lasts until it does. */
+                f->no_peek = 1;
+                avail = (DWORD)want;
+                break;
             }
             if (avail > 0)
                 break;
