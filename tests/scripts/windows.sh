@@ -4,7 +4,8 @@
 # Cross-compiles both MinGW presets (mingw-x64, mingw-i686; warnings are
 # errors), runs their CTest suites under Wine, then checks diskmon.exe
 # itself: replay output (text, csv, json, both sample traces) byte-identical
-# to the native build's, --metrics files that promtool accepts and that
+# to the native build's, the native csv and json read back the same (-r
+# FILE and -r - through a pipe), --metrics files that promtool accepts and that
 # equal the native build's, --metrics refusing a directory, NUL and the
 # same file twice and leaving no temporary file, --help, a closed pipe
 # ending the output quietly (exit 0, no message), and that live capture
@@ -146,6 +147,25 @@ compare_replay() { # preset, exe
             else
                 fail "$preset/replay-identical/$base/$fmt" \
                     "differs from native: $(cmp "$a" "$b" 2>&1 | head -1)"
+            fi
+        done
+        # -r's own lines (docs/replay.md): the native build's csv and json
+        # read back by this build, from a file and through a pipe (a POSIX
+        # pipe under Wine: ReadFile without PeekNamedPipe), the same bytes.
+        for fmt in csv json; do
+            a=$LOG/windows-$preset-$base.$fmt.native
+            b=$LOG/windows-$preset-$base.$fmt.reread
+            wine_run 300 "$exe" -r "$(winpath "$a")" -f "$fmt" >"$b" 2>"$b.err"
+            if [ -s "$a" ] && cmp -s "$a" "$b"; then
+                pass "$preset/read-back/$base/$fmt"
+            else
+                fail "$preset/read-back/$base/$fmt" "$(cmp "$a" "$b" 2>&1 | head -1) (see $b.err)"
+            fi
+            wine_run 300 "$exe" -r - -f "$fmt" <"$a" >"$b.pipe" 2>"$b.err"
+            if [ -s "$a" ] && cmp -s "$a" "$b.pipe"; then
+                pass "$preset/read-back-stdin/$base/$fmt"
+            else
+                fail "$preset/read-back-stdin/$base/$fmt" "$(cmp "$a" "$b.pipe" 2>&1 | head -1)"
             fi
         done
     done
