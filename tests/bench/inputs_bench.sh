@@ -10,7 +10,9 @@
 # anything is timed, diskmon's count (the sum of --metrics'
 # diskmon_requests_total) must equal python's count of the file's rows.
 #
-# Timed, interleaved in R rounds (default 5), medians quoted:
+# Timed, interleaved in R rounds (default 5), medians quoted, as rows per
+# second of CPU time (user + system, GNU time: what one core does, which a
+# shared machine's load changes far less than the wall time, also shown):
 #   reader   diskmon -r FILE -c dm_bench_none: every row read, parsed, put
 #            in time order and handed to the sink, whose filter then drops
 #            it; the printer has nothing to do, so this is the reader's one
@@ -91,9 +93,10 @@ python_count() { # FORMAT FILE
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 fails=0
-printf '| format | rows | reader rows/s | reader max RSS | --metrics rows/s | --metrics max RSS | python3 csv rows/s | reader instr/row |\n'
+printf '| format | rows | reader rows per CPU-s (wall) | reader max RSS | --metrics rows per CPU-s (wall) | --metrics max RSS | python3 rows per CPU-s (wall) | reader instr/row |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for fmt in msr systor tencent json; do
+    rm -f "$work"/t.*
     f=$work/$fmt.in
     gen "$fmt" "$ROWS" "$f"
     want=$(python_count "$fmt" "$f")
@@ -107,18 +110,20 @@ for fmt in msr systor tencent json; do
     fi
     : >"$work/t.reader"; : >"$work/t.metrics"; : >"$work/t.python"
     for _ in $(seq "$ROUNDS"); do
-        /usr/bin/time -f "%e %M" -a -o "$work/t.reader" "$DISKMON" -r "$f" -c dm_bench_none >/dev/null 2>&1
+        /usr/bin/time -f "%e %M %U %S" -a -o "$work/t.reader" "$DISKMON" -r "$f" -c dm_bench_none >/dev/null 2>&1
         rm -f "$work/m.prom"
-        /usr/bin/time -f "%e %M" -a -o "$work/t.metrics" "$DISKMON" -r "$f" --metrics "$work/m.prom" 2>/dev/null
-        /usr/bin/time -f "%e %M" -a -o "$work/t.python" python3 -c "pass" 2>/dev/null
-        s=$(date +%s.%N); python_count "$fmt" "$f" >/dev/null; e=$(date +%s.%N)
-        echo "$s $e" | awk '{ print $2 - $1 }' >>"$work/t.pywall"
+        /usr/bin/time -f "%e %M %U %S" -a -o "$work/t.metrics" "$DISKMON" -r "$f" --metrics "$work/m.prom" 2>/dev/null
+        /usr/bin/time -f "%e %M %U %S" -a -o "$work/t.python" bash -c \
+            "$(declare -f python_count); python_count $fmt '$f'" >/dev/null 2>&1
     done
     r_s=$(awk '{ print $1 }' "$work/t.reader" | median)
+    r_c=$(awk '{ print $3 + $4 }' "$work/t.reader" | median)
     r_m=$(awk '{ print $2 }' "$work/t.reader" | sort -n | tail -1)
     m_s=$(awk '{ print $1 }' "$work/t.metrics" | median)
+    m_c=$(awk '{ print $3 + $4 }' "$work/t.metrics" | median)
     m_m=$(awk '{ print $2 }' "$work/t.metrics" | sort -n | tail -1)
-    p_s=$(median <"$work/t.pywall"); rm -f "$work/t.pywall"
+    p_s=$(awk '{ print $1 }' "$work/t.python" | median)
+    p_c=$(awk '{ print $3 + $4 }' "$work/t.python" | median)
     ipr="-"
     if [ "$CALLGRIND" = 1 ] && command -v valgrind >/dev/null; then
         head -n 100001 "$f" >"$work/small.in"
@@ -128,9 +133,11 @@ for fmt in msr systor tencent json; do
         ipr=$(callgrind_annotate --inclusive=yes "$work/cg.out" 2>/dev/null |
               awk -v n="$n" '/dm_lines_run/ { gsub(",", "", $1); printf "%d", $1 / n; exit }')
     fi
-    awk -v f="$fmt" -v n="$want" -v rs="$r_s" -v rm="$r_m" -v ms="$m_s" -v mm="$m_m" -v ps="$p_s" -v i="$ipr" \
-        'BEGIN { printf "| %s | %d | %.2fM (%.2f s) | %.1f MiB | %.2fM (%.2f s) | %.1f MiB | %.2fM (%.2f s) | %s |\n",
-                 f, n, n / rs / 1e6, rs, rm / 1024, n / ms / 1e6, ms, mm / 1024, n / ps / 1e6, ps, i }'
+    awk -v f="$fmt" -v n="$want" -v rs="$r_s" -v rc="$r_c" -v rm="$r_m" -v ms="$m_s" -v mc="$m_c" \
+        -v mm="$m_m" -v ps="$p_s" -v pc="$p_c" -v i="$ipr" \
+        'function r(t) { return t > 0 ? n / t / 1e6 : 0 }
+         BEGIN { printf "| %s | %d | %.2fM (%.2fM) | %.1f MiB | %.2fM (%.2fM) | %.1f MiB | %.2fM (%.2fM) | %s |\n",
+                 f, n, r(rc), r(rs), rm / 1024, r(mc), r(ms), mm / 1024, r(pc), r(ps), i }'
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 [ "$fails" -eq 0 ]
