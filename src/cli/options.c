@@ -24,7 +24,8 @@ static const char help_head[] =
     "  diskmon [OPTIONS]               live capture (Windows: elevated prompt;\n"
     "                                  Linux: root, or cap_perfmon and\n"
     "                                  cap_dac_read_search); Ctrl+C stops\n"
-    "  diskmon -r TRACE.etl [OPTIONS]  replay the disk I/O of an ETW trace file\n";
+    "  diskmon -r FILE [OPTIONS]       read a trace or a capture (.etl, csv, json,\n"
+    "                                  a public block trace; - for stdin)\n";
 
 static const char help_tail[] =
     "      --                 end of options\n"

@@ -139,31 +139,36 @@ int dm_field_u64(const char *p, size_t len, uint64_t *v)
     return 0;
 }
 
+/* 10^k for k = 0..19 (a table, not a loop of multiplies per field). */
+static const uint64_t pow10[20] = {
+    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+    UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+    UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+    UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+    UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+    UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+    UINT64_C(10000000000000000000),
+};
+
 int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
 {
     const char *dot = memchr(p, '.', len);
     size_t ilen = dot != NULL ? (size_t)(dot - p) : len;
-    uint64_t whole, frac = 0, scale = 1;
-    unsigned k;
+    uint64_t whole, frac = 0, scale;
 
-    for (k = 0; k < digits; k++)
-        scale *= 10;
+    if (digits >= sizeof pow10 / sizeof pow10[0])
+        return -1;
+    scale = pow10[digits];
     if (dm_field_u64(p, ilen, &whole) != 0 || whole > UINT64_MAX / scale)
         return -1;
     if (dot != NULL) {
         const char *f = dot + 1;
-        size_t flen = len - ilen - 1;
+        size_t flen = len - ilen - 1, take = flen < digits ? flen : digits;
 
-        if (flen == 0 || (flen > digits && strict))
+        if (flen == 0 || (flen > digits && strict) || dm_field_u64(f, take, &frac) != 0)
             return -1;
-        for (k = 0; k < digits; k++) {
-            unsigned d = k < flen ? (unsigned)(unsigned char)f[k] - '0' : 0;
-
-            if (d > 9)
-                return -1;
-            frac = frac * 10 + d;
-        }
-        for (; k < flen; k++) /* cut, but still digits */
+        frac *= pow10[digits - take];
+        for (size_t k = take; k < flen; k++) /* cut, but still digits */
             if ((unsigned)(unsigned char)f[k] - '0' > 9)
                 return -1;
     }
