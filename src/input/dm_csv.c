@@ -17,7 +17,7 @@
 #define CSV_COLUMNS_QUEUE 18
 
 /* An optional 32-bit number: "" is none. 1 with *v set, 0 for none, -1. */
-static int opt_u32(const struct dm_field *f, uint32_t *v)
+static int opt_u32(const struct dm_csv_field *f, uint32_t *v)
 {
     uint64_t x;
 
@@ -30,7 +30,7 @@ static int opt_u32(const struct dm_field *f, uint32_t *v)
 }
 
 /* The Disk column: a number (Windows), else a name (Linux: "sda"). */
-static int disk_of(const struct dm_field *f, struct dm_row *row)
+static int disk_of(const struct dm_csv_field *f, struct dm_row *row)
 {
     uint64_t x;
 
@@ -44,7 +44,7 @@ static int disk_of(const struct dm_field *f, struct dm_row *row)
 }
 
 /* The File column: "..." first says the path was cut (its end kept). */
-static int file_of(const struct dm_field *f, struct dm_row *row)
+static int file_of(const struct dm_csv_field *f, struct dm_row *row)
 {
     const char *p = f->p;
     size_t len = f->len;
@@ -61,7 +61,7 @@ static int file_of(const struct dm_field *f, struct dm_row *row)
 }
 
 /* The columns after Queue's place, from Disk on. */
-static int rest_of(const struct dm_field *f, struct dm_row *row)
+static int rest_of(const struct dm_csv_field *f, struct dm_row *row)
 {
     struct dm_event *ev = &row->ev;
     uint64_t x;
@@ -102,7 +102,7 @@ static int rest_of(const struct dm_field *f, struct dm_row *row)
 
 static int csv_parse(char *line, size_t len, struct dm_row *row)
 {
-    struct dm_field f[CSV_COLUMNS_QUEUE];
+    struct dm_csv_field f[CSV_COLUMNS_QUEUE];
     int n = dm_csv_split(line, len, f, CSV_COLUMNS_QUEUE);
     int queue = n == CSV_COLUMNS_QUEUE;
     uint64_t seq;

@@ -38,7 +38,7 @@ int dm_sniff_parse(const char *head, size_t len,
     return parse(line, n, &row) != DM_ROW_MALFORMED;
 }
 
-int dm_csv_split(char *line, size_t len, struct dm_field *f, int max)
+int dm_csv_split(char *line, size_t len, struct dm_csv_field *f, int max)
 {
     char *p = line, *end = line + len;
     int n = 0;

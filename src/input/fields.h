@@ -25,7 +25,7 @@ int dm_sniff_parse(const char *head, size_t len,
  * UTF-8 byte order mark has it skipped. */
 const char *dm_input_first_line(const char *head, size_t len, size_t *line_len);
 
-struct dm_field {
+struct dm_csv_field {
     char *p;
     size_t len;
 };
@@ -34,7 +34,7 @@ struct dm_field {
  * quoted field is unquoted in place (its doubled quotes made single).
  * Returns the number of fields, or -1 when a quote is not closed, text
  * follows a closing quote, or there are more than max fields. */
-int dm_csv_split(char *line, size_t len, struct dm_field *f, int max);
+int dm_csv_split(char *line, size_t len, struct dm_csv_field *f, int max);
 
 /* The field as an unsigned decimal: 0, or -1 when it is empty, holds any
  * other byte (a sign, a space) or does not fit in 64 bits. */

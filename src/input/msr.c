@@ -35,7 +35,7 @@ static int host_disk(char *dst, size_t cap, const char *host, size_t hlen, const
 
 static int msr_parse(char *line, size_t len, struct dm_row *row)
 {
-    struct dm_field f[MSR_COLUMNS];
+    struct dm_csv_field f[MSR_COLUMNS];
     uint64_t ts, disk, size, ticks, issue;
 
     if (dm_csv_split(line, len, f, MSR_COLUMNS) != MSR_COLUMNS)

@@ -15,7 +15,7 @@ static const char *const header[SYSTOR_COLUMNS] = {
     "Timestamp", "Response", "IOType", "LUN", "Offset", "Size",
 };
 
-static int is_header(const struct dm_field *f)
+static int is_header(const struct dm_csv_field *f)
 {
     for (int i = 0; i < SYSTOR_COLUMNS; i++)
         if (!dm_field_is(f[i].p, f[i].len, header[i], 1))
@@ -25,7 +25,7 @@ static int is_header(const struct dm_field *f)
 
 static int systor_parse(char *line, size_t len, struct dm_row *row)
 {
-    struct dm_field f[SYSTOR_COLUMNS];
+    struct dm_csv_field f[SYSTOR_COLUMNS];
     uint64_t issue, lun, size;
 
     if (dm_csv_split(line, len, f, SYSTOR_COLUMNS) != SYSTOR_COLUMNS)

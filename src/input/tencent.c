@@ -15,7 +15,7 @@
 
 static int tencent_parse(char *line, size_t len, struct dm_row *row)
 {
-    struct dm_field f[TENCENT_COLUMNS];
+    struct dm_csv_field f[TENCENT_COLUMNS];
     uint64_t secs, sector, sectors, volume;
 
     if (dm_csv_split(line, len, f, TENCENT_COLUMNS) != TENCENT_COLUMNS)
