@@ -22,9 +22,10 @@
 #define BUF_BYTES (READ_BYTES + DM_LINE_BYTES)
 /* How long a read waits before the runner looks at the stop flag. */
 #define WAIT_MS 100u
-/* The window: 30 s of trace time, or 2^17 rows (5 MB) if sooner. The
- * public traces' rows come in issue order, so a completion is out of
- * place by its response time: seconds at worst. */
+/* The window: 30 s of trace time, or 2^17 rows (60 bytes each with their
+ * keys: 7.5 MiB at most) if sooner. The public traces' rows come in issue
+ * order, so a completion is out of place by its response time: seconds at
+ * worst. */
 #define WINDOW_ROWS (1u << 17)
 #define WINDOW_NS (UINT64_C(30) * 1000000000u)
 #define NS_PER_SEC UINT64_C(1000000000)
