@@ -123,13 +123,22 @@ static int input_open(struct dm_source *src, const struct dm_options *opt)
     }
     src->impl = ip;
     rc = dm_infile_open(&in, path, why, sizeof why);
-    if (rc == 0)
-        rc = read_head(in, head, &len, why, sizeof why);
+    if (rc != 0) {
+        /* the wording the .etl reader had for the same failures */
+        if (strcmp(why, "it is a directory") == 0)
+            snprintf(src->errmsg, sizeof src->errmsg, "%s: is a directory, not a trace or "
+                     "capture file", name);
+        else
+            snprintf(src->errmsg, sizeof src->errmsg, "%s: cannot open: %s (check the path "
+                     "and permissions)", name, why);
+        return rc == DM_ENOTFOUND ? DM_EOPEN : rc;
+    }
+    rc = read_head(in, head, &len, why, sizeof why);
     if (rc != 0) {
         dm_infile_close(in);
         if (rc != DM_ESTOPPED)
             snprintf(src->errmsg, sizeof src->errmsg, "cannot read %s: %s", name, why);
-        return rc == DM_ENOTFOUND ? DM_EOPEN : rc;
+        return rc;
     }
     ip->fmt = opt->input_format != NULL ? dm_input_by_name(opt->input_format)
                                         : dm_input_sniff(head, len);

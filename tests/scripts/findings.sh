@@ -56,15 +56,27 @@ esac
 
 # Input files that are not traces: one line each, exit 1 (docs/options.md "Exit codes").
 mkdir "$TMP/dir.etl"
-expect replay_directory 1 "diskmon: $TMP/dir.etl: is a directory, not an .etl trace file" \
+expect replay_directory 1 "diskmon: $TMP/dir.etl: is a directory, not a trace or capture file" \
     -- -r "$TMP/dir.etl"
 : >"$TMP/empty.etl"
-expect replay_empty_file 1 "diskmon: $TMP/empty.etl: is empty (0 bytes), not an .etl trace" \
+# An empty input is no format diskmon reads: exit 2, the formats named
+# (docs/replay.md).
+formats="etl (Windows event traces (.etl)), json (diskmon -f json lines), csv (diskmon -f csv), systor (SYSTOR '17 block traces), msr (MSR Cambridge block traces), tencent (Tencent CBS block traces)"
+expect replay_empty_file 2 \
+    "diskmon: $TMP/empty.etl: it is empty; diskmon reads $formats (--input-format NAME picks one)" \
     -- -r "$TMP/empty.etl"
+# A named pipe is read as it comes, as -r - is (docs/replay.md): a json row
+# written into it comes out.
 mkfifo "$TMP/fifo.etl"
-expect replay_not_regular 1 \
-    "diskmon: $TMP/fifo.etl: not a regular file (a pipe or a device); diskmon reads .etl traces from files" \
-    -- -r "$TMP/fifo.etl"
+printf '{"seq":1,"time":0.5,"duration_ms":1.000000,"disk":0,"request":"Read","offset":0,"bytes":512,"flags":""}\n' \
+    >"$TMP/fifo.etl" &
+"$DISKMON" -r "$TMP/fifo.etl" -f csv --no-header >"$TMP/out" 2>"$TMP/err"; rc=$?
+wait
+if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "$(printf '1,0.500000000,0.001000000,0,Read,0,1,,,,,0,512,,,,\r')" ]; then
+    pass replay_named_pipe_streams
+else
+    fail replay_named_pipe_streams "rc=$rc out=[$(cat "$TMP/out")] err=[$(cat "$TMP/err")]"
+fi
 expect replay_missing 1 \
     "diskmon: $TMP/none.etl: cannot open: No such file or directory (check the path and permissions)" \
     -- -r "$TMP/none.etl"
