@@ -69,8 +69,9 @@ extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
 #define DM_EV_FILE_CUT 0x40u     /* the path was too long: file is its end */
 #define DM_EV_HAS_PRIORITY 0x80u /* priority is meaningful (Windows) */
 /* The source did not measure the request's duration (an imported trace
- * without it): duration_ns is 0 and means nothing. The heat map leaves
- * such requests out and says how many. */
+ * without it): duration_ns is 0 and means nothing. Lines show none (text
+ * "-", csv an empty cell, json no duration_ms); the heat map leaves such
+ * requests out and says how many. */
 #define DM_EV_NO_DURATION 0x100u
 
 /*

@@ -383,7 +383,6 @@ static int start_views(struct stages *s, FILE *out)
     run->printer.fo.utc = opt->utc;
     run->printer.fo.tz = src->time_zone;
     run->printer.fo.queue = opt->queue;
-    run->printer.fo.no_duration = src->no_latency;
     run->printer.fo.show_file = src->has_files;
     run->printer.fo.start_wall_ns = src->start_wall_ns;
     run->printer.no_header = opt->no_header;

@@ -116,8 +116,9 @@ static int csv_parse(char *line, size_t len, struct dm_row *row)
         dm_field_fixed(f[1].p, f[1].len, 9, 1, &row->ev.time_ns) != 0)
         return DM_ROW_MALFORMED;
     /* empty: a replay of a trace without latency wrote none */
-    row->no_duration = f[2].len == 0;
-    if (!row->no_duration && dm_field_fixed(f[2].p, f[2].len, 9, 1, &row->ev.duration_ns) != 0)
+    if (f[2].len == 0)
+        row->ev.flags |= DM_EV_NO_DURATION;
+    else if (dm_field_fixed(f[2].p, f[2].len, 9, 1, &row->ev.duration_ns) != 0)
         return DM_ROW_MALFORMED;
     if (queue && f[3].len > 0) {
         if (dm_field_fixed(f[3].p, f[3].len, 9, 1, &row->ev.queue_ns) != 0)

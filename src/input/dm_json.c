@@ -23,8 +23,8 @@
 #define HAVE_OFFSET 0x10u
 #define HAVE_BYTES 0x20u
 #define HAVE_ALL 0x3Fu
-/* duration_ms is left out by a replay of a trace without latency (format.h,
- * no_duration). */
+/* duration_ms is left out of a request without a duration (diskmon.h,
+ * DM_EV_NO_DURATION). */
 #define HAVE_NEEDED (HAVE_ALL & ~HAVE_DURATION)
 
 /* The keys diskmon writes (format.c, json_event), and any other. */
@@ -267,7 +267,8 @@ static int json_parse(char *line, size_t len, struct dm_row *row)
     dm_json_ws(&c);
     if (c.p != c.end || (have & HAVE_NEEDED) != HAVE_NEEDED)
         return DM_ROW_MALFORMED;
-    row->no_duration = !(have & HAVE_DURATION);
+    if (!(have & HAVE_DURATION))
+        row->ev.flags |= DM_EV_NO_DURATION;
     if (row->start_wall_ns != 0) { /* time_utc: the wall clock at time 0 */
         if (row->start_wall_ns < row->ev.time_ns)
             return DM_ROW_MALFORMED;

@@ -13,7 +13,6 @@ void dm_row_reset(struct dm_row *row)
 {
     memset(&row->ev, 0, sizeof row->ev);
     row->start_wall_ns = 0;
-    row->no_duration = 0;
     row->disk_name[0] = row->process[0] = row->file[0] = '\0';
     row->partition[0] = row->cgroup[0] = '\0';
     row->ev.disk_name = row->disk_name;

@@ -41,10 +41,6 @@ struct dm_row {
     /* ns since 1970 at the capture's time 0, when the row says (the json
      * time_utc key): 0 for none. */
     uint64_t start_wall_ns;
-    /* The row has no response time (a replay of a trace without latency
-     * written as csv or json): the run shows none when its first row has
-     * none (dm_source no_latency). */
-    int no_duration;
     char disk_name[DM_DISK_NAME_MAX];
     char process[DM_PROCESS_MAX];
     char file[DM_FILE_MAX];

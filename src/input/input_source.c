@@ -24,7 +24,8 @@ struct input {
 };
 
 /* What the inner source set, handed on to src (whose own ops, state and
- * the notes already printed stay). */
+ * the notes already printed stay): after its open(), and after its
+ * close(), when no other thread looks at src. */
 static void take_results(struct dm_source *src, const struct dm_source *inner)
 {
     const struct dm_source_ops *ops = src->ops;
@@ -36,6 +37,25 @@ static void take_results(struct dm_source *src, const struct dm_source *inner)
     src->impl = impl;
     src->notes.shown = shown < src->notes.len ? shown : src->notes.len;
     src->info.shown = info_shown < src->info.len ? info_shown : src->info.len;
+}
+
+/* What the inner source's run() set (the fields diskmon.h says main reads
+ * after run() returned), handed on from the source thread. Only those: the
+ * main thread reads src->impl (input_stop) and src->is_live while the run
+ * goes on, so a copy of the whole struct here, even one that puts them
+ * back, races with it (a stop that read impl mid-copy called through the
+ * inner source's state: a crash about one run in a hundred under -t). */
+static void take_run_results(struct dm_source *src, const struct dm_source *inner)
+{
+    size_t shown = src->notes.shown;
+
+    src->lost_events = inner->lost_events;
+    src->lost_buffers = inner->lost_buffers;
+    src->malformed = inner->malformed;
+    memcpy(src->errmsg, inner->errmsg, sizeof src->errmsg);
+    memcpy(src->loss_detail, inner->loss_detail, sizeof src->loss_detail);
+    src->notes = inner->notes;
+    src->notes.shown = shown < src->notes.len ? shown : src->notes.len;
 }
 
 /* The start of the input, up to DM_SNIFF_BYTES: a file's, or a stream's
@@ -159,7 +179,7 @@ static int input_run(struct dm_source *src, struct dm_sink *sink)
     if (ip->lines != NULL)
         return dm_lines_run(ip->lines, src, sink);
     rc = ip->inner.ops->run(&ip->inner, sink);
-    take_results(src, &ip->inner);
+    take_run_results(src, &ip->inner);
     return rc;
 }
 

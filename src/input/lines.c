@@ -117,7 +117,7 @@ static int learn_start(struct dm_lines *l, struct dm_source *src)
 
     if (!(l->fmt->flags & DM_INPUT_WALL_CLOCK)) {
         src->start_wall_ns = l->row.start_wall_ns;
-        src->no_latency = l->row.no_duration;
+        src->no_latency = (l->row.ev.flags & DM_EV_NO_DURATION) != 0;
         return 1;
     }
     if (!l->based || ev->time_ns - (ev->duration_ns <= ev->time_ns ? ev->duration_ns : 0) <
@@ -237,6 +237,7 @@ static int emit_window_row(struct dm_lines *l, const struct dm_window_row *w,
     ev.transfer_size = w->transfer_size;
     ev.disk = w->disk;
     ev.request = w->request;
+    ev.flags = w->no_duration ? DM_EV_NO_DURATION : 0;
     ev.disk_name = w->name == NO_NAME ? "" : l->names[w->name];
     ev.process = ev.file = ev.partition = ev.cgroup = "";
     return dm_sink_emit(sink, &ev);
@@ -258,6 +259,7 @@ static int window_row(struct dm_lines *l, struct dm_sink *sink)
     w.transfer_size = ev->transfer_size;
     w.disk = ev->disk;
     w.request = ev->request;
+    w.no_duration = (ev->flags & DM_EV_NO_DURATION) != 0;
     w.name = name_index(l, ev->disk_name);
     w.seq = 0;
     while (dm_window_pop(l->win, &out, 0))

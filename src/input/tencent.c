@@ -37,6 +37,7 @@ static int tencent_parse(char *line, size_t len, struct dm_row *row)
     row->ev.byte_offset = sector * SECTOR_BYTES;
     row->ev.transfer_size = (uint32_t)(sectors * SECTOR_BYTES);
     row->ev.disk = (uint32_t)volume;
+    row->ev.flags |= DM_EV_NO_DURATION; /* the trace has no response times */
     return DM_ROW_OK;
 }
 

@@ -26,6 +26,7 @@ struct dm_window_row {
     uint32_t seq;          /* the order rows came in (set by push) */
     uint16_t name;         /* the runner's disk name index */
     uint8_t request;
+    uint8_t no_duration;   /* the event's DM_EV_NO_DURATION, in the padding */
 };
 
 struct dm_window;

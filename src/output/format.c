@@ -281,7 +281,7 @@ static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     else
         p = put_sec6(p, W_TIME, ev->time_ns);
     *p++ = ' ';
-    if (fo->no_duration) {
+    if (ev->flags & DM_EV_NO_DURATION) {
         p = dm_put_lit(p, dm_blanks, W_DURATION - 1);
         *p++ = '-';
     } else {
@@ -358,7 +358,7 @@ static char *csv_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     else
         p = put_sec9(p, ev->time_ns);
     *p++ = ',';
-    if (!fo->no_duration)
+    if (!(ev->flags & DM_EV_NO_DURATION))
         p = put_sec9(p, ev->duration_ns);
     if (fo->queue) {
         *p++ = ',';
@@ -417,7 +417,7 @@ static char *json_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
     p = put_sec9(p, ev->time_ns);
     if (fo->utc)
         p = put_json_utc(p, fo, ev);
-    if (!fo->no_duration) {
+    if (!(ev->flags & DM_EV_NO_DURATION)) {
         p = dm_put_lit(p, DM_LIT(",\"duration_ms\":"));
         p = put_ms6(p, ev->duration_ns);
     }

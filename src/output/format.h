@@ -45,9 +45,6 @@ struct dm_format_opts {
                               * trace's); else the OS's local time */
     int queue;               /* Queue column (Linux --queue) */
     int show_file;           /* the source can name files: File column */
-    int no_duration;         /* the input has no response times: text shows
-                              * "-", csv an empty duration, json no
-                              * duration_ms */
     uint64_t start_wall_ns;  /* wall clock at time 0, ns since 1970 */
     /* NULL: the clock text is worked out for every event. Else the
      * formatting thread's cache; it must be zeroed again whenever clock,
