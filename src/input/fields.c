@@ -8,6 +8,7 @@
 #include "diskmon.h"
 #include "input/fields.h"
 #include "input/input.h"
+#include "output/digits.h"
 
 void dm_row_reset(struct dm_row *row)
 {
@@ -138,26 +139,15 @@ int dm_field_u64(const char *p, size_t len, uint64_t *v)
     return 0;
 }
 
-/* 10^k for k = 0..19 (a table, not a loop of multiplies per field). */
-static const uint64_t pow10[20] = {
-    UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
-    UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
-    UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
-    UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
-    UINT64_C(1000000000000000), UINT64_C(10000000000000000),
-    UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
-    UINT64_C(10000000000000000000),
-};
-
 int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
 {
     const char *dot = memchr(p, '.', len);
     size_t ilen = dot != NULL ? (size_t)(dot - p) : len;
     uint64_t whole, frac = 0, scale;
 
-    if (digits >= sizeof pow10 / sizeof pow10[0])
+    if (digits >= sizeof dm_pow10_u64 / sizeof dm_pow10_u64[0])
         return -1;
-    scale = pow10[digits];
+    scale = dm_pow10_u64[digits];
     if (dm_field_u64(p, ilen, &whole) != 0 || whole > UINT64_MAX / scale)
         return -1;
     if (dot != NULL) {
@@ -166,7 +156,7 @@ int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint6
 
         if (flen == 0 || (flen > digits && strict) || dm_field_u64(f, take, &frac) != 0)
             return -1;
-        frac *= pow10[digits - take];
+        frac *= dm_pow10_u64[digits - take];
         for (size_t k = take; k < flen; k++) /* cut, but still digits */
             if ((unsigned)(unsigned char)f[k] - '0' > 9)
                 return -1;
