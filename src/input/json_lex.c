@@ -6,30 +6,15 @@
 
 #include "input/fields.h"
 #include "input/json_lex.h"
+#include "base/swar.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* SWAR tests on 8 bytes (loaded little-endian, the first byte lowest):
- * a byte's top bit marks it. Exact for the lowest marked byte; a borrow
- * only runs towards higher bytes. */
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static uint64_t bytes_below(uint64_t x, unsigned n)
-{
-    return (x - ONES * n) & ~x & HIGHS;
-}
-
-static uint64_t bytes_equal(uint64_t x, unsigned char ch)
-{
-    return bytes_below(x ^ (ONES * ch), 1);
-}
-
 /* The bytes a plain string run stops at: its closing quote, an escape, a
  * control byte. */
 static uint64_t string_stops(uint64_t w)
 {
-    return bytes_equal(w, '"') | bytes_equal(w, '\\') | bytes_below(w, 0x20);
+    return dm_swar_equal(w, '"') | dm_swar_equal(w, '\\') | dm_swar_below(w, 0x20);
 }
 #endif
 
@@ -144,7 +129,7 @@ int dm_json_raw(struct dm_json *c, const char **s, size_t *len)
     while (c->end - q >= 8) {
         uint64_t w, m;
 
-        memcpy(&w, q, sizeof w);
+        w = dm_swar_load(q);
         m = string_stops(w);
         if (m != 0) {
             q += (unsigned)__builtin_ctzll(m) / 8;

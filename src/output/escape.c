@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/swar.h"
 #include "output/digits.h"
 #include "output/escape.h"
 
@@ -26,47 +27,20 @@
 #define WORD_SCAN 1
 #endif
 
-/*
- * SWAR ("SIMD within a register") tests on 8 bytes at once. zero_bytes(x)
- * marks (0x80) each byte of x that is zero; bytes_below(x, n), n <= 0x80,
- * each byte below n. Both are exact as to whether any byte is marked, and
- * the lowest marked byte is exact (a borrow only runs towards higher bytes,
- * so false marks appear only above a true one). With words loaded from
- * memory little-endian, the lowest byte is the first one in the string.
- */
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-static uint64_t bytes_below(uint64_t x, unsigned n)
-{
-    return (x - ONES * n) & ~x & HIGHS;
-}
-
-static uint64_t bytes_equal(uint64_t x, unsigned char c)
-{
-    return bytes_below(x ^ (ONES * c), 1);
-}
-
-static uint64_t load8(const char *s)
-{
-    uint64_t w;
-
-    memcpy(&w, s, sizeof w);
-    return w;
-}
+/* The word tests: base/swar.h. */
 
 /* Bytes a CSV field must be quoted for (RFC 4180). */
 static uint64_t csv_marks(uint64_t w)
 {
-    return bytes_equal(w, ',') | bytes_equal(w, '"') | bytes_equal(w, '\r') |
-           bytes_equal(w, '\n');
+    return dm_swar_equal(w, ',') | dm_swar_equal(w, '"') | dm_swar_equal(w, '\r') |
+           dm_swar_equal(w, '\n');
 }
 
 /* Bytes that may be one of csv_marks': all four are at most ','. A cheap
  * first test (paths seldom hold bytes below ','); csv_marks decides. */
 static uint64_t csv_maybe(uint64_t w)
 {
-    return bytes_below(w, ',' + 1);
+    return dm_swar_below(w, ',' + 1);
 }
 
 /* Bytes a JSON string may not hold as they are: control characters, quote,
@@ -74,10 +48,10 @@ static uint64_t csv_maybe(uint64_t w)
  * space and '!', which share the cheap test for "below '\"' + 1" and which
  * the byte step then copies as they are. (b - n) | b has its top bit set
  * for b < n and for b >= 0x80, with a borrow running up as in
- * bytes_below. */
+ * dm_swar_below. */
 static uint64_t json_marks(uint64_t w)
 {
-    return (((w - ONES * ('"' + 1)) | w) & HIGHS) | bytes_equal(w, '\\');
+    return (((w - DM_SWAR_ONES * ('"' + 1)) | w) & DM_SWAR_HIGHS) | dm_swar_equal(w, '\\');
 }
 
 
@@ -160,11 +134,11 @@ static DM_INLINE int next_word(const char *s, size_t len, size_t i, uint64_t *w,
     if (!WORD_SCAN || len < 8)
         return 0;
     if (len - i >= 8) {
-        *w = load8(s + i);
+        *w = dm_swar_load(s + i);
         *take = 8;
     } else {
         *take = len - i;
-        *w = load8(s + len - 8) >> (8 * (8 - *take));
+        *w = dm_swar_load(s + len - 8) >> (8 * (8 - *take));
     }
     return 1;
 }
@@ -356,7 +330,7 @@ char *dm_escape_label(char *p, const char *s)
  * byte of a multi-byte UTF-8 sequence or of invalid UTF-8 (high bit). */
 static uint64_t term_marks(uint64_t w)
 {
-    return bytes_below(w, 0x20) | bytes_equal(w, 0x7F) | (w & HIGHS);
+    return dm_swar_below(w, 0x20) | dm_swar_equal(w, 0x7F) | (w & DM_SWAR_HIGHS);
 }
 
 /* The strict UTF-8 check of escape.h. */
