@@ -3,6 +3,7 @@
 #
 # After make_loop SIZE TAG: $work (scratch folder), $loop (/dev/loopN) and
 # $name (loopN) are set. Background pids added to $bg are killed at exit.
+# wait_started waits for a diskmon started in the background to capture.
 
 skip() {
     if [ "${CI:-}" = true ]; then
@@ -53,4 +54,30 @@ interrupt() {
     kill -0 "$1" 2>/dev/null && fail "diskmon did not stop within 10 s of SIGINT"
     wait "$1"
     rc=$?
+}
+
+# wait_started PID ERR CHECK...: wait up to 10 s for the diskmon started in
+# the background as PID (its stderr going to the file ERR) to be capturing,
+# which the command CHECK says, tried every 50 ms: `test -s OUT` for its
+# first output file (diskmon creates -o only once its source is open), or a
+# test of the tracefs instance it makes. Where diskmon exited first: SKIP
+# with its own words when live capture was refused (every refusal carries
+# the privilege hint naming CAP_PERFMON, or says tracefs is not mounted:
+# src/linux/tracefs.c), else FAIL with its exit code and stderr. After 10 s
+# without CHECK: FAIL with its stderr too.
+wait_started() {
+    local pid=$1 err=$2 code
+    shift 2
+    for _ in $(seq 200); do
+        "$@" && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$pid" 2>/dev/null &&
+        fail "diskmon not capturing within 10 s ('$*' not true): $(cat "$err")"
+    wait "$pid"
+    code=$?
+    grep -qE 'CAP_PERFMON|tracefs is not mounted' "$err" &&
+        skip "live capture refused: $(head -c 300 "$err")"
+    fail "diskmon exited at start (exit $code): $(cat "$err")"
 }

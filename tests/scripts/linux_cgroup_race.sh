@@ -73,17 +73,7 @@ start() {
     pid=$!
     eval "dm_$tag=$pid"
     bg="$bg $pid"
-    for _ in $(seq 200); do
-        [ -s "$work/$tag.csv" ] && return 0
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if ! kill -0 "$pid" 2>/dev/null; then
-        grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$work/$tag.err" &&
-            skip "live capture refused: $(head -c 300 "$work/$tag.err")"
-        fail "diskmon exited at start: $(cat "$work/$tag.err")"
-    fi
-    fail "diskmon wrote nothing to $work/$tag.csv within 10 s"
+    wait_started "$pid" "$work/$tag.err" test -s "$work/$tag.csv"
 }
 
 # stop TAG: SIGINT, its exit code in $rc; the csv's CR LF made LF.

@@ -58,30 +58,16 @@ start() {
     bg="$bg $!"
 }
 
-# ready FILE PID ERR: wait until diskmon wrote FILE (its capture is on).
-ready() {
-    for _ in $(seq 200); do
-        [ -s "$1" ] && return 0
-        kill -0 "$2" 2>/dev/null || break
-        sleep 0.05
-    done
-    if ! kill -0 "$2" 2>/dev/null; then
-        grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$3" &&
-            skip "live capture refused: $(head -c 300 "$3")"
-        fail "diskmon exited at start: $(cat "$3")"
-    fi
-    fail "diskmon wrote nothing to $1 within 10 s"
-}
-
 rel=${cg_dir#"$mnt"}
 start all -f csv -o "$work/all.csv"
 start sel -f csv -o "$work/sel.csv" --cgroup "$rel"
 start top -f csv -o "$work/top.csv" --top 0.5 --by cgroup
 start prom --metrics "$work/m.prom" --interval 0.5
-ready "$work/all.csv" "$dm_all" "$work/all.err"
-ready "$work/sel.csv" "$dm_sel" "$work/sel.err"
-ready "$work/top.csv" "$dm_top" "$work/top.err"
-ready "$work/m.prom" "$dm_prom" "$work/prom.err"
+# Each capturing once it wrote its file.
+wait_started "$dm_all" "$work/all.err" test -s "$work/all.csv"
+wait_started "$dm_sel" "$work/sel.err" test -s "$work/sel.csv"
+wait_started "$dm_top" "$work/top.err" test -s "$work/top.csv"
+wait_started "$dm_prom" "$work/prom.err" test -s "$work/m.prom"
 
 # dd in the new cgroup: the shell writes its own pid (which exec keeps)
 # into cgroup.procs, then becomes dd. The feeder outside the cgroup gives

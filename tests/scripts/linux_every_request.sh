@@ -79,11 +79,7 @@ BT
         2>"$work/$tag.err" &
     local dm=$!
     bg="$bg $dm"
-    for _ in $(seq 200); do
-        [ -s "$work/$tag.csv" ] && break
-        kill -0 "$dm" 2>/dev/null || fail "$tag: diskmon exited at start: $(cat "$work/$tag.err")"
-        sleep 0.05
-    done
+    wait_started "$dm" "$work/$tag.err" test -s "$work/$tag.csv"
     # The counted window: what completes between two marker reads, which
     # both streams see (a journal commit on the file system's own timer can
     # come while only one of the two is capturing).

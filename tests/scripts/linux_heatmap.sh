@@ -61,18 +61,7 @@ fi
     --offset-map "$work/o.svg" --metrics "$work/m.prom" --interval 0.2 2>"$work/err" &
 dm=$!
 bg="$bg $dm"
-for _ in $(seq 200); do
-    [ -s "$work/h.svg" ] && break
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.05
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$work/err" &&
-        skip "live capture refused: $(head -c 300 "$work/err")"
-    fail "diskmon exited at start: $(cat "$work/err")"
-fi
-[ -s "$work/h.svg" ] || fail "no heat map within 10 s of the start"
+wait_started "$dm" "$work/err" test -s "$work/h.svg"
 first=$(map_total "$work/h.svg")
 [ "$first" = 0 ] && pass empty_map_at_start || bad empty_map_at_start "first map: $first"
 

@@ -22,17 +22,7 @@ out=$work/cap.jsonl err=$work/cap.err
 "$DISKMON" -d "$name" -f json -o "$out" 2>"$err" &
 dm=$!
 bg="$bg $dm"
-for _ in $(seq 200); do
-    [ -e "$out" ] && break
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.05
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$err" &&
-        skip "live capture refused: $(head -c 300 "$err")"
-    fail "diskmon exited at start: $(cat "$err")"
-fi
+wait_started "$dm" "$err" test -e "$out"
 sleep 0.5
 # dd's own counts: "N+0 records out/in" on its stderr.
 dd if=/dev/zero of="$loop" bs=64k count=24 oflag=direct 2>"$work/dd_w" ||

@@ -33,19 +33,7 @@ start_diskmon() {
     "$DISKMON" -d "$name" -f csv -o "$out" -s "$@" 2>"$err" &
     dm=$!
     bg="$bg $dm"
-    for _ in $(seq 200); do
-        [ -s "$out" ] && return 0
-        kill -0 "$dm" 2>/dev/null || break
-        sleep 0.05
-    done
-    if ! kill -0 "$dm" 2>/dev/null; then
-        wait "$dm"
-        if grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$err"; then
-            skip "perf events refused: $(head -c 300 "$err")"
-        fi
-        fail "diskmon exited at start: $(cat "$err")"
-    fi
-    fail "diskmon wrote no header within 10 s"
+    wait_started "$dm" "$err" test -s "$out"
 }
 
 # stop_diskmon: SIGINT, then its exit code must be 0 within 10 s.

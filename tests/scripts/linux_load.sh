@@ -35,19 +35,15 @@ dm=$!
 bg="$bg $dm"
 # Capturing once its tracefs instance or perf event fds exist (both are
 # enabled before open() returns); give the threads a moment more.
-for _ in $(seq 200); do
-    kill -0 "$dm" 2>/dev/null || break
-    [ -d "/sys/kernel/tracing/instances/diskmon-$dm" ] && break
-    n=$(ls -l "/proc/$dm/fd" 2>/dev/null | grep -c 'perf_event')
-    [ "$n" -gt 0 ] && break
-    sleep 0.05
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$work/err" &&
-        skip "live capture refused: $(head -c 300 "$work/err")"
-    fail "diskmon exited at start: $(cat "$work/err")"
-fi
+capturing() {
+    local fd
+    [ -d "/sys/kernel/tracing/instances/diskmon-$dm" ] && return 0
+    for fd in /proc/"$dm"/fd/*; do
+        case $(readlink "$fd" 2>/dev/null) in *perf_event*) return 0 ;; esac
+    done
+    return 1
+}
+wait_started "$dm" "$work/err" capturing
 sleep 0.3
 
 fio --name=load --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \

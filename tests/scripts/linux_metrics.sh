@@ -48,18 +48,7 @@ prom=$work/prom/diskmon.prom
     >"$work/out" 2>"$work/err" &
 dm=$!
 bg="$bg $dm"
-for _ in $(seq 200); do
-    [ -s "$prom" ] && break
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.05
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$work/err" &&
-        skip "live capture refused: $(head -c 300 "$work/err")"
-    fail "diskmon exited at start: $(cat "$work/err")"
-fi
-[ -s "$prom" ] || fail "no metrics file within 10 s of the start"
+wait_started "$dm" "$work/err" test -s "$prom"
 # A big file, so that a writer that is not atomic would be caught in the
 # act: 1000 process names (a thread renaming itself, PR_SET_NAME), each
 # reading once, give 1000 named series, some 8000 lines.

@@ -67,18 +67,7 @@ out=$work/top.csv err=$work/top.err
 "$DISKMON" --top 1 --by process -f csv -d "$name" -o "$out" 2>"$err" &
 dm=$!
 bg="$bg $dm"
-for _ in $(seq 200); do
-    [ -e "$out" ] && break
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.05
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    grep -qiE 'permission|perf_event_paranoid|CAP_PERFMON|tracefs' "$err" &&
-        skip "live capture refused: $(head -c 300 "$err")"
-    fail "diskmon exited at start: $(cat "$err")"
-fi
-[ -e "$out" ] || fail "diskmon did not start within 10 s"
+wait_started "$dm" "$err" test -e "$out"
 grep -q "no Cache-W column" "$err" && fail "diskmon has no Cache-W column here: $(cat "$err")"
 sleep 1.2
 

@@ -28,12 +28,7 @@ start() {
     "$@" "$DISKMON" --backend tracefs -d "$name" -o "$work/out.txt" 2>"$work/err.txt" &
     dm=$!
     bg="$bg $dm"
-    for _ in $(seq 200); do
-        [ -d "$T/instances/diskmon-$dm" ] && return 0
-        kill -0 "$dm" 2>/dev/null || break
-        sleep 0.05
-    done
-    fail "diskmon did not start: $(cat "$work/err.txt")"
+    wait_started "$dm" "$work/err.txt" test -d "$T/instances/diskmon-$dm"
 }
 
 # gone_within TENTHS: 0 when $dm ended in time.

@@ -69,15 +69,7 @@ prom_port=$(free_port)
     -o "$work/events.jsonl" 2>"$work/diskmon.err" &
 dm=$!
 bg="$bg $dm"
-for _ in $(seq 100); do
-    [ -s "$textdir/diskmon.prom" ] && break
-    kill -0 "$dm" 2>/dev/null || break
-    sleep 0.1
-done
-if ! kill -0 "$dm" 2>/dev/null; then
-    wait "$dm"
-    fail "diskmon exited at start: $(cat "$work/diskmon.err")"
-fi
+wait_started "$dm" "$work/diskmon.err" test -s "$textdir/diskmon.prom"
 
 # 2. node_exporter with the textfile collector only.
 prometheus-node-exporter --web.listen-address="127.0.0.1:$ne_port" \
