@@ -83,7 +83,8 @@ why=$(grep -E 'lost before diskmon saw (it|them); block tracepoints via' "$work/
 
 echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $lines lines, $count x 4 KiB, exit $rc," \
      "ring full $ring_full, source lost $source_lost, malformed $malformed"
-[ -n "$why" ] && echo "diskmon: $why"
+# diskmon's own line, which starts "diskmon: ".
+[ -n "$why" ] && echo "$why"
 
 [ "$ring_full" = 0 ] || fail "diskmon's printer could not keep up: $ring_full dropped"
 [ "$malformed" = 0 ] || fail "$malformed malformed records"
