@@ -327,6 +327,25 @@ static void legend(struct dm_svg *s, const struct classes *cl, int64_t x, int64_
         text_at(s, x, y + 20, NULL, "(no requests)");
 }
 
+/* The subtitle, then, when the columns were merged to fit, by how much:
+ * the time axis is every map's, so the sentence is written here once. */
+static void subtitle(struct dm_svg *s, const struct dm_heat_map *map)
+{
+    const struct dm_heat_time *tm = map->time;
+    char sub[768];
+
+    if (tm->doublings == 0) {
+        dm_svg_element(s, "text", map->subtitle, "x", "8", "y", "36", NULL);
+        return;
+    }
+    snprintf(sub, sizeof sub,
+             "%s; columns merged: the step doubled %u time%s to %llu ms to stay within "
+             "%u columns",
+             map->subtitle, tm->doublings, tm->doublings == 1 ? "" : "s",
+             (unsigned long long)tm->step_ms, tm->cols);
+    dm_svg_element(s, "text", sub, "x", "8", "y", "36", NULL);
+}
+
 void dm_heat_draw(struct dm_svg *s, const struct dm_heat_map *map, int xml_decl)
 {
     uint32_t used = map->time->used > 0 ? map->time->used : 1, w = cell_w_of(used);
@@ -345,7 +364,7 @@ void dm_heat_draw(struct dm_svg *s, const struct dm_heat_map *map, int xml_decl)
     dm_svg_element(s, "rect", NULL, "width", "100%", "height", "100%", "fill", "#fff", NULL);
     dm_svg_element(s, "text", map->title, "x", "8", "y", "18", "font-size", "15",
                    "font-weight", "bold", NULL);
-    dm_svg_element(s, "text", map->subtitle, "x", "8", "y", "36", NULL);
+    subtitle(s, map);
     for (int k = 0; k < map->n_panels; k++) {
         if (k > 0)
             y += GAP;

@@ -46,7 +46,8 @@ struct dm_heat_panel {
 /* The whole picture. */
 struct dm_heat_map {
     const char *title;           /* first title line */
-    const char *subtitle;        /* second line (what was drawn, the step) */
+    const char *subtitle;        /* second line (what was drawn); dm_heat_draw
+                                  * adds what the time axis did to fit */
     const struct dm_heat_time *time;
     const struct dm_heat_panel *panels;
     int n_panels;

@@ -159,14 +159,8 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
                  "bottom one from 0", (unsigned long long)m->grid.total,
                  m->grid.total == 1 ? "" : "s");
     if (m->no_duration > 0 && n > 0 && (size_t)n < sizeof sub)
-        n += snprintf(sub + n, sizeof sub - (size_t)n, "; %llu without a duration not drawn",
-                      (unsigned long long)m->no_duration);
-    if (m->time->doublings > 0 && n > 0 && (size_t)n < sizeof sub)
-        snprintf(sub + n, sizeof sub - (size_t)n,
-                 "; columns merged: the step doubled %u time%s to %llu ms to stay within "
-                 "%u columns",
-                 m->time->doublings, m->time->doublings == 1 ? "" : "s",
-                 (unsigned long long)m->time->step_ms, m->time->cols);
+        snprintf(sub + n, sizeof sub - (size_t)n, "; %llu without a duration not drawn",
+                 (unsigned long long)m->no_duration);
     panel.grid = &m->grid;
     panel.disk = NULL;
     panel.rows.drawn = top;

@@ -150,15 +150,9 @@ void dm_offmap_draw(const struct dm_offmap *m, struct dm_svg *s, int xml_decl,
                    "from 0 to the largest offset seen",
                    (unsigned long long)m->drawn, m->drawn == 1 ? "" : "s");
     if (m->not_drawn > 0 && len > 0 && (size_t)len < sizeof sub)
-        len += snprintf(sub + len, sizeof sub - (size_t)len,
-                        "; %llu on disks past the first %d not drawn",
-                        (unsigned long long)m->not_drawn, DM_OFF_DISKS);
-    if (m->time->doublings > 0 && len > 0 && (size_t)len < sizeof sub)
         snprintf(sub + len, sizeof sub - (size_t)len,
-                 "; columns merged: the step doubled %u time%s to %llu ms to stay within "
-                 "%u columns",
-                 m->time->doublings, m->time->doublings == 1 ? "" : "s",
-                 (unsigned long long)m->time->step_ms, m->time->cols);
+                 "; %llu on disks past the first %d not drawn",
+                 (unsigned long long)m->not_drawn, DM_OFF_DISKS);
     map.title = title;
     map.subtitle = sub;
     map.time = m->time;
