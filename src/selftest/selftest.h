@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "diskmon.h"
 #include "cli/options.h"
@@ -35,6 +36,30 @@ int dm_selftest(const struct dm_options *opt, const struct dm_source_ops *ops, F
 /* The file: 8 blocks, written whole before the capture starts. */
 #define DM_ST_FILE_BLOCKS 8u
 #define DM_ST_MAX_EXTENTS 16
+
+/* The file's bytes, which both OS parts write and check: every byte of
+ * block k is 0xA0 + k, so a read that returns another block's bytes (or
+ * zeros) is caught. dm_st_fill puts them at p for bytes at offset. */
+static inline void dm_st_fill(unsigned char *p, uint64_t offset, uint32_t bytes)
+{
+    for (uint32_t i = 0; i < bytes; i += DM_ST_BLOCK)
+        memset(p + i, 0xA0 + (int)((offset + i) / DM_ST_BLOCK), DM_ST_BLOCK);
+}
+
+/* 0 when the bytes read at offset into p are those dm_st_fill puts there;
+ * else DM_EIO with the reason in msg. */
+static inline int dm_st_check_read(const unsigned char *p, uint64_t offset, uint32_t bytes,
+                                   char *msg, size_t len)
+{
+    for (uint32_t i = 0; i < bytes; i++) {
+        if (p[i] != (unsigned char)(0xA0 + (offset + i) / DM_ST_BLOCK)) {
+            snprintf(msg, len, "the %u bytes read at %llu are not those written", bytes,
+                     (unsigned long long)offset);
+            return DM_EIO;
+        }
+    }
+    return 0;
+}
 
 /* One piece of the file where the disk holds it, in the units the events
  * use: byte offsets on the disk the events name (Linux: the whole disk,

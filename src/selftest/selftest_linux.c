@@ -50,14 +50,6 @@ struct dm_st_file {
     char path[PATH_MAX];
 };
 
-/* The bytes of block b: its number in every byte, so a read that returns
- * another block's bytes is caught. */
-static void fill(unsigned char *p, uint64_t offset, uint32_t bytes)
-{
-    for (uint32_t i = 0; i < bytes; i += DM_ST_BLOCK)
-        memset(p + i, 0xA0 + (int)((offset + i) / DM_ST_BLOCK), DM_ST_BLOCK);
-}
-
 static long read_small(const char *path, char *buf, size_t cap)
 {
     FILE *f = fopen(path, "re");
@@ -282,7 +274,7 @@ int dm_st_prepare(struct dm_st_file **out, const char *path, struct dm_st_place 
         f->path[0] = '\0';
         return dm_err_from_errno(e);
     }
-    fill(f->buf, 0, FILE_BYTES);
+    dm_st_fill(f->buf, 0, FILE_BYTES);
     if (pwrite(f->fd, f->buf, FILE_BYTES, 0) != (ssize_t)FILE_BYTES || fsync(f->fd) != 0) {
         snprintf(msg, len, "cannot write %s: %s", f->path, strerror(errno));
         return DM_EIO;
@@ -304,7 +296,6 @@ const char *dm_st_file_name(const struct dm_st_file *f)
 int dm_st_request(struct dm_st_file *f, int request, uint64_t offset, uint32_t bytes,
                   int early, char *msg, size_t len)
 {
-    unsigned char *want;
     ssize_t n;
     int fd = f->fd;
 
@@ -330,7 +321,7 @@ int dm_st_request(struct dm_st_file *f, int request, uint64_t offset, uint32_t b
         }
         return 0;
     case DM_REQ_WRITE:
-        fill(f->buf, offset, bytes);
+        dm_st_fill(f->buf, offset, bytes);
         n = pwrite(fd, f->buf, bytes, (off_t)offset);
         break;
     default:
@@ -344,20 +335,7 @@ int dm_st_request(struct dm_st_file *f, int request, uint64_t offset, uint32_t b
                  (unsigned long long)offset, n < 0 ? strerror(errno) : "short");
         return n < 0 ? dm_err_from_errno(errno) : DM_EIO;
     }
-    if (request == DM_REQ_READ) {
-        want = malloc(bytes);
-        if (want == NULL)
-            return DM_ENOMEM;
-        fill(want, offset, bytes);
-        n = memcmp(want, f->buf, bytes) == 0;
-        free(want);
-        if (!n) {
-            snprintf(msg, len, "the %u bytes read at %llu are not those written", bytes,
-                     (unsigned long long)offset);
-            return DM_EIO;
-        }
-    }
-    return 0;
+    return request == DM_REQ_READ ? dm_st_check_read(f->buf, offset, bytes, msg, len) : 0;
 }
 
 void dm_st_remove(struct dm_st_file *f)

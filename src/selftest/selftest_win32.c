@@ -39,12 +39,6 @@ struct dm_st_file {
     char name[MAX_PATH * 3]; /* as the File column shows it */
 };
 
-static void fill(unsigned char *p, uint64_t offset, uint32_t bytes)
-{
-    for (uint32_t i = 0; i < bytes; i += DM_ST_BLOCK)
-        memset(p + i, 0xA0 + (int)((offset + i) / DM_ST_BLOCK), DM_ST_BLOCK);
-}
-
 static int win_fail(char *msg, size_t len, const char *what, DWORD code)
 {
     char text[256];
@@ -134,7 +128,7 @@ int dm_st_prepare(struct dm_st_file **out, const char *path, struct dm_st_place 
     to_utf8(f->wpath, f->path, sizeof f->path);
     if (f->h == INVALID_HANDLE_VALUE)
         return win_fail(msg, len, "cannot create a file (CreateFileW)", GetLastError());
-    fill(f->buf, 0, FILE_BYTES);
+    dm_st_fill(f->buf, 0, FILE_BYTES);
     if (!WriteFile(f->h, f->buf, FILE_BYTES, &done, NULL) || done != FILE_BYTES ||
         !FlushFileBuffers(f->h))
         return win_fail(msg, len, "cannot write the file", GetLastError());
@@ -201,7 +195,7 @@ int dm_st_request(struct dm_st_file *f, int request, uint64_t offset, uint32_t b
     ov.Offset = (DWORD)offset;
     ov.OffsetHigh = (DWORD)(offset >> 32);
     if (request == DM_REQ_WRITE) {
-        fill(f->buf, offset, bytes);
+        dm_st_fill(f->buf, offset, bytes);
         ok = WriteFile(h, f->buf, bytes, &done, &ov);
     } else {
         memset(f->buf, 0, bytes);
@@ -215,16 +209,7 @@ int dm_st_request(struct dm_st_file *f, int request, uint64_t offset, uint32_t b
                  (unsigned long long)offset);
         return DM_EIO;
     }
-    if (request == DM_REQ_READ) {
-        for (uint32_t i = 0; i < bytes; i++) {
-            if (f->buf[i] != (unsigned char)(0xA0 + (offset + i) / DM_ST_BLOCK)) {
-                snprintf(msg, len, "the %u bytes read at %llu are not those written", bytes,
-                         (unsigned long long)offset);
-                return DM_EIO;
-            }
-        }
-    }
-    return 0;
+    return request == DM_REQ_READ ? dm_st_check_read(f->buf, offset, bytes, msg, len) : 0;
 }
 
 void dm_st_remove(struct dm_st_file *f)
