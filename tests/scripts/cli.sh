@@ -58,15 +58,8 @@ check not_etl_exit_1 test "$rc" -eq 1
 check not_etl_names_offset grep -q "offset" "$TMP/err"
 
 # --- replay of the real traces ---------------------------------------------
-if [ ! -f "$ETL/perfview-net452-x64-win8.etl" ] || [ ! -f "$ETL/filtrace-diskio-win11.etl" ]; then
-    if [ "${CI:-}" = true ]; then
-        fail sample_traces "not found at $ETL (required under CI=true)"
-    else
-        echo "SKIP cli/replay: sample traces (perfview-net452-x64-win8.etl, filtrace-diskio-win11.etl) not found at $ETL (set DM_SHARED_ETL)"
-    fi
-    [ "$fails" -eq 0 ] && exit 77
-    exit 1
-fi
+[ -f "$ETL/perfview-net452-x64-win8.etl" ] && [ -f "$ETL/filtrace-diskio-win11.etl" ] ||
+    need replay "sample traces (perfview-net452-x64-win8.etl, filtrace-diskio-win11.etl) not found at $ETL (set DM_SHARED_ETL)"
 
 # The reference CSV's Read/Write/FlushBuffers rows as
 # "request disk offset bytes duration_ns" (HighResResponseTime ticks at the

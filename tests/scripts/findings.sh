@@ -12,10 +12,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ETL=${DM_SHARED_ETL:-$HERE/../../../shared/etl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fails=0
-
-pass() { echo "PASS findings/$1"; }
-fail() { echo "FAIL findings/$1: $2"; fails=$((fails + 1)); }
+SUITE=findings
+# shellcheck source=../lib/results.sh
+. "$HERE/../lib/results.sh"
 
 # expect NAME RC MESSAGE -- ARGS...: diskmon ARGS exits RC and writes exactly
 # MESSAGE (one line) on stderr.
@@ -95,16 +94,9 @@ fi
 # --- findings on the sample traces ----------------------------------------------
 # The expected figures come from the reference decodings: a folder with the
 # traces alone (DM_SHARED_ETL) cannot check them.
-if [ ! -f "$ETL/perfview-net452-x64-win8.etl" ] || [ ! -f "$ETL/reference/perfview-net452-x64-win8.diskio.csv" ] ||
-    [ ! -f "$ETL/reference/filtrace-diskio-win11.diskio.csv" ]; then
-    if [ "${CI:-}" = true ]; then
-        fail sample_traces "not found at $ETL (required under CI=true)"
-    else
-        echo "SKIP findings/traces: sample traces with their reference/ decodings not found at $ETL (set DM_SHARED_ETL)"
-    fi
-    [ "$fails" -eq 0 ] && exit 77
-    exit 1
-fi
+[ -f "$ETL/perfview-net452-x64-win8.etl" ] && [ -f "$ETL/reference/perfview-net452-x64-win8.diskio.csv" ] &&
+    [ -f "$ETL/reference/filtrace-diskio-win11.diskio.csv" ] ||
+    need traces "sample traces with their reference/ decodings not found at $ETL (set DM_SHARED_ETL)"
 win8=$ETL/perfview-net452-x64-win8.etl
 win11=$ETL/filtrace-diskio-win11.etl
 ref8=$ETL/reference/perfview-net452-x64-win8.diskio.csv

@@ -39,15 +39,6 @@ for args in "--metrics-top 5" "--interval 5" "--metrics m.prom --interval 0" \
     fi
 done
 
-need() { # what, why
-    if [ "${CI:-}" = true ]; then
-        fail "$1" "$2 (required under CI=true)"
-        exit 1
-    fi
-    echo "SKIP metrics/replay: $2"
-    [ "$fails" -eq 0 ] && exit 77
-    exit 1
-}
 [ -f "$ETL/README.md" ] || need sample_traces "sample traces not found at $ETL"
 command -v python3 >/dev/null || need python3 "python3 is not installed"
 command -v promtool >/dev/null ||

@@ -20,11 +20,6 @@ SUITE=metrics_memory
 # shellcheck source=../lib/results.sh
 . "$HERE/../lib/results.sh"
 
-need() {
-    if [ "${CI:-}" = true ]; then fail "$1" "$2 (required under CI=true)"; exit 1; fi
-    echo "SKIP metrics_memory/$1: $2"
-    exit 77
-}
 command -v python3 >/dev/null || need python3 "python3 is not installed"
 command -v promtool >/dev/null || need promtool "promtool is not installed (apt-get install prometheus)"
 [ -x "$GEN" ] || cmake --build "$BUILD" --target gen_etl >"$TMP/build.log" 2>&1 ||

@@ -36,21 +36,9 @@ done
 "$DISKMON" -r /nonexistent.etl --top --by file >/dev/null 2>&1; rc=$?
 check by_file_replay_not_refused test "$rc" -eq 1
 
-if [ ! -f "$ETL/perfview-net452-x64-win8.etl" ] || [ ! -f "$ETL/filtrace-diskio-win11.etl" ]; then
-    if [ "${CI:-}" = true ]; then
-        fail sample_traces "not found at $ETL (required under CI=true)"
-        exit 1
-    fi
-    echo "SKIP top/replay: sample traces not found at $ETL (set DM_SHARED_ETL)"
-    [ "$fails" -eq 0 ] && exit 77
-    exit 1
-fi
-if ! command -v python3 >/dev/null; then
-    [ "${CI:-}" = true ] && { echo "FAIL top: python3 missing under CI=true"; exit 1; }
-    echo "SKIP top/replay: python3 is not installed (tests/run.sh installs it)"
-    [ "$fails" -eq 0 ] && exit 77
-    exit 1
-fi
+[ -f "$ETL/perfview-net452-x64-win8.etl" ] && [ -f "$ETL/filtrace-diskio-win11.etl" ] ||
+    need replay "sample traces not found at $ETL (set DM_SHARED_ETL)"
+command -v python3 >/dev/null || need python3 "python3 is not installed (tests/run.sh installs it)"
 
 # --- json: every interval and group against the per-event json ---------------
 top_case() { # name trace SEC BY [filter args...]
