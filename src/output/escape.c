@@ -149,6 +149,34 @@ static DM_INLINE uint64_t own_marks(uint64_t m, size_t take)
     return take == 8 ? m : m & ((UINT64_C(1) << (8 * take)) - 1);
 }
 
+/*
+ * The escapers' plain run: the next word of str (len bytes) from *i copied
+ * to *p whole (the caller has room for 8 bytes more), then *p and *i moved
+ * past its bytes that marks (json_marks, term_marks) leaves unmarked.
+ * Returns 1 when the whole word was plain, so the caller goes on to the
+ * next; 0 when *i now stands on a marked byte, or when str is too short
+ * for words (then nothing moved): the caller escapes that byte itself.
+ */
+static DM_INLINE int plain_word(char **p, size_t *i, const char *str, size_t len,
+                                uint64_t (*marks)(uint64_t))
+{
+    size_t take;
+    uint64_t w, m;
+
+    if (!next_word(str, len, *i, &w, &take))
+        return 0;
+    m = own_marks(marks(w), take);
+    memcpy(*p, &w, 8);
+    if (m == 0) {
+        *p += take;
+        *i += take;
+        return 1;
+    }
+    *p += first_marked(m);
+    *i += first_marked(m);
+    return 0;
+}
+
 /* A CSV field: prefix (no special bytes) and s (len bytes), quoted with
  * quotes doubled when s holds a comma, quote or line break. */
 char *dm_escape_csv(char *p, const char *prefix, size_t plen, const char *s,
@@ -235,8 +263,7 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *str,
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0, take;
-    uint64_t w;
+    size_t i = 0;
 
     *p++ = '"';
     p = dm_put_lit(p, prefix, plen);
@@ -258,18 +285,8 @@ char *dm_escape_json(char *p, const char *prefix, size_t plen, const char *str,
             i += first_bit(m);
         } else
 #endif
-        if (next_word(str, len, i, &w, &take)) {
-            uint64_t m = own_marks(json_marks(w), take);
-
-            memcpy(p, &w, 8);
-            if (m == 0) {
-                p += take;
-                i += take;
-                continue;
-            }
-            p += first_marked(m);
-            i += first_marked(m);
-        }
+        if (plain_word(&p, &i, str, len, json_marks))
+            continue;
         c = s[i];
         if (c == '\\' || c == '"') { /* a path's backslashes first */
             p[0] = '\\';
@@ -369,25 +386,14 @@ char *dm_escape_term(char *p, const char *str, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0, take;
-    uint64_t w;
+    size_t i = 0;
 
     while (i < len) {
         unsigned code;
         size_t n;
 
-        if (next_word(str, len, i, &w, &take)) {
-            uint64_t m = own_marks(term_marks(w), take);
-
-            memcpy(p, &w, 8);
-            if (m == 0) {
-                p += take;
-                i += take;
-                continue;
-            }
-            p += first_marked(m);
-            i += first_marked(m);
-        }
+        if (plain_word(&p, &i, str, len, term_marks))
+            continue;
         if (s[i] >= 0x20 && s[i] < 0x7F) {
             *p++ = (char)s[i++];
             continue;
