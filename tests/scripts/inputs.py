@@ -11,6 +11,12 @@ or a value this script works out itself from the documented columns.
               order, each row's absolute completion time (--utc's
               time_utc), duration, offset, size and disk as computed here,
               and -s's Count per disk and request equal to awk's count;
+  no latency  a Tencent file and a json capture without durations: every
+              view (-s, --hist, --top in text, csv and json, --metrics,
+              the heat map and report) shows no latency rather than 0, as
+              docs/replay.md says, with the counts Python makes; a capture
+              whose rows on one disk lack a duration: that disk's latency
+              is '-' and counted apart, the other's percentiles Python's;
   stream      -r - through a pipe that delivers a row a second: the first
               row printed within 1 s of its arrival, --top prints a block
               before the input ends, the end of input ends the run (exit 0);
@@ -212,6 +218,163 @@ def public(diskmon, tmp):
         result(f"{fmt}_input_format", rc == 0 and forced == out, f"rc={rc}")
 
 
+# ---- no latency ------------------------------------------------------------------
+
+NO_LATENCY = b"no latency in this trace"
+
+
+def capture_row(seq, ns, disk, write, size, dur_ns=None):
+    """A diskmon json row (docs/output.md); no duration_ms when dur_ns is None."""
+    dur = "" if dur_ns is None else '"duration_ms":%s,' % ms6(dur_ns)
+    return ('{"seq":%d,"time":%d.%09d,%s"disk":%d,"request":"%s","offset":%d,"bytes":%d,'
+            '"sector":%d,"length":%d,"flags":""}\n' % (
+                seq, ns // 10**9, ns % 10**9, dur, disk, "Write" if write else "Read",
+                seq * 4096, size, seq * 8, size // 512))
+
+
+def nearest_rank_ms(durs, pct):
+    """-s's percentile cell (docs/output.md: nearest rank, ms to the us)."""
+    v = sorted(durs)
+    rank = min(len(v), max(1, -(-len(v) * pct // 100)))
+    us = (v[rank - 1] + 500) // 1000
+    return "%d.%03d" % (us // 1000, us % 1000)
+
+
+def metric_values(path, name):
+    """{(disk, op): value} of one family's samples in a --metrics file."""
+    out = {}
+    for line in open(path):
+        if line.startswith(name + "{"):
+            labels = dict(kv.split("=", 1) for kv in line[len(name) + 1:line.index("}")].split(","))
+            out[(labels["disk"].strip('"'), labels["op"].strip('"'))] = int(float(line.split()[-1]))
+    return out
+
+
+def no_latency_views(diskmon, tmp, name, path, rows):
+    """rows: (time_ns from time 0, disk, write) of every request in path."""
+    want = {}
+    for _, disk, write in rows:
+        k = (str(disk), "write" if write else "read")
+        want[k] = want.get(k, 0) + 1
+    # -s: the latency columns '-', the line under the table
+    rc, _, err = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+    table = [l.split() for l in err.decode().splitlines()[1:] if l.split()[1:2] in (["Read"], ["Write"])]
+    result(f"no_latency_{name}_summary", rc == 0 and NO_LATENCY in err and table and
+           all(r[6:] == ["-"] * 4 for r in table), f"rc={rc} {err[:400]!r}")
+    rc, _, err = run(diskmon, ["-r", path, "--hist", "-f", "csv"])
+    result(f"no_latency_{name}_hist", rc == 0 and NO_LATENCY in err and b"usecs" not in err,
+           f"rc={rc} {err[:300]!r}")
+    # --top json by disk: every latency field null, the counts Python's per interval
+    rc, out, err = run(diskmon, ["-r", path, "--top", "1", "--by", "disk", "-f", "json"])
+    import json
+    got, per_iv = {}, {}
+    lat_keys = ("avg_ms", "max_ms", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+    ok = rc == 0
+    for line in out.splitlines():
+        g = json.loads(line)
+        ok = ok and all(k in g and g[k] is None for k in lat_keys)
+        per_iv[(round(g["interval_start"]), g["disk"])] = (g["reads"], g["writes"])
+    for t, disk, write in rows:
+        k = (t // 10**9, str(disk))
+        r, w = got.get(k, (0, 0))
+        got[k] = (r + (not write), w + write)
+    result(f"no_latency_{name}_top_json_null", ok and per_iv == got and got,
+           f"rc={rc} {out[:300]!r} {sorted(per_iv.items())[:4]} != {sorted(got.items())[:4]}")
+    rc, out, _ = run(diskmon, ["-r", path, "--top", "1", "-f", "csv"])
+    lines = out.decode().splitlines()
+    head = lines[0].split(",") if lines else []
+    cells = [dict(zip(head, l.split(","))) for l in lines[1:]]
+    result(f"no_latency_{name}_top_csv_empty", rc == 0 and cells and
+           all(c["avg_ms"] == "" and c["max_ms"] == "" for c in cells), f"rc={rc} {out[:300]!r}")
+    # --top text: the line under each time line, '-' under Avg ms and Max ms
+    rc, out, _ = run(diskmon, ["-r", path, "--top", "1"])
+    blocks = [b.splitlines() for b in out.decode().split("\n\n") if b.strip()]
+    ok = rc == 0 and blocks and all(
+        len(b) > 3 and b[1].startswith(NO_LATENCY.decode()) and "Avg ms" in b[2] and
+        all(l.split()[-2:] == ["-", "-"] for l in b[3:]) for b in blocks)
+    result(f"no_latency_{name}_top_text", ok and " 0.000" not in out.decode(),
+           f"rc={rc} {out[:400]!r}")
+    # --metrics: no duration families, the requests counted without one
+    prom = os.path.join(tmp, f"{name}.prom")
+    rc, _, err = run(diskmon, ["-r", path, "--metrics", prom])
+    text = open(prom).read() if os.path.exists(prom) else ""
+    nodur = metric_values(prom, "diskmon_requests_without_duration_total") if text else {}
+    total = metric_values(prom, "diskmon_requests_total") if text else {}
+    result(f"no_latency_{name}_metrics", rc == 0 and
+           "diskmon_request_duration_seconds" not in text and "diskmon_busy_seconds" not in text and
+           "diskmon_in_flight_seconds" not in text and
+           {k: v for k, v in nodur.items() if v} == want and
+           {k: v for k, v in total.items() if v} == want, f"rc={rc} {nodur} != {want} {err!r}")
+    # the heat map counts them in its title, the report says so
+    svg, html = os.path.join(tmp, f"{name}.svg"), os.path.join(tmp, f"{name}.html")
+    rc, _, err = run(diskmon, ["-r", path, "--heatmap", svg, "--report", html])
+    svg_text = open(svg).read() if os.path.exists(svg) else ""
+    html_text = open(html).read() if os.path.exists(html) else ""
+    result(f"no_latency_{name}_heatmap_report", rc == 0 and
+           f"{len(rows)} without a duration not drawn" in svg_text and
+           "no latency in this trace: no histogram" in html_text and
+           "no latency in this trace: its rows" in html_text, f"rc={rc} {err!r}")
+
+
+def no_latency(diskmon, tmp):
+    rng = random.Random(3636)
+    raw = make_rows(rng, 400)
+    text, _ = tencent_file(raw)
+    path = os.path.join(tmp, "nolat_tencent.csv")
+    with open(path, "w") as f:
+        f.write(text)
+    # time 0: the second of the earliest issue (docs/replay.md); the cut
+    # last line is not a row
+    t0 = min(r["issue"] for r in raw) // 10**9 * 10**9
+    rows = [(r["issue"] // 10**9 * 10**9 - t0, 1000 + r["disk"], r["write"]) for r in raw]
+    no_latency_views(diskmon, tmp, "tencent", path, rows)
+    # a json capture without durations
+    crow, rows = [], []
+    t = 0
+    for i in range(300):
+        t += rng.randrange(1, 30_000_000)
+        disk, write = rng.choice([0, 1]), rng.random() < 0.5
+        crow.append(capture_row(i + 1, t, disk, write, rng.choice([4096, 65536])))
+        rows.append((t, disk, write))
+    path = os.path.join(tmp, "nolat.json")
+    with open(path, "w") as f:
+        f.write("".join(crow))
+    no_latency_views(diskmon, tmp, "json", path, rows)
+    # disk 0's rows with a duration, disk 1's without: -s and --metrics
+    # count disk 1 apart, never as 0 s
+    crow, durs, n1 = [], {"Read": [], "Write": []}, {"read": 0, "write": 0}
+    t = 0
+    for i in range(500):
+        t += rng.randrange(1, 5_000_000)
+        disk, write = i % 2, rng.random() < 0.5
+        dur = rng.randrange(1, 20_000) * 1000 if disk == 0 else None
+        crow.append(capture_row(i + 1, t, disk, write, 4096, dur))
+        if disk == 0:
+            durs["Write" if write else "Read"].append(dur)
+        else:
+            n1["write" if write else "read"] += 1
+    path = os.path.join(tmp, "mixed.json")
+    with open(path, "w") as f:
+        f.write("".join(crow))
+    rc, _, err = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+    cells = {(l.split()[0], l.split()[1]): l.split()[6:] for l in err.decode().splitlines()
+             if l.split()[1:2] in (["Read"], ["Write"])}
+    want = {("0", q): [nearest_rank_ms(durs[q], p) for p in (50, 95, 99)] +
+            [nearest_rank_ms(durs[q], 100)] for q in durs}
+    want.update({("1", q): ["-"] * 4 for q in ("Read", "Write")})
+    result("no_latency_mixed_summary", rc == 0 and cells == want, f"{cells} != {want}")
+    prom = os.path.join(tmp, "mixed.prom")
+    rc, _, _ = run(diskmon, ["-r", path, "--metrics", prom])
+    count = metric_values(prom, "diskmon_request_duration_seconds_count") if rc == 0 else {}
+    nodur = metric_values(prom, "diskmon_requests_without_duration_total") if rc == 0 else {}
+    result("no_latency_mixed_metrics", rc == 0 and
+           count.get(("0", "read")) == len(durs["Read"]) and
+           count.get(("0", "write")) == len(durs["Write"]) and
+           count.get(("1", "read")) == 0 and count.get(("1", "write")) == 0 and
+           nodur.get(("1", "read")) == n1["read"] and nodur.get(("1", "write")) == n1["write"] and
+           nodur.get(("0", "read")) == 0, f"rc={rc} {count} {nodur} {n1}")
+
+
 # ---- -r - through a slow pipe ------------------------------------------------
 
 def slow_rows():
@@ -319,6 +482,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         round_trip(diskmon, tmp)
         public(diskmon, tmp)
+        no_latency(diskmon, tmp)
         bad(diskmon, tmp)
         stream(diskmon)
     return 1 if fails else 0
