@@ -198,6 +198,7 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
     pc->bytes[rq] += ev->transfer_size;
     /* Only a source that knows cgroups names them (Linux live). */
     if (ev->cgroup[0] != '\0') {
+        m->cgroups_seen = 1;
         pc = counts_of(&m->cgroups, ev->cgroup, 0, NULL);
         pc->requests[rq]++;
         pc->bytes[rq] += ev->transfer_size;

@@ -127,6 +127,7 @@ struct dm_metrics {
     int other_disk_used;
     int no_latency;           /* the source has no response times (dm_metrics_no_latency) */
     uint64_t no_duration;     /* requests without a duration so far, all disks */
+    int cgroups_seen;         /* a request named its cgroup: the cgroup families */
     struct dm_disk_index disk_index;  /* which disk an event is on (disks.h) */
     struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];

@@ -254,7 +254,8 @@ static void cgroup_counter(struct text *t, const struct dm_metrics_names *n, con
 
 /* The sources that name each request's cgroup (Linux live): their file
  * has the cgroup families from the first write on, zeros included; the
- * others' (ETW, a replay) never. */
+ * others' (ETW, a replay) only once a request named one (a replayed
+ * Linux capture's rows carry their cgroup). */
 static int source_has_cgroups(const char *source)
 {
     return source != NULL && (strcmp(source, "tracefs") == 0 || strcmp(source, "perf") == 0);
@@ -344,7 +345,7 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
            "Bytes of disk requests by process image name and disk; pairs past the top K "
            "are in (other) of their disk.");
     process_counter(t, m, "diskmon_process_bytes_total", 1);
-    if (source_has_cgroups(run->source)) {
+    if (source_has_cgroups(run->source) || m->cgroups_seen) {
         family(t, "diskmon_cgroup_requests_total", "counter",
                "Disk requests by the issuer's cgroup v2 path; paths past the top K are in "
                "(other).");

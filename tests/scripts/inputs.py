@@ -21,6 +21,11 @@ or a value this script works out itself from the documented columns.
               docs/replay.md says, with the counts Python makes; a capture
               whose rows on one disk lack a duration: that disk's latency
               is '-' and counted apart, the other's percentiles Python's;
+  cgroups     --cgroup on json and csv captures written here, rows in and
+              out of the paths and of unknown cgroup: the rows shown, -s's
+              counts and the unknown count (exit 3) as Python matches the
+              paths by whole components; --top --by cgroup's sums; the
+              formats without a cgroup field refused (exit 2, no stdout);
   stream      -r - through a pipe that delivers a row a second: the first
               row printed within 1 s of its arrival, --top prints a block
               before the input ends, the end of input ends the run (exit 0);
@@ -296,13 +301,22 @@ def systor_decimals(diskmon, tmp):
 NO_LATENCY = b"no latency in this trace"
 
 
-def capture_row(seq, ns, disk, write, size, dur_ns=None):
-    """A diskmon json row (docs/output.md); no duration_ms when dur_ns is None."""
+def capture_row(seq, ns, disk, write, size, dur_ns=None, cgroup=""):
+    """A diskmon json row (docs/output.md); no duration_ms when dur_ns is
+    None, no cgroup key when the cgroup is unknown ("") as the writer does."""
     dur = "" if dur_ns is None else '"duration_ms":%s,' % ms6(dur_ns)
+    cg = "" if cgroup == "" else ',"cgroup":"%s"' % cgroup
     return ('{"seq":%d,"time":%d.%09d,%s"disk":%d,"request":"%s","offset":%d,"bytes":%d,'
-            '"sector":%d,"length":%d,"flags":""}\n' % (
+            '"sector":%d,"length":%d,"flags":""%s}\n' % (
                 seq, ns // 10**9, ns % 10**9, dur, disk, "Write" if write else "Read",
-                seq * 4096, size, seq * 8, size // 512))
+                seq * 4096, size, seq * 8, size // 512, cg))
+
+
+def capture_csv_row(seq, ns, disk, write, size, dur_ns, cgroup):
+    """The same row as -f csv writes it (CSV_HEADER's columns)."""
+    return "%d,%d.%09d,%d.%09d,%d,%s,%d,%d,,,,,%d,%d,,,,%s\r\n" % (
+        seq, ns // 10**9, ns % 10**9, dur_ns // 10**9, dur_ns % 10**9, disk,
+        "Write" if write else "Read", seq * 8, size // 512, seq * 4096, size, cgroup)
 
 
 def nearest_rank_ms(durs, pct):
@@ -313,13 +327,13 @@ def nearest_rank_ms(durs, pct):
     return "%d.%03d" % (us // 1000, us % 1000)
 
 
-def metric_values(path, name):
-    """{(disk, op): value} of one family's samples in a --metrics file."""
+def metric_values(path, name, key="disk"):
+    """{(key, op): value} of one family's samples in a --metrics file."""
     out = {}
     for line in open(path):
         if line.startswith(name + "{"):
             labels = dict(kv.split("=", 1) for kv in line[len(name) + 1:line.index("}")].split(","))
-            out[(labels["disk"].strip('"'), labels["op"].strip('"'))] = int(float(line.split()[-1]))
+            out[(labels[key].strip('"'), labels["op"].strip('"'))] = int(float(line.split()[-1]))
     return out
 
 
@@ -448,6 +462,110 @@ def no_latency(diskmon, tmp):
            nodur.get(("0", "read")) == 0, f"rc={rc} {count} {nodur} {n1}")
 
 
+# ---- --cgroup and --by cgroup on a capture --------------------------------------
+
+CGROUPS = ["/system.slice/a.service", "/system.slice/a.service/worker", "/system.slice/ab.service",
+           "/user.slice/user-1000.slice", "/", ""]
+
+
+def cgroup_match(wants, cg):
+    """docs/options.md: from the path down, by whole components; "/" holds
+    every cgroup; a union over the paths given. None: unknown ("")."""
+    if cg == "":
+        return None
+    return any(w == "/" or cg == w or cg.startswith(w + "/") for w in wants)
+
+
+def cgroup_replay(diskmon, tmp):
+    import json
+    rng = random.Random(3603)
+    rows, t = [], 0
+    for i in range(600):
+        t += rng.randrange(1, 20_000_000)
+        rows.append(dict(seq=i + 1, t=t, disk=rng.choice([0, 1]), write=rng.random() < 0.5,
+                         size=rng.choice([4096, 65536]), dur=rng.randrange(1, 9000) * 1000,
+                         cg=rng.choice(CGROUPS)))
+    caps = {}
+    for fmt in ("json", "csv"):
+        for known in (False, True):  # with rows of unknown cgroup, and without
+            sel = [r for r in rows if r["cg"] or not known]
+            if fmt == "json":
+                text = "".join(capture_row(r["seq"], r["t"], r["disk"], r["write"], r["size"],
+                                           r["dur"], r["cg"]) for r in sel)
+            else:
+                text = CSV_HEADER + "".join(capture_csv_row(r["seq"], r["t"], r["disk"], r["write"],
+                                                            r["size"], r["dur"], r["cg"]) for r in sel)
+            path = os.path.join(tmp, f"cg_{'known' if known else 'all'}.{fmt}")
+            with open(path, "w", newline="") as f:
+                f.write(text)
+            caps[(fmt, known)] = (path, sel)
+    for (fmt, known), (path, sel) in caps.items():
+        for label, wants in (("path", ["/system.slice/a.service"]),
+                             ("union", ["/system.slice/a.service", "/user.slice"]),
+                             ("root", ["/"]), ("part_of_a_name", ["/system.slice/a"])):
+            name = f"cgroup_{fmt}_{'known' if known else 'unknown'}_{label}"
+            shown = [r for r in sel if cgroup_match(wants, r["cg"])]
+            unknown = sum(1 for r in sel if cgroup_match(wants, r["cg"]) is None)
+            rc, out, err = run(diskmon, ["-r", path, "--cgroup", ",".join(wants), "-f", "json", "-s"])
+            got = sorted(json.loads(l)["offset"] for l in out.splitlines())
+            counts = summary_counts(err)
+            want_counts = {}
+            for r in shown:
+                k = (str(r["disk"]), "Write" if r["write"] else "Read")
+                want_counts[k] = want_counts.get(k, 0) + 1
+            said = (f"{unknown} requests of unknown cgroup not shown".encode() in err) if unknown \
+                else b"unknown cgroup" not in err
+            result(name, rc == (3 if unknown else 0) and got == sorted(r["seq"] * 4096 for r in shown)
+                   and counts == want_counts and said,
+                   f"rc={rc} rows {len(got)}/{len(shown)} unknown {unknown} {counts} != "
+                   f"{want_counts} {err[-300:]!r}")
+        # --top --by cgroup: each interval's rows per cgroup as Python sums them
+        rc, out, err = run(diskmon, ["-r", path, "--top", "1", "--by", "cgroup", "-f", "json"])
+        got = {}
+        for line in out.splitlines():
+            g = json.loads(line)
+            got[(round(g["interval_start"]), g["cgroup"])] = (g["reads"], g["writes"])
+        want = {}
+        for r in sel:
+            k = (r["t"] // 10**9, r["cg"] or None)
+            rd, wr = want.get(k, (0, 0))
+            want[k] = (rd + (not r["write"]), wr + r["write"])
+        result(f"cgroup_{fmt}_{'known' if known else 'unknown'}_top_by_cgroup",
+               rc == 0 and got == want, f"rc={rc} {sorted(got.items(), key=str)[:4]} != "
+               f"{sorted(want.items(), key=str)[:4]} {err[:200]!r}")
+        # --metrics: the cgroup families of a replayed capture, per path
+        prom = os.path.join(tmp, f"cg_{fmt}_{known}.prom")
+        rc, _, err = run(diskmon, ["-r", path, "--metrics", prom])
+        got = metric_values(prom, "diskmon_cgroup_requests_total", "cgroup") if rc == 0 else {}
+        want = {}
+        for r in sel:
+            if r["cg"]:
+                k = (r["cg"], "write" if r["write"] else "read")
+                want[k] = want.get(k, 0) + 1
+        result(f"cgroup_{fmt}_{'known' if known else 'unknown'}_metrics",
+               rc == 0 and {k: v for k, v in got.items() if v} == want, f"rc={rc} {got} != {want}")
+    # inputs without a cgroup field: refused, saying so, nothing on stdout
+    refuse = []
+    for fmt, maker in (("msr", msr_file), ("systor", systor_file), ("tencent", tencent_file)):
+        path = os.path.join(tmp, f"cg_{fmt}.csv")
+        with open(path, "w", newline="") as f:
+            f.write(maker(make_rows(rng, 20))[0])
+        refuse.append(path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    etl = os.path.join(os.environ.get("DM_SHARED_ETL", os.path.join(here, "..", "..", "..", "shared", "etl")),
+                       "filtrace-diskio-win11.etl")
+    if os.path.isfile(etl):
+        refuse.append(etl)
+    else:
+        print(f"SKIP {SUITE}/cgroup_refused_etl: sample trace not found at {etl} (set DM_SHARED_ETL)")
+    for path in refuse:
+        for args in (["--cgroup", "/system.slice"], ["--top", "1", "--by", "cgroup"]):
+            rc, out, err = run(diskmon, ["-r", path] + args)
+            result(f"cgroup_refused_{os.path.basename(path)}_{args[-2].lstrip('-')}",
+                   rc == 2 and out == b"" and err.count(b"\n") == 1 and b"no cgroup field" in err,
+                   f"rc={rc} {out[:100]!r} {err!r}")
+
+
 # ---- -r - through a slow pipe ------------------------------------------------
 
 def slow_rows():
@@ -557,6 +675,7 @@ def main():
         public(diskmon, tmp)
         systor_decimals(diskmon, tmp)
         no_latency(diskmon, tmp)
+        cgroup_replay(diskmon, tmp)
         bad(diskmon, tmp)
         stream(diskmon)
     return 1 if fails else 0
