@@ -236,6 +236,17 @@ static const char *tail_cell(const char *s, char *buf, size_t cap)
     return buf;
 }
 
+/* A latency cell of a text row: v with prec decimals, or "-" for a source
+ * without response times (never 0: aqu-sz and %util are made of the
+ * durations too). */
+static const char *lat_cell(char *buf, size_t cap, int no_latency, int prec, double v)
+{
+    if (no_latency)
+        return "-";
+    snprintf(buf, cap, "%.*f", prec, v);
+    return buf;
+}
+
 static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
                      const struct dm_top_group *g, int no_latency)
 {
@@ -244,35 +255,29 @@ static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
     double rmb = figure(iv, g->read_bytes) / BYTES_PER_MB;
     double wmb = figure(iv, g->write_bytes) / BYTES_PER_MB;
     int prec = iv->counts_only ? 0 : 1; /* requests: whole counts, or rates */
-    char cache[32] = "";
+    char cache[32] = "", l[4][32];
     size_t n;
 
     c->text_keys(buf, cap, g);
     n = strlen(buf);
-    /* Without response times the latency columns (and aqu-sz and %util,
-     * which are made of the durations) show "-", not zeros. */
-    if (c->device && no_latency)
+    if (c->device)
         snprintf(buf + n, cap - n, "%8.*f %8.*f %8.2f %8.2f %8s %8s %7s %6s", prec,
-                 figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, "-", "-", "-",
-                 "-");
-    else if (c->device)
-        snprintf(buf + n, cap - n, "%8.*f %8.*f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
-                 prec, figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb,
-                 ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
-                 len ? (double)g->overlap_ns / (double)len : 0.0,
-                 len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
+                 figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb,
+                 lat_cell(l[0], sizeof l[0], no_latency, 3, ms_of(g->read_latency_ns, g->reads)),
+                 lat_cell(l[1], sizeof l[1], no_latency, 3,
+                          ms_of(g->write_latency_ns, g->writes)),
+                 lat_cell(l[2], sizeof l[2], no_latency, 2,
+                          len ? (double)g->overlap_ns / (double)len : 0.0),
+                 lat_cell(l[3], sizeof l[3], no_latency, 1,
+                          len ? (double)g->busy_ns * 100.0 / (double)len : 0.0));
     else {
         if (iv->has_cache_writes)
             snprintf(cache, sizeof cache, " %12.2f",
                      figure(iv, g->cache_write_bytes) / BYTES_PER_MB);
-        if (no_latency)
-            snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9s %9s", prec,
-                     figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache, "-",
-                     "-");
-        else
-            snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9.3f %9.3f", prec,
-                     figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache,
-                     ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+        snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9s %9s", prec,
+                 figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache,
+                 lat_cell(l[0], sizeof l[0], no_latency, 3, ms_of(g->latency_ns, ios(g))),
+                 lat_cell(l[1], sizeof l[1], no_latency, 3, (double)g->max_ns / 1e6));
     }
 }
 
