@@ -287,10 +287,6 @@ int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
         return dm_opt_fail(err, errlen, "--queue is for Linux live capture, not -r");
     if (opt->replay_path != NULL && opt->backend != DM_BACKEND_DEFAULT)
         return dm_opt_fail(err, errlen, "--backend is for Linux live capture, not -r");
-    if (opt->replay_path != NULL && (opt->n_cgroups > 0 || opt->top_by == DM_TOP_BY_CGROUP))
-        return dm_opt_fail(err, errlen,
-                           "%s is for Linux live capture, not -r: a trace has no cgroups",
-                           opt->n_cgroups > 0 ? "--cgroup" : "--by cgroup");
     if (opt->top_ns != 0 && opt->clock)
         return dm_opt_fail(err, errlen, "--clock and --utc set the Time column of event "
                            "lines; --top has no Time column");

@@ -137,6 +137,7 @@ const struct dm_input_format dm_csv_input = {
     .name = "csv",
     .what = "diskmon -f csv",
     .sniff = csv_sniff,
+    .flags = DM_INPUT_CGROUPS,
     .has_files = 1,
     .parse = csv_parse,
 };

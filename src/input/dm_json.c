@@ -291,6 +291,7 @@ const struct dm_input_format dm_json_input = {
     .name = "json",
     .what = "diskmon -f json lines",
     .sniff = json_sniff,
+    .flags = DM_INPUT_CGROUPS,
     .has_files = 1,
     .parse = json_parse,
 };

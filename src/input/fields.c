@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "base/swar.h"
 #include "diskmon.h"
 #include "input/fields.h"
 #include "input/input.h"
@@ -88,16 +89,14 @@ int dm_csv_split(char *line, size_t len, struct dm_csv_field *f, int max)
     }
 }
 
-/* 8 ASCII digits at p (loaded little-endian: the first digit in the low
+/* 8 ASCII digits in w (loaded little-endian: the first digit in the low
  * byte) as their value, or -1 when one is not a digit. SWAR: the digits'
  * values in each byte, then pairs, fours and the eight combined with three
  * multiplies (each step weights the earlier half by 10^k). */
-static int64_t eight_digits(const char *p)
+static int64_t eight_digits(uint64_t w)
 {
-    uint64_t w, v;
+    uint64_t v = w - UINT64_C(0x3030303030303030);
 
-    memcpy(&w, p, sizeof w);
-    v = w - UINT64_C(0x3030303030303030);
     /* a byte below '0' borrows (its top bit set); above '9', adding 6
      * carries into bit 4 of the byte */
     if (((v | (v + UINT64_C(0x0606060606060606))) & UINT64_C(0xF0F0F0F0F0F0F0F0)) != 0)
@@ -107,6 +106,7 @@ static int64_t eight_digits(const char *p)
     v = (v * 10000 + (v >> 32)) & UINT64_C(0x00000000FFFFFFFF);
     return (int64_t)v;
 }
+
 
 int dm_field_u64(const char *p, size_t len, uint64_t *v)
 {
@@ -119,7 +119,7 @@ int dm_field_u64(const char *p, size_t len, uint64_t *v)
         return -1;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; len - i >= 8 && i + 8 <= 16; i += 8) {
-        int64_t e = eight_digits(p + i);
+        int64_t e = eight_digits(dm_swar_load(p + i));
 
         if (e < 0)
             return -1;
@@ -139,22 +139,22 @@ int dm_field_u64(const char *p, size_t len, uint64_t *v)
     return 0;
 }
 
-int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
+/* dm_field_fixed where the value may not fit: each part read and checked
+ * for overflow on its own (a field of more than 19 digits in all). */
+static int fixed_checked(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
 {
     const char *dot = memchr(p, '.', len);
     size_t ilen = dot != NULL ? (size_t)(dot - p) : len;
-    uint64_t whole, frac = 0, scale;
+    uint64_t whole, frac = 0, scale = dm_pow10_u64[digits];
 
-    if (digits >= sizeof dm_pow10_u64 / sizeof dm_pow10_u64[0])
-        return -1;
-    scale = dm_pow10_u64[digits];
     if (dm_field_u64(p, ilen, &whole) != 0 || whole > UINT64_MAX / scale)
         return -1;
     if (dot != NULL) {
         const char *f = dot + 1;
         size_t flen = len - ilen - 1, take = flen < digits ? flen : digits;
 
-        if (flen == 0 || (flen > digits && strict) || dm_field_u64(f, take, &frac) != 0)
+        if (flen == 0 || (flen > digits && strict) ||
+            (take > 0 && dm_field_u64(f, take, &frac) != 0))
             return -1;
         frac *= dm_pow10_u64[digits - take];
         for (size_t k = take; k < flen; k++) /* cut, but still digits */
@@ -164,6 +164,76 @@ int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint6
     if (whole * scale > UINT64_MAX - frac)
         return -1;
     *v = whole * scale + frac;
+    return 0;
+}
+
+/* Fewer digits than this, whole part and kept decimals together, cannot
+ * overflow: 10^19 - 1 < 2^64 - 1. */
+#define FIXED_FAST_DIGITS 19
+
+/*
+ * One pass, integers only (SYSTOR's two decimal fields a row are the
+ * public traces' hot path): the whole part's digits (eight at a time
+ * where eight are there), then up to digits decimals, go into one number
+ * as if the point were not there, which the missing decimals then scale.
+ * A field of more digits than can be summed so takes the checked path.
+ */
+int dm_field_fixed(const char *p, size_t len, unsigned digits, int strict, uint64_t *v)
+{
+    const char *q = p, *end = p + len;
+    uint64_t x = 0;
+    size_t take;
+
+    if (digits >= sizeof dm_pow10_u64 / sizeof dm_pow10_u64[0])
+        return -1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (len >= 8) {
+        int64_t e = eight_digits(dm_swar_load(p));
+
+        if (e >= 0) {
+            x = (uint64_t)e;
+            q += 8;
+        }
+    }
+#endif
+    for (; q < end && (unsigned)(unsigned char)*q - '0' <= 9; q++)
+        x = x * 10 + (unsigned)(unsigned char)*q - '0';
+    if (q == p || (size_t)(q - p) + digits > FIXED_FAST_DIGITS)
+        return q == p ? -1 : fixed_checked(p, len, digits, strict, v);
+    if (q == end) { /* no decimals */
+        *v = x * dm_pow10_u64[digits];
+        return 0;
+    }
+    if (*q++ != '.' || q == end || ((size_t)(end - q) > digits && strict))
+        return -1;
+    take = (size_t)(end - q) < digits ? (size_t)(end - q) : digits;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* 1 to 7 decimals, all kept, in a field of 8 bytes or more: the
+     * field's last 8 bytes, with '0's over the bytes before the decimals
+     * (the low bytes, loaded little-endian), are the decimals as 8 digits. */
+    if (take == (size_t)(end - q) && take < 8 && len >= 8) {
+        uint64_t before = (UINT64_C(1) << (8 * (8 - take))) - 1;
+        uint64_t w = (dm_swar_load(end - 8) & ~before) |
+                     (UINT64_C(0x3030303030303030) & before);
+        int64_t e;
+
+        if ((e = eight_digits(w)) < 0)
+            return -1;
+        *v = (x * dm_pow10_u64[take] + (uint64_t)e) * dm_pow10_u64[digits - take];
+        return 0;
+    }
+#endif
+    for (size_t k = 0; k < take; k++, q++) {
+        unsigned d = (unsigned)(unsigned char)*q - '0';
+
+        if (d > 9)
+            return -1;
+        x = x * 10 + d;
+    }
+    for (; q < end; q++) /* cut, but still digits */
+        if ((unsigned)(unsigned char)*q - '0' > 9)
+            return -1;
+    *v = x * dm_pow10_u64[digits - take];
     return 0;
 }
 

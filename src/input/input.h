@@ -33,6 +33,9 @@
 #define DM_INPUT_WALL_CLOCK 0x2u /* time_ns is ns since 1970 (rebased on
                                   * the first row's issue time) */
 #define DM_INPUT_NO_LATENCY 0x4u /* no response times: durations are 0 */
+#define DM_INPUT_CGROUPS 0x8u    /* rows may carry the issuer's cgroup (a
+                                  * Linux live capture's cgroup field), so
+                                  * --cgroup and --by cgroup apply */
 
 /* One row of a line format: the event and the storage its names point
  * into. parse sets every name pointer (to "" when the row has none). */

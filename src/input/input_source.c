@@ -98,6 +98,23 @@ static int not_recognised(struct dm_source *src, const char *name, size_t len)
     return DM_EUSAGE;
 }
 
+/* --cgroup and --by cgroup on a format without a cgroup field (.etl, the
+ * public traces) would pick nothing or group everything under "-": refused,
+ * naming why. A capture of diskmon's own has the field (empty where the
+ * capturing machine knew no cgroup: those rows are unknown, filter.h). */
+static int cgroups_refused(struct dm_source *src, const struct dm_options *opt,
+                           const struct dm_input_format *fmt, const char *name)
+{
+    if ((fmt->flags & DM_INPUT_CGROUPS) ||
+        (opt->n_cgroups == 0 && !(opt->top_ns != 0 && opt->top_by == DM_TOP_BY_CGROUP)))
+        return 0;
+    snprintf(src->errmsg, sizeof src->errmsg,
+             "%s: %s is for inputs that name each request's cgroup; %s have no cgroup "
+             "field (a Linux capture's -f json or csv has one)", name,
+             opt->n_cgroups > 0 ? "--cgroup" : "--by cgroup", fmt->what);
+    return DM_EUSAGE;
+}
+
 static int open_format(struct dm_source *src, const struct dm_options *opt,
                        struct input *ip, dm_infile *in, const char *head, size_t len,
                        const char *name)
@@ -165,6 +182,11 @@ static int input_open(struct dm_source *src, const struct dm_options *opt)
     if (ip->fmt == NULL) {
         dm_infile_close(in);
         return not_recognised(src, name, len);
+    }
+    rc = cgroups_refused(src, opt, ip->fmt, name);
+    if (rc != 0) {
+        dm_infile_close(in);
+        return rc;
     }
     return open_format(src, opt, ip, in, head, len, name);
 }

@@ -17,6 +17,9 @@ static const char *const header[SYSTOR_COLUMNS] = {
 
 static int is_header(const struct dm_csv_field *f)
 {
+    /* A row's first field is a number: only a header starts with a letter. */
+    if (f[0].len == 0 || (unsigned)(unsigned char)f[0].p[0] - '0' <= 9)
+        return 0;
     for (int i = 0; i < SYSTOR_COLUMNS; i++)
         if (!dm_field_is(f[i].p, f[i].len, header[i], 1))
             return 0;
@@ -41,9 +44,10 @@ static int systor_parse(char *line, size_t len, struct dm_row *row)
         dm_field_u64(f[4].p, f[4].len, &row->ev.byte_offset) != 0 ||
         dm_field_u64(f[5].p, f[5].len, &size) != 0 || size > UINT32_MAX)
         return DM_ROW_MALFORMED;
-    if (dm_field_is(f[2].p, f[2].len, "R", 1))
+    /* IOType: one letter, R or W in either case (ASCII: 0x20 is the case bit). */
+    if (f[2].len == 1 && (f[2].p[0] | 0x20) == 'r')
         row->ev.request = DM_REQ_READ;
-    else if (dm_field_is(f[2].p, f[2].len, "W", 1))
+    else if (f[2].len == 1 && (f[2].p[0] | 0x20) == 'w')
         row->ev.request = DM_REQ_WRITE;
     else
         return DM_ROW_MALFORMED;

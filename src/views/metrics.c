@@ -147,6 +147,11 @@ static struct dm_metrics_counts *counts_of(struct dm_metrics_names *n, const cha
     return &e->counts;
 }
 
+void dm_metrics_no_latency(struct dm_metrics *m)
+{
+    m->no_latency = 1;
+}
+
 /* A request without a process name (a kernel flush, lazy writes). */
 #define NO_PROCESS "(unknown)"
 
@@ -164,21 +169,27 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
     d = row == DM_METRICS_OTHER_DISK ? &m->other_disk : &m->disks[row];
     d->requests[rq]++;
     d->bytes[rq] += ev->transfer_size;
-    d->duration_ns[rq] += ev->duration_ns;
-    while (b < DM_METRICS_BUCKETS && ev->duration_ns > dm_metrics_buckets[b].ns)
-        b++;
-    d->bucket[rq][b]++;
-    d->in_flight_ns += ev->duration_ns;
     for (unsigned f = 0; f < DM_RQ_COUNT; f++)
         if (ev->req_flags & (1u << f))
             d->by_flag[f]++;
-    if (d->busy.spans == NULL) { /* a disk's first request: its own window */
-        d->busy.spans = d->span_store;
-        d->busy.cap = d->busy.max = DM_METRICS_SPAN_WINDOW;
+    if (ev->flags & DM_EV_NO_DURATION) {
+        d->no_duration[rq]++;
+        m->no_duration++;
+    } else {
+        d->duration_ns[rq] += ev->duration_ns;
+        while (b < DM_METRICS_BUCKETS && ev->duration_ns > dm_metrics_buckets[b].ns)
+            b++;
+        d->bucket[rq][b]++;
+        d->in_flight_ns += ev->duration_ns;
+        if (d->busy.spans == NULL) { /* a disk's first request: its own window */
+            d->busy.spans = d->span_store;
+            d->busy.cap = d->busy.max = DM_METRICS_SPAN_WINDOW;
+        }
+        /* cap == max: the window is never reallocated, so this cannot fail */
+        (void)dm_busy_add(&d->busy,
+                          ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
+                          ev->time_ns);
     }
-    /* cap == max: the window is never reallocated, so this cannot fail */
-    (void)dm_busy_add(&d->busy, ev->time_ns > ev->duration_ns ? ev->time_ns - ev->duration_ns : 0,
-                      ev->time_ns);
     pc = counts_of(&m->procs, (ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0'
                                   ? ev->process
                                   : NO_PROCESS,
@@ -187,6 +198,7 @@ void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev)
     pc->bytes[rq] += ev->transfer_size;
     /* Only a source that knows cgroups names them (Linux live). */
     if (ev->cgroup[0] != '\0') {
+        m->cgroups_seen = 1;
         pc = counts_of(&m->cgroups, ev->cgroup, 0, NULL);
         pc->requests[rq]++;
         pc->bytes[rq] += ev->transfer_size;

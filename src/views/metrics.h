@@ -40,7 +40,14 @@ struct dm_metrics_run {
 struct dm_metrics *dm_metrics_create(const char *path, unsigned top_k, int live, FILE *errf);
 void dm_metrics_destroy(struct dm_metrics *m);
 
-/* Count one completed request. */
+/* The source has no response times (views/view.h no_latency): the
+ * families made of durations (the duration histogram, busy and in-flight
+ * seconds) are not written, rather than written as zeros. */
+void dm_metrics_no_latency(struct dm_metrics *m);
+
+/* Count one completed request. A request without a duration
+ * (DM_EV_NO_DURATION) counts in requests and bytes and in
+ * diskmon_requests_without_duration_total, never as a 0 s duration. */
 void dm_metrics_add(struct dm_metrics *m, const struct dm_event *ev);
 
 /*

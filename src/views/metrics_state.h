@@ -53,6 +53,9 @@ struct dm_metrics_disk {
     uint64_t requests[DM_REQ_COUNT];
     uint64_t bytes[DM_REQ_COUNT];
     uint64_t duration_ns[DM_REQ_COUNT];
+    /* requests without a duration (DM_EV_NO_DURATION): in requests and
+     * bytes, in none of the figures made of durations */
+    uint64_t no_duration[DM_REQ_COUNT];
     uint64_t bucket[DM_REQ_COUNT][DM_METRICS_BUCKETS + 1]; /* not cumulative; last: +Inf */
     uint64_t in_flight_ns;
     uint64_t by_flag[DM_RQ_COUNT]; /* requests with flag bit i set (dm_req_flag_names) */
@@ -122,6 +125,9 @@ struct dm_metrics {
     unsigned top_k;
     int n_disks;
     int other_disk_used;
+    int no_latency;           /* the source has no response times (dm_metrics_no_latency) */
+    uint64_t no_duration;     /* requests without a duration so far, all disks */
+    int cgroups_seen;         /* a request named its cgroup: the cgroup families */
     struct dm_disk_index disk_index;  /* which disk an event is on (disks.h) */
     struct dm_disk_id disk_ids[DM_METRICS_MAX_DISKS];
     struct dm_metrics_disk disks[DM_METRICS_MAX_DISKS];

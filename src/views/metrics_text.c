@@ -196,11 +196,11 @@ static void histogram(struct text *t, const struct dm_metrics *m)
                        op_labels[r], dm_metrics_buckets[b].le, V_COUNT, cum);
             }
             sample(t, "diskmon_request_duration_seconds_bucket", "disk", label, "op",
-                   op_labels[r], "+Inf", V_COUNT, d->requests[r]);
+                   op_labels[r], "+Inf", V_COUNT, d->requests[r] - d->no_duration[r]);
             sample(t, "diskmon_request_duration_seconds_sum", "disk", label, "op",
                    op_labels[r], NULL, V_SECONDS, d->duration_ns[r]);
             sample(t, "diskmon_request_duration_seconds_count", "disk", label, "op",
-                   op_labels[r], NULL, V_COUNT, d->requests[r]);
+                   op_labels[r], NULL, V_COUNT, d->requests[r] - d->no_duration[r]);
         }
     }
 }
@@ -254,7 +254,8 @@ static void cgroup_counter(struct text *t, const struct dm_metrics_names *n, con
 
 /* The sources that name each request's cgroup (Linux live): their file
  * has the cgroup families from the first write on, zeros included; the
- * others' (ETW, a replay) never. */
+ * others' (ETW, a replay) only once a request named one (a replayed
+ * Linux capture's rows carry their cgroup). */
 static int source_has_cgroups(const char *source)
 {
     return source != NULL && (strcmp(source, "tracefs") == 0 || strcmp(source, "perf") == 0);
@@ -273,20 +274,23 @@ static void partition_counter(struct text *t, const struct dm_metrics_parts *p,
     }
 }
 
-static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
-                     uint64_t wall_ns, struct text *t)
+/* The families made of durations; none for a source without response
+ * times (dm_metrics_no_latency), whose requests are counted by the family
+ * of requests without a duration instead, as are single rows without one
+ * (written from the first such row on). */
+static void duration_families(struct text *t, const struct dm_metrics *m)
 {
     const char *label;
-    char *p;
 
-    dm_metrics_promote(m);
-    t->m = m;
-    t->len = 0;
-    t->failed = 0;
-    family(t, "diskmon_requests_total", "counter", "Disk requests completed.");
-    disk_counter(t, m, "diskmon_requests_total", offsetof(struct dm_metrics_disk, requests));
-    family(t, "diskmon_bytes_total", "counter", "Bytes transferred by disk requests.");
-    disk_counter(t, m, "diskmon_bytes_total", offsetof(struct dm_metrics_disk, bytes));
+    if (m->no_latency || m->no_duration > 0) {
+        family(t, "diskmon_requests_without_duration_total", "counter",
+               "Disk requests whose input gave no duration (a trace without response "
+               "times): in requests_total, not in the duration histogram.");
+        disk_counter(t, m, "diskmon_requests_without_duration_total",
+                     offsetof(struct dm_metrics_disk, no_duration));
+    }
+    if (m->no_latency)
+        return;
     histogram(t, m);
     family(t, "diskmon_busy_seconds_total", "counter",
            "Time with at least one request in flight, in seconds; its rate is the "
@@ -306,6 +310,23 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
         sample(t, "diskmon_in_flight_seconds_total", "disk", label, NULL, NULL, NULL,
                V_SECONDS, d->in_flight_ns);
     }
+}
+
+static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
+                     uint64_t wall_ns, struct text *t)
+{
+    const char *label;
+    char *p;
+
+    dm_metrics_promote(m);
+    t->m = m;
+    t->len = 0;
+    t->failed = 0;
+    family(t, "diskmon_requests_total", "counter", "Disk requests completed.");
+    disk_counter(t, m, "diskmon_requests_total", offsetof(struct dm_metrics_disk, requests));
+    family(t, "diskmon_bytes_total", "counter", "Bytes transferred by disk requests.");
+    disk_counter(t, m, "diskmon_bytes_total", offsetof(struct dm_metrics_disk, bytes));
+    duration_families(t, m);
     family(t, "diskmon_requests_by_flag_total", "counter",
            "Disk requests that carried a request flag; a request with several flags "
            "counts under each.");
@@ -324,7 +345,7 @@ static size_t render(struct dm_metrics *m, const struct dm_metrics_run *run,
            "Bytes of disk requests by process image name and disk; pairs past the top K "
            "are in (other) of their disk.");
     process_counter(t, m, "diskmon_process_bytes_total", 1);
-    if (source_has_cgroups(run->source)) {
+    if (source_has_cgroups(run->source) || m->cgroups_seen) {
         family(t, "diskmon_cgroup_requests_total", "counter",
                "Disk requests by the issuer's cgroup v2 path; paths past the top K are in "
                "(other).");

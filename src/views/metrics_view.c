@@ -30,6 +30,8 @@ static int metrics_create(const struct dm_view_config *cfg, void **view)
         free(mv);
         return DM_ENOMEM;
     }
+    if (cfg->no_latency)
+        dm_metrics_no_latency(mv->m);
     mv->cfg = cfg;
     *view = mv; /* next_ns 0: the first tick writes at once, so the series
                  * exist from the start */

@@ -78,7 +78,7 @@ static int pictures_create(const struct dm_view_config *cfg, void **view)
     if (path[OUT_OFFSET] != NULL || path[OUT_REPORT] != NULL)
         p->off = dm_offmap_create(&p->time);
     if (path[OUT_REPORT] != NULL)
-        p->report = dm_report_create(&p->time);
+        p->report = dm_report_create(&p->time, cfg->no_latency);
     if ((p->lat == NULL && (path[OUT_LATENCY] != NULL || path[OUT_REPORT] != NULL)) ||
         (p->off == NULL && (path[OUT_OFFSET] != NULL || path[OUT_REPORT] != NULL)) ||
         (p->report == NULL && path[OUT_REPORT] != NULL)) {

@@ -28,7 +28,7 @@ struct dm_report {
     uint64_t first_ns, last_ns;
 };
 
-struct dm_report *dm_report_create(const struct dm_heat_time *time)
+struct dm_report *dm_report_create(const struct dm_heat_time *time, int no_latency)
 {
     struct dm_report *r = calloc(1, sizeof *r);
 
@@ -43,6 +43,8 @@ struct dm_report *dm_report_create(const struct dm_heat_time *time)
         dm_report_destroy(r);
         return NULL;
     }
+    if (no_latency)
+        dm_stats_no_latency(r->stats);
     return r;
 }
 
@@ -247,8 +249,8 @@ static void hist_bars(struct dm_svg *s, const struct hist *h)
         }
     snprintf(label, sizeof label, "disk %s", h->disk);
     dm_svg_element(s, "h3", label, NULL);
-    if (last < 0) {
-        dm_svg_element(s, "p", "no requests", NULL);
+    if (last < 0) { /* --hist printed no buckets: its requests had no duration */
+        dm_svg_element(s, "p", "no latency: none of its requests has a duration", NULL);
         return;
     }
     dm_svg_begin(s, 0, LABEL_W + BAR_W + 90, (int64_t)(last - first + 1) * ROW_H + 8);
@@ -312,7 +314,12 @@ static void histograms(struct dm_svg *s, const struct dm_report *r)
     }
     if (h != NULL && h->disk[0] != '\0')
         hist_bars(s, h);
-    else
+    else if (text.len > 0) { /* no bars: --hist's line saying why (no latency) */
+        char why[128];
+
+        snprintf(why, sizeof why, "%.*s", (int)strcspn(text.data, "\n"), text.data);
+        dm_svg_element(s, "p", why, NULL);
+    } else
         dm_svg_element(s, "p", "no requests", NULL);
     free(h);
     dm_text_free(&text);

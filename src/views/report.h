@@ -38,9 +38,11 @@ struct dm_report_run {
 struct dm_heat_time;
 
 /* The page's own counts (the maps are the caller's: pictures_view.c),
- * on the time axis the caller owns and places requests on (heatgrid.h).
+ * on the time axis the caller owns and places requests on (heatgrid.h);
+ * no_latency: the source has no response times (views/view.h), so the
+ * table's latency columns and the histograms say so, as -s and --hist do.
  * NULL when out of memory. */
-struct dm_report *dm_report_create(const struct dm_heat_time *time);
+struct dm_report *dm_report_create(const struct dm_heat_time *time, int no_latency);
 void dm_report_destroy(struct dm_report *r);
 
 /* The axis' step doubled: the throughput columns merge. */

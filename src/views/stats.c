@@ -16,6 +16,7 @@
 #include "views/disks.h"
 #include "views/stats.h"
 #include "views/unknown.h"
+#include "views/view.h"
 
 #define SUB_BITS 6                   /* 64 sub-buckets per octave */
 #define SUB_COUNT (1u << SUB_BITS)
@@ -29,6 +30,9 @@
 
 struct req_stats {
     uint64_t count;
+    /* requests with a duration (not DM_EV_NO_DURATION): the percentiles'
+     * population; a row without one is never a 0 s latency */
+    uint64_t timed;
     uint64_t bytes;
     uint64_t max_ns;
     uint64_t *lat;                   /* LAT_BUCKETS counters, allocated on first use */
@@ -161,19 +165,19 @@ static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev
 }
 
 /* Keep the duration for exact percentiles, until there are too many; then
- * the histogram alone answers. Called before count is incremented. */
+ * the histogram alone answers. Called before timed is incremented. */
 static void keep_exact(struct req_stats *r, uint64_t ns)
 {
-    if (r->count >= EXACT_MAX) {
+    if (r->timed >= EXACT_MAX) {
         if (r->exact != NULL) {
             free(r->exact);
             r->exact = NULL;
         }
         return;
     }
-    if (r->count == r->exact_cap) {
+    if (r->timed == r->exact_cap) {
         size_t cap = r->exact_cap == 0 ? 64 : r->exact_cap * 2;
-        uint64_t *grown = r->count == 0 || r->exact != NULL
+        uint64_t *grown = r->timed == 0 || r->exact != NULL
                               ? realloc(r->exact, cap * sizeof *grown)
                               : NULL;
 
@@ -187,7 +191,7 @@ static void keep_exact(struct req_stats *r, uint64_t ns)
         r->exact_cap = cap;
     }
     if (r->exact != NULL)
-        r->exact[r->count] = ns;
+        r->exact[r->timed] = ns;
 }
 
 void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
@@ -211,9 +215,12 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
         st->overflow++;
         return;
     }
-    keep_exact(r, ev->duration_ns);
     r->count++;
     r->bytes += ev->transfer_size;
+    if (ev->flags & DM_EV_NO_DURATION)
+        return;
+    keep_exact(r, ev->duration_ns);
+    r->timed++;
     if (ev->duration_ns > r->max_ns)
         r->max_ns = ev->duration_ns;
     r->lat[lat_bucket(ev->duration_ns)]++;
@@ -265,22 +272,22 @@ static uint64_t req_percentile(const struct req_stats *r, double pct)
 {
     uint64_t rank, seen = 0;
 
-    if (r->count == 0)
+    if (r->timed == 0)
         return 0;
     /* Nearest-rank: the smallest value with at least pct% at or below it. */
-    rank = (uint64_t)((pct / 100.0) * (double)r->count + 0.999999);
+    rank = (uint64_t)((pct / 100.0) * (double)r->timed + 0.999999);
     if (rank < 1)
         rank = 1;
-    if (rank > r->count)
-        rank = r->count;
+    if (rank > r->timed)
+        rank = r->timed;
     if (r->exact != NULL) {
-        uint64_t *sorted = malloc((size_t)r->count * sizeof *sorted);
+        uint64_t *sorted = malloc((size_t)r->timed * sizeof *sorted);
 
         if (sorted != NULL) {
             uint64_t v;
 
-            memcpy(sorted, r->exact, (size_t)r->count * sizeof *sorted);
-            v = kth_smallest(sorted, (size_t)r->count, (size_t)(rank - 1));
+            memcpy(sorted, r->exact, (size_t)r->timed * sizeof *sorted);
+            v = kth_smallest(sorted, (size_t)r->timed, (size_t)(rank - 1));
             free(sorted);
             return v;
         }
@@ -348,7 +355,9 @@ static void summary_cell(char *buf, size_t cap, const struct disk_stats *d, int 
 {
     const struct req_stats *r = &d->req[q];
 
-    if (no_latency && col >= COL_P50) {
+    /* No duration to show (the source has none, or none of this row's
+     * requests had one): "-", never 0. */
+    if ((no_latency || r->timed == 0) && col >= COL_P50) {
         snprintf(buf, cap, "-");
         return;
     }
@@ -430,7 +439,7 @@ void dm_stats_summary(const struct dm_stats *st, struct dm_text *out, uint64_t e
         dm_text_printf(out, "%" PRIu64 " events of more than %d disks not in the table\n",
                        st->overflow, MAX_DISKS);
     if (st->no_latency)
-        dm_text_puts(out, "no latency in this trace: its rows have no response times\n");
+        dm_text_printf(out, "%s\n", DM_NO_LATENCY_NOTE);
 }
 
 void dm_stats_no_latency(struct dm_stats *st)
@@ -473,6 +482,10 @@ void dm_stats_hist(const struct dm_stats *st, struct dm_text *out)
         if (i > 0)
             dm_text_putc(out, '\n');
         dm_text_printf(out, "disk = %s\n", disks[i]->name);
+        if (top < 0) { /* its rows had no duration (DM_EV_NO_DURATION) */
+            dm_text_puts(out, "no latency: none of its requests has a duration\n");
+            continue;
+        }
         dm_text_printf(out, "%24s : %-8s %s\n", "usecs", "count", "distribution");
         for (int s = 0; s <= top; s++) {
             /* Slot 0 holds 0 and 1 us; slot s >= 1 holds [2^s, 2^(s+1)). */

@@ -12,6 +12,7 @@
 #include "output/row.h"
 #include "views/top_render.h"
 #include "views/unknown.h"
+#include "views/view.h"
 
 #define BYTES_PER_MB 1e6      /* MB/s as the -s summary counts it (stats.c) */
 #define FILE_WIDTH 40         /* text File column; longer paths keep their tail */
@@ -56,10 +57,24 @@ static const struct by_columns *columns_of(enum dm_top_by by);
 
 /* ---- csv and json ----------------------------------------------------------- */
 
+/* The fields a source without response times cannot fill (dm_top_view
+ * no_latency): null in json, an empty csv cell, never a zero. */
+static void no_latency_fields(struct dm_row *r, int device)
+{
+    dm_row_null(r, "avg_ms");
+    dm_row_null(r, "max_ms");
+    if (device) {
+        dm_row_null(r, "r_await_ms");
+        dm_row_null(r, "w_await_ms");
+        dm_row_null(r, "aqu_sz");
+        dm_row_null(r, "util_pct");
+    }
+}
+
 /* One row's fields, the same in csv and json (and, in the titles form, the
  * csv header: g is then a zeroed group). */
 static void row_fields(struct dm_row *r, const struct dm_top_interval *iv,
-                       const struct dm_top_group *g)
+                       const struct dm_top_group *g, int no_latency)
 {
     uint64_t len = iv->end_ns - iv->start_ns;
 
@@ -73,6 +88,10 @@ static void row_fields(struct dm_row *r, const struct dm_top_interval *iv,
     dm_row_u64(r, "write_bytes", g->write_bytes);
     if (iv->has_cache_writes)
         dm_row_u64(r, "cache_write_bytes", g->cache_write_bytes);
+    if (no_latency) {
+        no_latency_fields(r, columns_of(iv->by)->device);
+        return;
+    }
     dm_row_mean_ms6(r, "avg_ms", g->latency_ns, ios(g));
     dm_row_ms6(r, "max_ms", g->max_ns);
     if (columns_of(iv->by)->device) {
@@ -86,12 +105,13 @@ static void row_fields(struct dm_row *r, const struct dm_top_interval *iv,
 }
 
 static void write_row(struct dm_text *out, enum dm_row_form form,
-                      const struct dm_top_interval *iv, const struct dm_top_group *g)
+                      const struct dm_top_interval *iv, const struct dm_top_group *g,
+                      int no_latency)
 {
     struct dm_row r;
 
     dm_row_begin(&r, out, form);
-    row_fields(&r, iv, g);
+    row_fields(&r, iv, g, no_latency);
     dm_row_end(&r);
 }
 
@@ -104,7 +124,7 @@ static void csv_header(struct dm_text *out, enum dm_top_by by, int cache_writes)
     memset(&none, 0, sizeof none);
     iv.by = by;
     iv.has_cache_writes = cache_writes;
-    write_row(out, DM_ROW_CSV_TITLES, &iv, &none);
+    write_row(out, DM_ROW_CSV_TITLES, &iv, &none, 0);
 }
 
 /* ---- text (screen and blocks) ----------------------------------------------------- */
@@ -216,32 +236,48 @@ static const char *tail_cell(const char *s, char *buf, size_t cap)
     return buf;
 }
 
+/* A latency cell of a text row: v with prec decimals, or "-" for a source
+ * without response times (never 0: aqu-sz and %util are made of the
+ * durations too). */
+static const char *lat_cell(char *buf, size_t cap, int no_latency, int prec, double v)
+{
+    if (no_latency)
+        return "-";
+    snprintf(buf, cap, "%.*f", prec, v);
+    return buf;
+}
+
 static void row_text(char *buf, size_t cap, const struct dm_top_interval *iv,
-                     const struct dm_top_group *g)
+                     const struct dm_top_group *g, int no_latency)
 {
     const struct by_columns *c = columns_of(iv->by);
     uint64_t len = iv->end_ns - iv->start_ns;
     double rmb = figure(iv, g->read_bytes) / BYTES_PER_MB;
     double wmb = figure(iv, g->write_bytes) / BYTES_PER_MB;
     int prec = iv->counts_only ? 0 : 1; /* requests: whole counts, or rates */
-    char cache[32] = "";
+    char cache[32] = "", l[4][32];
     size_t n;
 
     c->text_keys(buf, cap, g);
     n = strlen(buf);
     if (c->device)
-        snprintf(buf + n, cap - n, "%8.*f %8.*f %8.2f %8.2f %8.3f %8.3f %7.2f %6.1f",
-                 prec, figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb,
-                 ms_of(g->read_latency_ns, g->reads), ms_of(g->write_latency_ns, g->writes),
-                 len ? (double)g->overlap_ns / (double)len : 0.0,
-                 len ? (double)g->busy_ns * 100.0 / (double)len : 0.0);
+        snprintf(buf + n, cap - n, "%8.*f %8.*f %8.2f %8.2f %8s %8s %7s %6s", prec,
+                 figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb,
+                 lat_cell(l[0], sizeof l[0], no_latency, 3, ms_of(g->read_latency_ns, g->reads)),
+                 lat_cell(l[1], sizeof l[1], no_latency, 3,
+                          ms_of(g->write_latency_ns, g->writes)),
+                 lat_cell(l[2], sizeof l[2], no_latency, 2,
+                          len ? (double)g->overlap_ns / (double)len : 0.0),
+                 lat_cell(l[3], sizeof l[3], no_latency, 1,
+                          len ? (double)g->busy_ns * 100.0 / (double)len : 0.0));
     else {
         if (iv->has_cache_writes)
             snprintf(cache, sizeof cache, " %12.2f",
                      figure(iv, g->cache_write_bytes) / BYTES_PER_MB);
-        snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9.3f %9.3f",
-                 prec, figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache,
-                 ms_of(g->latency_ns, ios(g)), (double)g->max_ns / 1e6);
+        snprintf(buf + n, cap - n, "%9.*f %9.*f %10.2f %10.2f%s %9s %9s", prec,
+                 figure(iv, g->reads), prec, figure(iv, g->writes), rmb, wmb, cache,
+                 lat_cell(l[0], sizeof l[0], no_latency, 3, ms_of(g->latency_ns, ios(g))),
+                 lat_cell(l[1], sizeof l[1], no_latency, 3, (double)g->max_ns / 1e6));
     }
 }
 
@@ -418,6 +454,15 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
             dm_text_printf(&v->out, "%s\n", CACHE_WHOLE_MACHINE);
         max_rows -= screen && max_rows > 1;
     }
+    /* A source without response times: said once under each time line, as
+     * -s says it under its table. */
+    if (v->no_latency) {
+        if (screen)
+            screen_line(v, DM_NO_LATENCY_NOTE, 0);
+        else
+            dm_text_printf(&v->out, "%s\n", DM_NO_LATENCY_NOTE);
+        max_rows -= screen && max_rows > 1;
+    }
     /* --no-header: no column titles here either, as in line output. */
     if (titled) {
         titles(line, sizeof line, v->by, v->cache_writes, iv->counts_only);
@@ -427,7 +472,7 @@ static void draw_text(struct dm_top_view *v, const struct dm_top_interval *iv,
             dm_text_printf(&v->out, "%s\n", line);
     }
     for (int i = 0; i < iv->n_rows && i < max_rows; i++) {
-        row_text(line, sizeof line, iv, iv->rows[i]);
+        row_text(line, sizeof line, iv, iv->rows[i], v->no_latency);
         if (screen)
             screen_line(v, line, 0);
         else
@@ -457,7 +502,7 @@ void dm_top_render(struct dm_top_view *v, const struct dm_top_interval *iv,
     case DM_TOP_CSV:
         for (int i = 0; i < iv->n_rows; i++)
             write_row(&v->out, v->mode == DM_TOP_JSON ? DM_ROW_JSON : DM_ROW_CSV, iv,
-                      iv->rows[i]);
+                      iv->rows[i], v->no_latency);
         break;
     default:
         draw_text(v, iv, lost);

@@ -35,6 +35,10 @@ struct dm_top_view {
      * counts every process on the machine, and a line under the time line
      * says so. */
     int cache_whole_machine;
+    /* The source has no response times (views/view.h no_latency): a line
+     * under the time line says so, the latency columns show "-" (csv: an
+     * empty cell, json: null). */
+    int no_latency;
     int rows, cols;      /* screen: the window, set before each interval */
     /* Requests a filter could not decide on so far (views/unknown.h), set
      * before each interval; said on the time line. */

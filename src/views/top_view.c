@@ -116,6 +116,7 @@ static int top_create(const struct dm_view_config *cfg, void **view)
     t->live = cfg->live;
     t->draw.by = cfg->top_by;
     t->draw.no_header = cfg->no_header;
+    t->draw.no_latency = cfg->no_latency;
     if (cache_column(t, cfg) != 0) {
         dm_top_destroy(t->top);
         free(t);

@@ -32,6 +32,10 @@
 #include "output/text.h"
 #include "views/top_by.h"
 
+/* The one wording of a source without response times (no_latency below),
+ * under -s's table and --top's time lines. */
+#define DM_NO_LATENCY_NOTE "no latency in this trace: its rows have no response times"
+
 /* Where events went missing, for the summary's last line and the metrics'
  * events_lost_total. */
 struct dm_loss {

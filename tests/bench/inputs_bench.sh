@@ -116,14 +116,17 @@ for fmt in msr systor tencent json; do
         /usr/bin/time -f "%e %M %U %S" -a -o "$work/t.python" bash -c \
             "$(declare -f python_count); python_count $fmt '$f'" >/dev/null 2>&1
     done
-    r_s=$(awk '{ print $1 }' "$work/t.reader" | median)
-    r_c=$(awk '{ print $3 + $4 }' "$work/t.reader" | median)
-    r_m=$(awk '{ print $2 }' "$work/t.reader" | sort -n | tail -1)
-    m_s=$(awk '{ print $1 }' "$work/t.metrics" | median)
-    m_c=$(awk '{ print $3 + $4 }' "$work/t.metrics" | median)
-    m_m=$(awk '{ print $2 }' "$work/t.metrics" | sort -n | tail -1)
-    p_s=$(awk '{ print $1 }' "$work/t.python" | median)
-    p_c=$(awk '{ print $3 + $4 }' "$work/t.python" | median)
+    # Only the figures' lines: GNU time adds "Command exited with non-zero
+    # status 3" for the reader, whose -c filter cannot tell a row without a
+    # process name, and says so in its exit code (docs/options.md).
+    r_s=$(awk '/^[0-9]/ { print $1 }' "$work/t.reader" | median)
+    r_c=$(awk '/^[0-9]/ { print $3 + $4 }' "$work/t.reader" | median)
+    r_m=$(awk '/^[0-9]/ { print $2 }' "$work/t.reader" | sort -n | tail -1)
+    m_s=$(awk '/^[0-9]/ { print $1 }' "$work/t.metrics" | median)
+    m_c=$(awk '/^[0-9]/ { print $3 + $4 }' "$work/t.metrics" | median)
+    m_m=$(awk '/^[0-9]/ { print $2 }' "$work/t.metrics" | sort -n | tail -1)
+    p_s=$(awk '/^[0-9]/ { print $1 }' "$work/t.python" | median)
+    p_c=$(awk '/^[0-9]/ { print $3 + $4 }' "$work/t.python" | median)
     ipr="-"
     if [ "$CALLGRIND" = 1 ] && command -v valgrind >/dev/null; then
         head -n 100001 "$f" >"$work/small.in"

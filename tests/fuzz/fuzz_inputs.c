@@ -10,6 +10,11 @@
  *   - diskmon's own json and csv: a row that parses, written again by
  *     output/format.c and parsed again, is written the same (the round
  *     trip docs/replay.md promises, on any row the parser takes);
+ *   - every comma-separated piece of a line as a fixed-point number
+ *     (dm_field_fixed, 0 to 19 decimals, strict or not) equals a plain
+ *     reference here: digits, a point and digits, decimals past the
+ *     kept ones cut (or refused when strict), a whole part of at most 20
+ *     digits, the value in 64 bits, summed in 128;
  *   - the window (cap 1..64 rows, span from the first byte), fed every
  *     public row's time: each row comes out once, and rows out of time
  *     order are exactly the ones counted late.
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "diskmon.h"
+#include "input/fields.h"
 #include "input/input.h"
 #include "input/lines.h"
 #include "input/window.h"
@@ -44,6 +50,63 @@ static void names_inside(const struct dm_row *r)
         r->ev.process != r->process || r->ev.file != r->file ||
         r->ev.partition != r->partition || r->ev.cgroup != r->cgroup)
         abort();
+}
+
+/* dm_field_fixed's contract (fields.h) the slow, plain way: -1 or 0 and v. */
+static int fixed_reference(const char *p, size_t len, unsigned digits, int strict,
+                           uint64_t *v)
+{
+    unsigned __int128 x = 0;
+    size_t i = 0, whole = 0, kept = 0, frac = 0;
+
+    for (; i < len && p[i] >= '0' && p[i] <= '9'; i++, whole++)
+        x = x * 10 + (unsigned)(p[i] - '0');
+    if (whole == 0 || whole > 20 || x > UINT64_MAX)
+        return -1;
+    if (i < len) {
+        if (p[i++] != '.')
+            return -1;
+        for (; i < len; i++, frac++) {
+            if (p[i] < '0' || p[i] > '9')
+                return -1;
+            if (kept < digits) {
+                x = x * 10 + (unsigned)(p[i] - '0');
+                kept++;
+            }
+        }
+        if (frac == 0 || (strict && frac > digits))
+            return -1;
+    }
+    for (; kept < digits; kept++)
+        x *= 10;
+    if (x > UINT64_MAX)
+        return -1;
+    *v = (uint64_t)x;
+    return 0;
+}
+
+/* Every comma-separated piece of the line through dm_field_fixed, at a
+ * few precisions, against the reference. */
+static void fixed_fields(const char *line, size_t len)
+{
+    static const unsigned precisions[] = {0, 3, 6, 9, 12, 19};
+    size_t at = 0;
+
+    while (at <= len) {
+        const char *comma = memchr(line + at, ',', len - at);
+        size_t n = comma != NULL ? (size_t)(comma - (line + at)) : len - at;
+
+        for (size_t k = 0; k < sizeof precisions / sizeof precisions[0]; k++)
+            for (int strict = 0; strict < 2; strict++) {
+                uint64_t got = 0, want = 0;
+                int rg = dm_field_fixed(line + at, n, precisions[k], strict, &got);
+                int rw = fixed_reference(line + at, n, precisions[k], strict, &want);
+
+                if (rg != rw || (rg == 0 && got != want))
+                    abort();
+            }
+        at += n + 1;
+    }
 }
 
 /* Write the row as fmt, parse that, write again: the same bytes. */
@@ -94,6 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t len = nl != NULL ? (size_t)(nl - (data + at)) : size - at;
 
         if (len <= DM_LINE_BYTES) {
+            fixed_fields((const char *)data + at, len);
             for (size_t f = 0; f < N_FORMATS; f++) {
                 memcpy(line, data + at, len);
                 line[len] = '\0';

@@ -11,6 +11,21 @@ or a value this script works out itself from the documented columns.
               order, each row's absolute completion time (--utc's
               time_utc), duration, offset, size and disk as computed here,
               and -s's Count per disk and request equal to awk's count;
+              SYSTOR's decimal seconds in every shape (no point, 1 to 9
+              decimals, more, the largest that fits, one past, not a
+              number) read exactly or counted malformed, as Python works
+              them out;
+  no latency  a Tencent file and a json capture without durations: every
+              view (-s, --hist, --top in text, csv and json, --metrics,
+              the heat map and report) shows no latency rather than 0, as
+              docs/replay.md says, with the counts Python makes; a capture
+              whose rows on one disk lack a duration: that disk's latency
+              is '-' and counted apart, the other's percentiles Python's;
+  cgroups     --cgroup on json and csv captures written here, rows in and
+              out of the paths and of unknown cgroup: the rows shown, -s's
+              counts and the unknown count (exit 3) as Python matches the
+              paths by whole components; --top --by cgroup's sums; the
+              formats without a cgroup field refused (exit 2, no stdout);
   stream      -r - through a pipe that delivers a row a second: the first
               row printed within 1 s of its arrival, --top prints a block
               before the input ends, the end of input ends the run (exit 0);
@@ -212,6 +227,345 @@ def public(diskmon, tmp):
         result(f"{fmt}_input_format", rc == 0 and forced == out, f"rc={rc}")
 
 
+# Decimal seconds as SYSTOR writes them, and shapes it might: no point,
+# 1 to 9 decimals, more (cut past the ns), fields short and long, the
+# largest that fits and one past it, and fields that are not numbers.
+DECIMALS = ["0", "7", "0.5", "0.000001", "0.001958", "1.25", "12.3456789", "0.123456789",
+            "3.1234567891234", "0.00000000099", "123456.7", "98765432.1", "1234567890.12",
+            "18446744073.709551615", "18446744073.709551616", "18446744073.7095516159",
+            "99999999999.1", "0000000000001.5", "00000000000000000001.25", "5.", ".5", "1.2.3", "1e3", "+1.5",
+            "-0.5", " 1.5", "1.5 ", "0x10", "1,5", "", "12345678.9a", "1.23456789x"]
+
+
+def decimal_ns(text):
+    """The documented rule, worked out here: digits, optionally a point and
+    at least one digit; decimals past the ninth cut; None when that is not
+    the field or the value does not fit in 64 bits of ns."""
+    whole, dot, frac = text.partition(".")
+    if not whole or not all(c in "0123456789" for c in whole + frac) or (dot and not frac):
+        return None
+    ns = int(whole) * 10**9 + int((frac[:9] or "0").ljust(9, "0"))
+    return ns if ns < 2**64 else None
+
+
+def systor_decimals(diskmon, tmp):
+    """Each shape as a Response (issue fixed) and as a Timestamp (response
+    0): the rows read, the malformed ones counted, durations and times
+    exact as decimal_ns says."""
+    import json
+    issue = "1485410000.000689"
+    base = decimal_ns(issue)
+    lines = ["Timestamp,Response,IOType,LUN,Offset,Size"]
+    want = []
+    for i, d in enumerate(DECIMALS):
+        lines.append(f"{issue},{d},R,0,{i * 512},512")
+        ns = decimal_ns(d)
+        if ns is not None and base + ns < 2**64:
+            want.append((base + ns, ns))
+    path = os.path.join(tmp, "decimals.systor")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    rc, out, err = run(diskmon, ["-r", path, "-f", "json", "--utc"])
+    got = [json.loads(l) for l in out.splitlines()]
+    want.sort()
+    bad = len(DECIMALS) - len(want)
+    # a row over 30 s after the others may come out late (the window,
+    # docs/replay.md): compared as sets of (time, exact duration text)
+    raw = [l.split(b'"duration_ms":')[1].split(b",")[0].decode() for l in out.splitlines()]
+    ok = rc == 0 and sorted((g["time_utc"], r) for g, r in zip(got, raw)) == \
+        sorted((utc_text(t), ms6(d)) for t, d in want) and \
+        f"{bad} malformed lines skipped".encode() in err
+    result("systor_decimal_response_exact", ok,
+           f"rc={rc} {len(got)}/{len(want)} rows, {bad} bad {err[:300]!r} {out[:300]!r}")
+    # as the issue time: the Time 0 rule is the earliest issue's second, so
+    # each shape gets its own file of one row beside a row at 1 s
+    for d in DECIMALS:
+        ns = decimal_ns(d)
+        path = os.path.join(tmp, "decimal_ts.systor")
+        with open(path, "w") as f:
+            f.write(f"Timestamp,Response,IOType,LUN,Offset,Size\n{d},0,W,1,0,512\n")
+        rc, out, err = run(diskmon, ["-r", path, "-f", "json", "--utc"])
+        got = [json.loads(l)["time_utc"] for l in out.splitlines()]
+        if ns is None:
+            ok = rc == 0 and got == [] and b"1 malformed line skipped" in err
+        else:
+            ok = rc == 0 and got == [utc_text(ns)] and b"malformed" not in err
+        if not ok:
+            result("systor_decimal_timestamp_exact", False, f"{d!r}: rc={rc} {got} {err[:200]!r}")
+            return
+    result("systor_decimal_timestamp_exact", True)
+
+
+# ---- no latency ------------------------------------------------------------------
+
+NO_LATENCY = b"no latency in this trace"
+
+
+def capture_row(seq, ns, disk, write, size, dur_ns=None, cgroup=""):
+    """A diskmon json row (docs/output.md); no duration_ms when dur_ns is
+    None, no cgroup key when the cgroup is unknown ("") as the writer does."""
+    dur = "" if dur_ns is None else '"duration_ms":%s,' % ms6(dur_ns)
+    cg = "" if cgroup == "" else ',"cgroup":"%s"' % cgroup
+    return ('{"seq":%d,"time":%d.%09d,%s"disk":%d,"request":"%s","offset":%d,"bytes":%d,'
+            '"sector":%d,"length":%d,"flags":""%s}\n' % (
+                seq, ns // 10**9, ns % 10**9, dur, disk, "Write" if write else "Read",
+                seq * 4096, size, seq * 8, size // 512, cg))
+
+
+def capture_csv_row(seq, ns, disk, write, size, dur_ns, cgroup):
+    """The same row as -f csv writes it (CSV_HEADER's columns)."""
+    return "%d,%d.%09d,%d.%09d,%d,%s,%d,%d,,,,,%d,%d,,,,%s\r\n" % (
+        seq, ns // 10**9, ns % 10**9, dur_ns // 10**9, dur_ns % 10**9, disk,
+        "Write" if write else "Read", seq * 8, size // 512, seq * 4096, size, cgroup)
+
+
+def nearest_rank_ms(durs, pct):
+    """-s's percentile cell (docs/output.md: nearest rank, ms to the us)."""
+    v = sorted(durs)
+    rank = min(len(v), max(1, -(-len(v) * pct // 100)))
+    us = (v[rank - 1] + 500) // 1000
+    return "%d.%03d" % (us // 1000, us % 1000)
+
+
+def metric_values(path, name, key="disk"):
+    """{(key, op): value} of one family's samples in a --metrics file."""
+    out = {}
+    for line in open(path):
+        if line.startswith(name + "{"):
+            labels = dict(kv.split("=", 1) for kv in line[len(name) + 1:line.index("}")].split(","))
+            out[(labels[key].strip('"'), labels["op"].strip('"'))] = int(float(line.split()[-1]))
+    return out
+
+
+def no_latency_views(diskmon, tmp, name, path, rows):
+    """rows: (time_ns from time 0, disk, write) of every request in path."""
+    want = {}
+    for _, disk, write in rows:
+        k = (str(disk), "write" if write else "read")
+        want[k] = want.get(k, 0) + 1
+    # -s: the latency columns '-', the line under the table
+    rc, _, err = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+    table = [l.split() for l in err.decode().splitlines()[1:] if l.split()[1:2] in (["Read"], ["Write"])]
+    result(f"no_latency_{name}_summary", rc == 0 and NO_LATENCY in err and table and
+           all(r[6:] == ["-"] * 4 for r in table), f"rc={rc} {err[:400]!r}")
+    rc, _, err = run(diskmon, ["-r", path, "--hist", "-f", "csv"])
+    result(f"no_latency_{name}_hist", rc == 0 and NO_LATENCY in err and b"usecs" not in err,
+           f"rc={rc} {err[:300]!r}")
+    # --top json by disk: every latency field null, the counts Python's per interval
+    rc, out, err = run(diskmon, ["-r", path, "--top", "1", "--by", "disk", "-f", "json"])
+    import json
+    got, per_iv = {}, {}
+    lat_keys = ("avg_ms", "max_ms", "r_await_ms", "w_await_ms", "aqu_sz", "util_pct")
+    ok = rc == 0
+    for line in out.splitlines():
+        g = json.loads(line)
+        ok = ok and all(k in g and g[k] is None for k in lat_keys)
+        per_iv[(round(g["interval_start"]), g["disk"])] = (g["reads"], g["writes"])
+    for t, disk, write in rows:
+        k = (t // 10**9, str(disk))
+        r, w = got.get(k, (0, 0))
+        got[k] = (r + (not write), w + write)
+    result(f"no_latency_{name}_top_json_null", ok and per_iv == got and got,
+           f"rc={rc} {out[:300]!r} {sorted(per_iv.items())[:4]} != {sorted(got.items())[:4]}")
+    rc, out, _ = run(diskmon, ["-r", path, "--top", "1", "-f", "csv"])
+    lines = out.decode().splitlines()
+    head = lines[0].split(",") if lines else []
+    cells = [dict(zip(head, l.split(","))) for l in lines[1:]]
+    result(f"no_latency_{name}_top_csv_empty", rc == 0 and cells and
+           all(c["avg_ms"] == "" and c["max_ms"] == "" for c in cells), f"rc={rc} {out[:300]!r}")
+    # --top text: the line under each time line, '-' under Avg ms and Max ms
+    rc, out, _ = run(diskmon, ["-r", path, "--top", "1"])
+    blocks = [b.splitlines() for b in out.decode().split("\n\n") if b.strip()]
+    ok = rc == 0 and blocks and all(
+        len(b) > 3 and b[1].startswith(NO_LATENCY.decode()) and "Avg ms" in b[2] and
+        all(l.split()[-2:] == ["-", "-"] for l in b[3:]) for b in blocks)
+    result(f"no_latency_{name}_top_text", ok and " 0.000" not in out.decode(),
+           f"rc={rc} {out[:400]!r}")
+    # --metrics: no duration families, the requests counted without one
+    prom = os.path.join(tmp, f"{name}.prom")
+    rc, _, err = run(diskmon, ["-r", path, "--metrics", prom])
+    text = open(prom).read() if os.path.exists(prom) else ""
+    nodur = metric_values(prom, "diskmon_requests_without_duration_total") if text else {}
+    total = metric_values(prom, "diskmon_requests_total") if text else {}
+    result(f"no_latency_{name}_metrics", rc == 0 and
+           "diskmon_request_duration_seconds" not in text and "diskmon_busy_seconds" not in text and
+           "diskmon_in_flight_seconds" not in text and
+           {k: v for k, v in nodur.items() if v} == want and
+           {k: v for k, v in total.items() if v} == want, f"rc={rc} {nodur} != {want} {err!r}")
+    # the heat map counts them in its title, the report says so
+    svg, html = os.path.join(tmp, f"{name}.svg"), os.path.join(tmp, f"{name}.html")
+    rc, _, err = run(diskmon, ["-r", path, "--heatmap", svg, "--report", html])
+    svg_text = open(svg).read() if os.path.exists(svg) else ""
+    html_text = open(html).read() if os.path.exists(html) else ""
+    result(f"no_latency_{name}_heatmap_report", rc == 0 and
+           f"{len(rows)} without a duration not drawn" in svg_text and
+           "no latency in this trace: no histogram" in html_text and
+           "no latency in this trace: its rows" in html_text, f"rc={rc} {err!r}")
+
+
+def no_latency(diskmon, tmp):
+    rng = random.Random(3636)
+    raw = make_rows(rng, 400)
+    text, _ = tencent_file(raw)
+    path = os.path.join(tmp, "nolat_tencent.csv")
+    with open(path, "w") as f:
+        f.write(text)
+    # time 0: the second of the earliest issue (docs/replay.md); the cut
+    # last line is not a row
+    t0 = min(r["issue"] for r in raw) // 10**9 * 10**9
+    rows = [(r["issue"] // 10**9 * 10**9 - t0, 1000 + r["disk"], r["write"]) for r in raw]
+    no_latency_views(diskmon, tmp, "tencent", path, rows)
+    # a json capture without durations
+    crow, rows = [], []
+    t = 0
+    for i in range(300):
+        t += rng.randrange(1, 30_000_000)
+        disk, write = rng.choice([0, 1]), rng.random() < 0.5
+        crow.append(capture_row(i + 1, t, disk, write, rng.choice([4096, 65536])))
+        rows.append((t, disk, write))
+    path = os.path.join(tmp, "nolat.json")
+    with open(path, "w") as f:
+        f.write("".join(crow))
+    no_latency_views(diskmon, tmp, "json", path, rows)
+    # disk 0's rows with a duration, disk 1's without: -s and --metrics
+    # count disk 1 apart, never as 0 s
+    crow, durs, n1 = [], {"Read": [], "Write": []}, {"read": 0, "write": 0}
+    t = 0
+    for i in range(500):
+        t += rng.randrange(1, 5_000_000)
+        disk, write = i % 2, rng.random() < 0.5
+        dur = rng.randrange(1, 20_000) * 1000 if disk == 0 else None
+        crow.append(capture_row(i + 1, t, disk, write, 4096, dur))
+        if disk == 0:
+            durs["Write" if write else "Read"].append(dur)
+        else:
+            n1["write" if write else "read"] += 1
+    path = os.path.join(tmp, "mixed.json")
+    with open(path, "w") as f:
+        f.write("".join(crow))
+    rc, _, err = run(diskmon, ["-r", path, "-s", "-f", "csv"])
+    cells = {(l.split()[0], l.split()[1]): l.split()[6:] for l in err.decode().splitlines()
+             if l.split()[1:2] in (["Read"], ["Write"])}
+    want = {("0", q): [nearest_rank_ms(durs[q], p) for p in (50, 95, 99)] +
+            [nearest_rank_ms(durs[q], 100)] for q in durs}
+    want.update({("1", q): ["-"] * 4 for q in ("Read", "Write")})
+    result("no_latency_mixed_summary", rc == 0 and cells == want, f"{cells} != {want}")
+    prom = os.path.join(tmp, "mixed.prom")
+    rc, _, _ = run(diskmon, ["-r", path, "--metrics", prom])
+    count = metric_values(prom, "diskmon_request_duration_seconds_count") if rc == 0 else {}
+    nodur = metric_values(prom, "diskmon_requests_without_duration_total") if rc == 0 else {}
+    result("no_latency_mixed_metrics", rc == 0 and
+           count.get(("0", "read")) == len(durs["Read"]) and
+           count.get(("0", "write")) == len(durs["Write"]) and
+           count.get(("1", "read")) == 0 and count.get(("1", "write")) == 0 and
+           nodur.get(("1", "read")) == n1["read"] and nodur.get(("1", "write")) == n1["write"] and
+           nodur.get(("0", "read")) == 0, f"rc={rc} {count} {nodur} {n1}")
+
+
+# ---- --cgroup and --by cgroup on a capture --------------------------------------
+
+CGROUPS = ["/system.slice/a.service", "/system.slice/a.service/worker", "/system.slice/ab.service",
+           "/user.slice/user-1000.slice", "/", ""]
+
+
+def cgroup_match(wants, cg):
+    """docs/options.md: from the path down, by whole components; "/" holds
+    every cgroup; a union over the paths given. None: unknown ("")."""
+    if cg == "":
+        return None
+    return any(w == "/" or cg == w or cg.startswith(w + "/") for w in wants)
+
+
+def cgroup_replay(diskmon, tmp):
+    import json
+    rng = random.Random(3603)
+    rows, t = [], 0
+    for i in range(600):
+        t += rng.randrange(1, 20_000_000)
+        rows.append(dict(seq=i + 1, t=t, disk=rng.choice([0, 1]), write=rng.random() < 0.5,
+                         size=rng.choice([4096, 65536]), dur=rng.randrange(1, 9000) * 1000,
+                         cg=rng.choice(CGROUPS)))
+    caps = {}
+    for fmt in ("json", "csv"):
+        for known in (False, True):  # with rows of unknown cgroup, and without
+            sel = [r for r in rows if r["cg"] or not known]
+            if fmt == "json":
+                text = "".join(capture_row(r["seq"], r["t"], r["disk"], r["write"], r["size"],
+                                           r["dur"], r["cg"]) for r in sel)
+            else:
+                text = CSV_HEADER + "".join(capture_csv_row(r["seq"], r["t"], r["disk"], r["write"],
+                                                            r["size"], r["dur"], r["cg"]) for r in sel)
+            path = os.path.join(tmp, f"cg_{'known' if known else 'all'}.{fmt}")
+            with open(path, "w", newline="") as f:
+                f.write(text)
+            caps[(fmt, known)] = (path, sel)
+    for (fmt, known), (path, sel) in caps.items():
+        for label, wants in (("path", ["/system.slice/a.service"]),
+                             ("union", ["/system.slice/a.service", "/user.slice"]),
+                             ("root", ["/"]), ("part_of_a_name", ["/system.slice/a"])):
+            name = f"cgroup_{fmt}_{'known' if known else 'unknown'}_{label}"
+            shown = [r for r in sel if cgroup_match(wants, r["cg"])]
+            unknown = sum(1 for r in sel if cgroup_match(wants, r["cg"]) is None)
+            rc, out, err = run(diskmon, ["-r", path, "--cgroup", ",".join(wants), "-f", "json", "-s"])
+            got = sorted(json.loads(l)["offset"] for l in out.splitlines())
+            counts = summary_counts(err)
+            want_counts = {}
+            for r in shown:
+                k = (str(r["disk"]), "Write" if r["write"] else "Read")
+                want_counts[k] = want_counts.get(k, 0) + 1
+            said = (f"{unknown} requests of unknown cgroup not shown".encode() in err) if unknown \
+                else b"unknown cgroup" not in err
+            result(name, rc == (3 if unknown else 0) and got == sorted(r["seq"] * 4096 for r in shown)
+                   and counts == want_counts and said,
+                   f"rc={rc} rows {len(got)}/{len(shown)} unknown {unknown} {counts} != "
+                   f"{want_counts} {err[-300:]!r}")
+        # --top --by cgroup: each interval's rows per cgroup as Python sums them
+        rc, out, err = run(diskmon, ["-r", path, "--top", "1", "--by", "cgroup", "-f", "json"])
+        got = {}
+        for line in out.splitlines():
+            g = json.loads(line)
+            got[(round(g["interval_start"]), g["cgroup"])] = (g["reads"], g["writes"])
+        want = {}
+        for r in sel:
+            k = (r["t"] // 10**9, r["cg"] or None)
+            rd, wr = want.get(k, (0, 0))
+            want[k] = (rd + (not r["write"]), wr + r["write"])
+        result(f"cgroup_{fmt}_{'known' if known else 'unknown'}_top_by_cgroup",
+               rc == 0 and got == want, f"rc={rc} {sorted(got.items(), key=str)[:4]} != "
+               f"{sorted(want.items(), key=str)[:4]} {err[:200]!r}")
+        # --metrics: the cgroup families of a replayed capture, per path
+        prom = os.path.join(tmp, f"cg_{fmt}_{known}.prom")
+        rc, _, err = run(diskmon, ["-r", path, "--metrics", prom])
+        got = metric_values(prom, "diskmon_cgroup_requests_total", "cgroup") if rc == 0 else {}
+        want = {}
+        for r in sel:
+            if r["cg"]:
+                k = (r["cg"], "write" if r["write"] else "read")
+                want[k] = want.get(k, 0) + 1
+        result(f"cgroup_{fmt}_{'known' if known else 'unknown'}_metrics",
+               rc == 0 and {k: v for k, v in got.items() if v} == want, f"rc={rc} {got} != {want}")
+    # inputs without a cgroup field: refused, saying so, nothing on stdout
+    refuse = []
+    for fmt, maker in (("msr", msr_file), ("systor", systor_file), ("tencent", tencent_file)):
+        path = os.path.join(tmp, f"cg_{fmt}.csv")
+        with open(path, "w", newline="") as f:
+            f.write(maker(make_rows(rng, 20))[0])
+        refuse.append(path)
+    here = os.path.dirname(os.path.abspath(__file__))
+    etl = os.path.join(os.environ.get("DM_SHARED_ETL", os.path.join(here, "..", "..", "..", "shared", "etl")),
+                       "filtrace-diskio-win11.etl")
+    if os.path.isfile(etl):
+        refuse.append(etl)
+    else:
+        print(f"SKIP {SUITE}/cgroup_refused_etl: sample trace not found at {etl} (set DM_SHARED_ETL)")
+    for path in refuse:
+        for args in (["--cgroup", "/system.slice"], ["--top", "1", "--by", "cgroup"]):
+            rc, out, err = run(diskmon, ["-r", path] + args)
+            result(f"cgroup_refused_{os.path.basename(path)}_{args[-2].lstrip('-')}",
+                   rc == 2 and out == b"" and err.count(b"\n") == 1 and b"no cgroup field" in err,
+                   f"rc={rc} {out[:100]!r} {err!r}")
+
+
 # ---- -r - through a slow pipe ------------------------------------------------
 
 def slow_rows():
@@ -319,6 +673,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         round_trip(diskmon, tmp)
         public(diskmon, tmp)
+        systor_decimals(diskmon, tmp)
+        no_latency(diskmon, tmp)
+        cgroup_replay(diskmon, tmp)
         bad(diskmon, tmp)
         stream(diskmon)
     return 1 if fails else 0

@@ -317,10 +317,6 @@ DM_TEST(findings_messages)
          "bad interval '0.0000001' for --top (seconds, at least 0.001, at most 86400)"},
         /* Options that would be ignored are refused, as -r --queue is. */
         {{"-r", "a.etl", "--backend", "perf"}, 4, "--backend is for Linux live capture, not -r"},
-        {{"-r", "a.etl", "--cgroup", "/a"}, 4,
-         "--cgroup is for Linux live capture, not -r: a trace has no cgroups"},
-        {{"-r", "a.etl", "--top", "--by=cgroup"}, 4,
-         "--by cgroup is for Linux live capture, not -r: a trace has no cgroups"},
         {{"--cgroup", "system.slice"}, 2,
          "bad cgroup 'system.slice' for --cgroup (a path from the cgroup root, starting with /)"},
         {{"--top", "--clock"}, 2,
