@@ -9,7 +9,7 @@
  * bytes high: [r * h, (r + 1) * h) in whole bytes. A request is in the
  * row of its byte offset (the json rows' "offset"). Where the source knows
  * the disk's size (dm_source.disk_size, diskmon.h: sysfs on Linux, the
- * PhyDisk record of a trace, the disk's length on Windows), h is the least
+ * PhyDisk record of a trace; not yet Windows live), h is the least
  * power of two (and at least 2^DM_OFF_MIN_ROW_SHIFT) whose DM_OFF_ROWS rows
  * cover the disk, and the panel draws the rows from 0 to the disk's end,
  * its heading naming the size and where it came from. Where not (csv,
