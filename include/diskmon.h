@@ -314,6 +314,15 @@ struct dm_source {
     const char *backend;
     /* Live: the per-process cache write counts; NULL: none. */
     const struct dm_task_io *task_io;
+    /* The size in bytes of disk (dm_event.disk) where the source can tell
+     * (--offset-map's rows run from 0 to it), else 0; *from then says how
+     * it knows, for the map's title ("sysfs", "the trace's PhyDisk
+     * record"). Called with disk_size_ctx on the printer thread at a
+     * disk's first request, so after the source emitted one: what the
+     * source learned before emitting it is seen. NULL: never known (csv,
+     * json and the other inputs without one). */
+    uint64_t (*disk_size)(const void *ctx, uint32_t disk, const char **from);
+    const void *disk_size_ctx;
 };
 
 /* The sources this build has. Live ones exist only on their own OS. */

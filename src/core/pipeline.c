@@ -159,6 +159,8 @@ static void view_config(struct dm_view_config *cfg, const struct dm_options *opt
     cfg->source_name = src->backend != NULL ? src->backend : src->ops->name;
     cfg->lost_base = src->lost_events;
     cfg->task_io = src->task_io;
+    cfg->disk_size = src->disk_size;
+    cfg->disk_size_ctx = src->disk_size_ctx;
     cfg->no_latency = src->no_latency;
     cfg->out = p->out;
     cfg->drawn = &p->drawn;

@@ -93,7 +93,7 @@ void dm_kdecoder_destroy(struct dm_kdecoder *kd)
  * (diskio.h), Thread Start 1, End 2, DCStart 3 and Process Start 1, End 2,
  * DCStart 3 (nt_kernel_process.c: DCEnd and Defunct are rundown-only),
  * FileIo Name 0, FileCreate 32, FileDelete 35, FileRundown 36
- * (nt_kernel_file.c), SysConfig VolumeMapping 35 and LogDisk 12
+ * (nt_kernel_file.c), SysConfig VolumeMapping 35, PhyDisk 11 and LogDisk 12
  * (nt_kernel_sysconfig.c). DiskIo has no handler here: dm_kdecode and
  * dm_kdecode_rundown take it before the table.
  */
@@ -120,7 +120,8 @@ static const struct {
     [DM_K_THREAD] = {dm_kdecoder__on_thread, OP(1) | OP(2) | OP(3)},
     [DM_K_FILEIO] = {dm_kdecoder__on_fileio, OP(0) | OP(32) | OP(35) | OP(36)},
     [DM_K_SYSCONFIG] = {dm_kdecoder__on_volume_mapping, OP(35)},
-    [DM_K_SYSCONFIG_GROUP] = {dm_kdecoder__on_logdisk, OP(DM_SYSCONFIG_LOGDISK)},
+    [DM_K_SYSCONFIG_GROUP] = {dm_kdecoder__on_sysconfig_disk,
+                              OP(DM_SYSCONFIG_PHYDISK) | OP(DM_SYSCONFIG_LOGDISK)},
 };
 
 #define CLASSES (sizeof naming_handler / sizeof naming_handler[0])

@@ -35,6 +35,8 @@ enum dm_kclass {
                           * (EventTraceConfig; PerfView: SystemConfig): LogDisk */
 };
 
+/* SysConfig PhyDisk: a disk's number and geometry (nt_kernel_sysconfig.c). */
+#define DM_SYSCONFIG_PHYDISK 11
 /* SysConfig LogDisk: a volume's disk, byte range and drive letter. */
 #define DM_SYSCONFIG_LOGDISK 12
 
@@ -140,6 +142,15 @@ int dm_kdecode_rundown_ignores(enum dm_kclass kclass, unsigned opcode);
  * lookup costs nothing then; ev->partition is "" meanwhile.
  */
 void dm_kdecoder_name_partitions(struct dm_kdecoder *kd, int on);
+
+/* The size in bytes of disk as the trace's SysConfig records tell it,
+ * learned by the naming pass (dm_kdecode_rundown; nt_kernel_sysconfig.c):
+ * the PhyDisk geometry's product, or the end of the disk's last LogDisk
+ * partition where that lies further; 0 when the trace has no PhyDisk
+ * record of it. *from (may be NULL) says which. Read-only once the naming
+ * pass is over (the forward pass does not change it), so another thread
+ * may call it after the first request was handed on. */
+uint64_t dm_kdecoder_disk_size(const struct dm_kdecoder *kd, uint32_t disk, const char **from);
 
 /* Records that failed size checks so far. */
 uint64_t dm_kdecoder_malformed(const struct dm_kdecoder *kd);

@@ -114,6 +114,10 @@ struct tick_scale {
 
 struct dm_kneed; /* nt_kernel_need.c */
 
+/* Disks whose size a trace can tell (more are not sized: their maps end
+ * at the largest offset seen). */
+#define DM_KDISK_SIZES_MAX 64
+
 /* Which records a pass takes its names from. */
 enum pass { PASS_FORWARD, PASS_RUNDOWN };
 
@@ -138,6 +142,13 @@ struct dm_kdecoder {
 
     struct dm_volumes volumes;
     struct dm_partmap disk_volumes; /* LogDisk: volume byte ranges per disk */
+    /* PhyDisk and LogDisk in the naming pass: each disk's size (nt_kernel_sysconfig.c) */
+    struct dm_kdisk_size {
+        uint32_t disk;
+        uint64_t geometry;       /* bytes per sector x sectors x tracks x cylinders; 0: none */
+        uint64_t partitions_end; /* the end of its last LogDisk partition */
+    } disk_sizes[DM_KDISK_SIZES_MAX];
+    int n_disk_sizes;
     int skip_partitions; /* nothing reads ev->partition: leave it ""
                           * (dm_kdecoder_name_partitions) */
 
@@ -191,8 +202,8 @@ int dm_kdecoder__on_volume_mapping(struct dm_kdecoder *kd, struct names *nm,
                                    const struct dm_krecord *rec, enum pass pass);
 int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
                            struct dm_event *ev);
-int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, struct names *nm,
-                            const struct dm_krecord *rec, enum pass pass);
+int dm_kdecoder__on_sysconfig_disk(struct dm_kdecoder *kd, struct names *nm,
+                                   const struct dm_krecord *rec, enum pass pass);
 /* The DiskIo Inits (ReadInit, WriteInit, FlushInit): 0 or DM_ECORRUPT. */
 int dm_kdecoder__on_diskio_init(struct dm_kdecoder *kd, const struct dm_krecord *rec);
 

@@ -19,6 +19,21 @@
  * padding, cluster counts and the file system name, which diskmon does not
  * use. A record shorter than 36 bytes is malformed; one without a drive
  * letter names nothing (its requests stay the whole disk's).
+ *
+ * PhyDisk (EventType 11, written with LogDisk at the session's end) is one
+ * record per disk, giving its size for the offset map's rows (views/
+ * offmap.h). The payload (Microsoft Learn, "SystemConfig_PhyDisk class"):
+ * DiskNumber u32 at 0, BytesPerSector u32 at 4, SectorsPerTrack u32 at 8,
+ * TracksPerCylinder u32 at 12, Cylinders u64 at 16, then SCSI numbers, the
+ * manufacturer's name, the partition count and the write cache; 568
+ * bytes in the win8 sample, whose PerfView baseline lists the same values
+ * (512 x 63 x 255 x 16,578). The product is the size of the geometry the
+ * disk reports (DISK_GEOMETRY; Microsoft Learn, "DISK_GEOMETRY
+ * structure"), which counts whole cylinders only: a disk may be a little
+ * larger (the win8 sample's last partition ends 3.3 MiB past the product).
+ * So the size is the product, or the end of the disk's last LogDisk
+ * partition where that lies further. Both are taken in the naming pass
+ * only: the forward pass changes nothing another thread may read.
  */
 #include <string.h>
 
@@ -40,19 +55,89 @@
 #define LOGDISK_DRIVE_LETTER_UNITS 4 /* Max(4) */
 #define LOGDISK_MIN_BYTES (LOGDISK_DRIVE_LETTER + 2 * LOGDISK_DRIVE_LETTER_UNITS)
 
-int dm_kdecoder__on_logdisk(struct dm_kdecoder *kd, struct names *nm,
-                            const struct dm_krecord *rec, enum pass pass)
+#define PHYDISK_DISK_NUMBER 0
+#define PHYDISK_BYTES_PER_SECTOR 4
+#define PHYDISK_SECTORS_PER_TRACK 8
+#define PHYDISK_TRACKS_PER_CYLINDER 12
+#define PHYDISK_CYLINDERS 16
+#define PHYDISK_MIN_BYTES 24
+
+/* The size entry of disk, a new one if there is room; NULL if not. */
+static struct dm_kdisk_size *disk_size_of(struct dm_kdecoder *kd, uint32_t disk)
+{
+    struct dm_kdisk_size *d;
+
+    for (int i = 0; i < kd->n_disk_sizes; i++)
+        if (kd->disk_sizes[i].disk == disk)
+            return &kd->disk_sizes[i];
+    if (kd->n_disk_sizes == DM_KDISK_SIZES_MAX)
+        return NULL;
+    d = &kd->disk_sizes[kd->n_disk_sizes++];
+    d->disk = disk;
+    d->geometry = d->partitions_end = 0;
+    return d;
+}
+
+/* a x b, or 0 when it does not fit in 64 bits (a size no disk has). */
+static uint64_t times(uint64_t a, uint64_t b)
+{
+    return b != 0 && a > UINT64_MAX / b ? 0 : a * b;
+}
+
+static int on_phydisk(struct dm_kdecoder *kd, const struct dm_krecord *rec, enum pass pass)
+{
+    const uint8_t *b = rec->payload;
+    struct dm_kdisk_size *d;
+
+    if (rec->payload_len < PHYDISK_MIN_BYTES)
+        return malformed(kd, pass);
+    if (pass != PASS_RUNDOWN || (d = disk_size_of(kd, dm_le32(b + PHYDISK_DISK_NUMBER))) == NULL)
+        return 0;
+    d->geometry = times(times(times(dm_le32(b + PHYDISK_BYTES_PER_SECTOR),
+                                    dm_le32(b + PHYDISK_SECTORS_PER_TRACK)),
+                              dm_le32(b + PHYDISK_TRACKS_PER_CYLINDER)),
+                        dm_le64(b + PHYDISK_CYLINDERS));
+    return 0;
+}
+
+uint64_t dm_kdecoder_disk_size(const struct dm_kdecoder *kd, uint32_t disk, const char **from)
+{
+    for (int i = 0; i < kd->n_disk_sizes; i++) {
+        const struct dm_kdisk_size *d = &kd->disk_sizes[i];
+
+        if (d->disk != disk || d->geometry == 0)
+            continue;
+        if (from != NULL)
+            *from = d->partitions_end > d->geometry
+                        ? "the end of the last partition in the trace's LogDisk records"
+                        : "the disk geometry in the trace's PhyDisk record";
+        return d->partitions_end > d->geometry ? d->partitions_end : d->geometry;
+    }
+    return 0;
+}
+
+int dm_kdecoder__on_sysconfig_disk(struct dm_kdecoder *kd, struct names *nm,
+                                   const struct dm_krecord *rec, enum pass pass)
 {
     const uint8_t *b = rec->payload;
     char letter[3 * LOGDISK_DRIVE_LETTER_UNITS + 1];
+    struct dm_kdisk_size *d;
+    uint64_t end;
     size_t units;
     int terminated;
 
     (void)nm; /* SysConfig names volumes, not threads or files */
+    if (rec->opcode == DM_SYSCONFIG_PHYDISK)
+        return on_phydisk(kd, rec, pass);
     if (rec->opcode != DM_SYSCONFIG_LOGDISK)
         return 0;
     if (rec->payload_len < LOGDISK_MIN_BYTES)
         return malformed(kd, pass);
+    end = dm_le64(b + LOGDISK_START_OFFSET) + dm_le64(b + LOGDISK_PARTITION_SIZE);
+    if (pass == PASS_RUNDOWN && end >= dm_le64(b + LOGDISK_START_OFFSET) &&
+        (d = disk_size_of(kd, dm_le32(b + LOGDISK_DISK_NUMBER))) != NULL &&
+        end > d->partitions_end)
+        d->partitions_end = end;
     units = dm_utf16_units(b + LOGDISK_DRIVE_LETTER, 2 * LOGDISK_DRIVE_LETTER_UNITS,
                            &terminated);
     if (units == 0)

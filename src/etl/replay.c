@@ -90,6 +90,15 @@ static uint64_t trace_lost_events(const struct dm_etl_info *info)
     return lost != 0 ? lost : info->buffers_flagged_lost;
 }
 
+/* dm_source.disk_size: the trace's own word (its SysConfig records, read
+ * by the naming pass before the first request is emitted). */
+static uint64_t replay_disk_size(const void *ctx, uint32_t disk, const char **from)
+{
+    const struct replay *r = ctx;
+
+    return dm_kdecoder_disk_size(r->kd, disk, from);
+}
+
 static int replay_open(struct dm_source *src, const struct dm_options *opt)
 {
     struct replay *r;
@@ -161,6 +170,8 @@ static int replay_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ENOMEM;
     }
     dm_kdecoder_name_partitions(r->kd, dm_options_read_partition(opt));
+    src->disk_size = replay_disk_size;
+    src->disk_size_ctx = r;
     r->file_size = info->file_size;
     r->compressed = (info->log_file_mode & MODE_COMPRESSED) != 0;
     src->lost_events = trace_lost_events(info);

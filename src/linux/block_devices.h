@@ -46,6 +46,11 @@ int dm_blk_resolve(const char *entry, uint32_t *dev, char *err, size_t errlen);
 int dm_blk_filter(const char *const *disks, int n_disks, char *filter, size_t cap,
                   char *err, size_t errlen);
 
+/* dm_source.disk_size (diskmon.h): the size of dev in bytes from
+ * /sys/dev/block/MAJ:MIN/size, 0 when sysfs does not say; *from is
+ * "sysfs". ctx is unused. Any thread (it only reads a file). */
+uint64_t dm_blk_size(const void *ctx, uint32_t dev, const char **from);
+
 /* The whole disks the system has, space-separated ("vda zram0"), sorted. */
 void dm_blk_disks_present(char *buf, size_t cap);
 

@@ -286,6 +286,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     src->impl = s;
     src->is_live = 1;
     src->task_io = &dm_linux_task_io;
+    src->disk_size = dm_blk_size;
     if (s == NULL)
         return DM_ENOMEM;
     s->setup.notes = &src->notes;

@@ -2,6 +2,7 @@
  * heat_draw.c - heat map panels as SVG (heat_draw.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output/digits.h"
@@ -114,77 +115,134 @@ static void line(struct dm_svg *s, int64_t x1, int64_t y1, int64_t x2, int64_t y
     dm_svg_close(s);
 }
 
-/* What every cell of a panel shares, worked out once per panel. */
+/* Rows a panel may have (latmap.h's 92, offmap.h's 64). */
+#define ROWS_MAX 128
+/* Room for one number (dm_put_decimal) and the markup around two of them. */
+#define PART_MAX (2 * (40 + DM_SVG_NUMBER_SLACK) + 64)
+
+/* A piece of a cell's markup, the same for many cells. */
+struct part {
+    char text[PART_MAX];
+    size_t len;
+};
+
+/* What every cell of a panel shares, worked out once per panel (the
+ * rows' edges), once per column (the time edges) or once per map. A map
+ * has up to 300 x 92 cells per panel and each edge is written twice (the
+ * attribute and the tooltip): writing each number once for all its cells
+ * is what keeps drawing cheap (docs/benchmarks.md). */
 struct cell_fmt {
-    const struct dm_heat_map *map;
-    const struct dm_heat_panel *p;
     const struct classes *cl;
-    uint32_t w;                  /* cell width, pixels */
-    char disk[DM_DISK_NAME_MAX * 6 + 16]; /* the escaped disk name ("" for none) */
-    size_t disk_len;
+    struct part size;            /* '" width="W" height="H" fill="' */
+    struct part disk_attr, disk_tip; /* '" data-disk="D', ', disk D' ("" for none) */
+    struct part col_attr, col_tip;   /* '" data-t0="a" data-t1="b', 'a-b s, ' */
+    struct part row_attr[ROWS_MAX], row_tip[ROWS_MAX]; /* the same for the rows' edges */
 };
 
 #define PUT(p, lit) dm_put_lit(p, DM_LIT(lit))
 
-/* One non-empty cell: one element with its edges, count and tooltip,
- * built in a buffer and written with one call (a map has up to 300 x 92
- * cells per panel: no printf here). */
-static void cell(struct dm_svg *s, const struct cell_fmt *f, int64_t x, int64_t y,
-                 uint32_t col, uint32_t row, uint64_t count)
+/* name="lo" name2="hi (the attribute pair, the caller's quote first and
+ * last) into a, and lo-hi unit into t. */
+static void edge_parts(struct part *a, struct part *t, const char *name_lo, const char *name_hi,
+                       uint64_t lo, uint64_t hi, unsigned dec, const char *unit)
 {
-    const struct dm_heat_panel *p = f->p;
-    uint64_t t0 = (uint64_t)col * f->map->time->step_ms, t1 = t0 + f->map->time->step_ms, lo, hi;
-    unsigned dec = p->rows.decimals;
-    char buf[1024 + 2 * sizeof f->disk], *q = buf;
+    char *q = a->text;
 
-    p->rows.edges(p->rows.ctx, row, &lo, &hi);
-    q = PUT(q, "<rect x=\"");
-    q = dm_put_u64(q, (uint64_t)x);
-    q = PUT(q, "\" y=\"");
-    q = dm_put_u64(q, (uint64_t)y);
-    q = PUT(q, "\" width=\"");
-    q = dm_put_u64(q, f->w);
-    q = PUT(q, "\" height=\"");
-    q = dm_put_u64(q, f->map->cell_h);
-    q = PUT(q, "\" fill=\"");
-    q = dm_put_lit(q, colour_of(f->cl, count), 7);
-    q = PUT(q, "\" data-t0=\"");
-    q = dm_put_decimal(q, t0, 3);
-    q = PUT(q, "\" data-t1=\"");
-    q = dm_put_decimal(q, t1, 3);
     q = PUT(q, "\" ");
-    q = dm_put_lit(q, p->rows.attr_lo, strlen(p->rows.attr_lo));
+    q = dm_put_lit(q, name_lo, strlen(name_lo));
     q = PUT(q, "=\"");
     q = dm_put_decimal(q, lo, dec);
     q = PUT(q, "\" ");
-    q = dm_put_lit(q, p->rows.attr_hi, strlen(p->rows.attr_hi));
+    q = dm_put_lit(q, name_hi, strlen(name_hi));
     q = PUT(q, "=\"");
     q = dm_put_decimal(q, hi, dec);
-    if (p->disk != NULL) {
-        q = PUT(q, "\" data-disk=\"");
-        q = dm_put_lit(q, f->disk, f->disk_len);
-    }
-    q = PUT(q, "\" data-count=\"");
-    q = dm_put_u64(q, count);
-    q = PUT(q, "\"><title>");
-    q = dm_put_decimal(q, t0, 3);
-    q = PUT(q, EN_DASH);
-    q = dm_put_decimal(q, t1, 3);
-    q = PUT(q, " s, ");
+    a->len = (size_t)(q - a->text);
+    q = t->text;
     q = dm_put_decimal(q, lo, dec);
     q = PUT(q, EN_DASH);
     q = dm_put_decimal(q, hi, dec);
     *q++ = ' ';
-    q = dm_put_lit(q, p->rows.unit, strlen(p->rows.unit));
-    if (p->disk != NULL) {
-        q = PUT(q, ", disk ");
-        q = dm_put_lit(q, f->disk, f->disk_len);
-    }
+    q = dm_put_lit(q, unit, strlen(unit));
+    t->len = (size_t)(q - t->text);
+}
+
+static char *put_part(char *q, const struct part *p)
+{
+    return dm_put_lit(q, p->text, p->len);
+}
+
+/* One non-empty cell: one element with its edges, count and tooltip,
+ * built in a buffer from the shared parts and written with one call (no
+ * printf here). */
+static void cell(struct dm_svg *s, const struct cell_fmt *f, int64_t x, int64_t y,
+                 uint32_t row, uint64_t count)
+{
+    char buf[16 * PART_MAX], *q = buf;
+
+    q = PUT(q, "<rect x=\"");
+    q = dm_put_u64(q, (uint64_t)x);
+    q = PUT(q, "\" y=\"");
+    q = dm_put_u64(q, (uint64_t)y);
+    q = put_part(q, &f->size);
+    q = dm_put_lit(q, colour_of(f->cl, count), 7);
+    q = put_part(q, &f->col_attr);
+    q = put_part(q, &f->row_attr[row]);
+    q = put_part(q, &f->disk_attr);
+    q = PUT(q, "\" data-count=\"");
+    q = dm_put_u64(q, count);
+    q = PUT(q, "\"><title>");
+    q = put_part(q, &f->col_tip);
+    q = put_part(q, &f->row_tip[row]);
+    q = put_part(q, &f->disk_tip);
     q = PUT(q, ": ");
     q = dm_put_u64(q, count);
     q = count == 1 ? PUT(q, " request") : PUT(q, " requests");
     q = PUT(q, "</title></rect>");
     dm_svg_raw(s, buf, (size_t)(q - buf));
+}
+
+/* The parts of a panel's cells that do not change from cell to cell. */
+static void panel_parts(struct cell_fmt *f, const struct dm_heat_map *map,
+                        const struct dm_heat_panel *p, uint32_t w)
+{
+    char *q = f->size.text;
+
+    q = PUT(q, "\" width=\"");
+    q = dm_put_u64(q, w);
+    q = PUT(q, "\" height=\"");
+    q = dm_put_u64(q, map->cell_h);
+    q = PUT(q, "\" fill=\"");
+    f->size.len = (size_t)(q - f->size.text);
+    f->disk_attr.len = f->disk_tip.len = 0;
+    if (p->disk != NULL) {
+        struct dm_text esc = {0};
+
+        dm_xml_escape(&esc, p->disk, strlen(p->disk));
+        if (!esc.failed && esc.len + 20 < PART_MAX) {
+            q = PUT(f->disk_attr.text, "\" data-disk=\"");
+            q = dm_put_lit(q, esc.data, esc.len);
+            f->disk_attr.len = (size_t)(q - f->disk_attr.text);
+            q = PUT(f->disk_tip.text, ", disk ");
+            q = dm_put_lit(q, esc.data, esc.len);
+            f->disk_tip.len = (size_t)(q - f->disk_tip.text);
+        }
+        dm_text_free(&esc);
+    }
+    for (uint32_t r = 0; r < p->rows.drawn && r < ROWS_MAX; r++) {
+        uint64_t lo, hi;
+
+        p->rows.edges(p->rows.ctx, r, &lo, &hi);
+        edge_parts(&f->row_attr[r], &f->row_tip[r], p->rows.attr_lo, p->rows.attr_hi, lo, hi,
+                   p->rows.decimals, p->rows.unit);
+    }
+}
+
+/* The time edges of column col. */
+static void column_parts(struct cell_fmt *f, const struct dm_heat_map *map, uint32_t col)
+{
+    uint64_t t0 = (uint64_t)col * map->time->step_ms, t1 = t0 + map->time->step_ms;
+
+    edge_parts(&f->col_attr, &f->col_tip, "data-t0", "data-t1", t0, t1, 3, "s, ");
 }
 
 /* The time axis under a plot at y: ticks on a 1-2-5 series of whole ms. */
@@ -256,38 +314,40 @@ static int64_t panel(struct dm_svg *s, const struct dm_heat_map *map,
 {
     uint32_t used = map->time->used, w = cell_w_of(used), rows = p->rows.drawn;
     int64_t top = y + (p->disk != NULL ? HEADING : 0), h = (int64_t)rows * map->cell_h;
-    char buf[64 + DM_SVG_NUMBER_SLACK];
-    struct cell_fmt f;
+    char buf[256 + DM_SVG_NUMBER_SLACK];
+    struct cell_fmt *f = malloc(sizeof *f);
 
-    f.map = map;
-    f.p = p;
-    f.cl = cl;
-    f.w = w;
-    f.disk_len = 0;
+    if (rows > ROWS_MAX)
+        rows = ROWS_MAX; /* the maps' own bounds keep them below */
     if (p->disk != NULL) {
-        struct dm_text esc = {0};
-
-        dm_xml_escape(&esc, p->disk, strlen(p->disk));
-        if (!esc.failed && esc.len < sizeof f.disk) {
-            memcpy(f.disk, esc.data, esc.len);
-            f.disk_len = esc.len;
-        }
-        dm_text_free(&esc);
-    }
-
-    if (p->disk != NULL) {
-        snprintf(buf, sizeof buf, "disk %s", p->disk);
+        snprintf(buf, sizeof buf, p->note != NULL ? "disk %s: %s" : "disk %s", p->disk,
+                 p->note != NULL ? p->note : "");
         text_at(s, MARGIN_L, y + 13, NULL, buf);
     }
     dm_svg_open(s, "g");
-    for (uint32_t col = 0; col < used; col++)
+    if (p->disk != NULL)
+        dm_svg_attr(s, "data-disk", p->disk);
+    if (p->disk_size != 0) {
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->disk_size);
+        dm_svg_attr(s, "data-disk-size", buf);
+    }
+    if (f != NULL) {
+        f->cl = cl;
+        panel_parts(f, map, p, w);
+    }
+    for (uint32_t col = 0; col < used && f != NULL; col++) {
+        column_parts(f, map, col);
         for (uint32_t r = 0; r < rows; r++) {
             uint64_t n = dm_heat_grid_at(p->grid, col, r);
 
             if (n != 0)
-                cell(s, &f, MARGIN_L + (int64_t)col * w, top + h - (int64_t)(r + 1) * map->cell_h,
-                     col, r, n);
+                cell(s, f, MARGIN_L + (int64_t)col * w, top + h - (int64_t)(r + 1) * map->cell_h,
+                     r, n);
         }
+    }
+    if (f == NULL)
+        dm_svg_element(s, "text", "(cells not drawn: out of memory)", NULL);
+    free(f);
     dm_svg_close(s);
     line(s, MARGIN_L, top, MARGIN_L, top + h);
     for (uint32_t r = 0; r < rows; r++)

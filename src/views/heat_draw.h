@@ -41,6 +41,8 @@ struct dm_heat_panel {
     const struct dm_heat_grid *grid;
     struct dm_heat_rows rows;
     const char *disk;            /* data-disk and the panel's heading; NULL: none */
+    const char *note;            /* after the disk in the heading; NULL: none */
+    uint64_t disk_size;          /* the cells' group's data-disk-size; 0: none */
 };
 
 /* The whole picture. */

@@ -12,12 +12,21 @@ void dm_heat_time_init(struct dm_heat_time *tm, uint32_t cols, uint64_t step_ms)
     tm->cols = cols;
     tm->used = 0;
     tm->doublings = 0;
+    tm->last_lo_ns = tm->last_hi_ns = 0; /* empty: the first request divides */
+    tm->last_col = 0;
 }
 
 unsigned dm_heat_time_place(struct dm_heat_time *tm, uint64_t t_ns, uint32_t *col)
 {
     unsigned doubled = 0;
-    uint64_t step_ns = tm->step_ms * NS_PER_MS_U64, c = t_ns / step_ns;
+    uint64_t step_ns, c;
+
+    if (t_ns >= tm->last_lo_ns && t_ns < tm->last_hi_ns) {
+        *col = tm->last_col;
+        return 0;
+    }
+    step_ns = tm->step_ms * NS_PER_MS_U64;
+    c = t_ns / step_ns;
 
     /* Past the last column (its upper edge too: a request there would
      * land outside its cell once the columns merged). */
@@ -32,6 +41,9 @@ unsigned dm_heat_time_place(struct dm_heat_time *tm, uint64_t t_ns, uint32_t *co
     if (c + 1 > tm->used)
         tm->used = (uint32_t)c + 1;
     *col = (uint32_t)c;
+    tm->last_col = (uint32_t)c;
+    tm->last_lo_ns = c * step_ns;
+    tm->last_hi_ns = tm->last_lo_ns + step_ns;
     return doubled;
 }
 

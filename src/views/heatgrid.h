@@ -35,6 +35,10 @@ struct dm_heat_time {
     uint32_t cols;               /* the bound */
     uint32_t used;               /* highest column with a request, + 1 */
     unsigned doublings;          /* how often step_ms doubled */
+    /* The last column placed, [last_lo_ns, last_hi_ns): requests come in
+     * time order mostly, and most fall in the column of the one before. */
+    uint64_t last_lo_ns, last_hi_ns;
+    uint32_t last_col;
 };
 
 struct dm_heat_grid {

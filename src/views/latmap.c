@@ -163,6 +163,8 @@ void dm_latmap_draw(const struct dm_latmap *m, struct dm_svg *s, int xml_decl,
                  (unsigned long long)m->no_duration);
     panel.grid = &m->grid;
     panel.disk = NULL;
+    panel.note = NULL;
+    panel.disk_size = 0;
     panel.rows.drawn = top;
     panel.rows.edges = edges;
     panel.rows.ctx = m;

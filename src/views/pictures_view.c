@@ -18,11 +18,13 @@
 #include <string.h>
 
 #include "output/svg.h"
+#include "views/disks.h"
 #include "views/file_out.h"
 #include "views/heatgrid.h"
 #include "views/latmap.h"
 #include "views/offmap.h"
 #include "views/report.h"
+#include "views/stats.h"
 #include "views/view.h"
 
 /* The files, in the order they are written. */
@@ -31,6 +33,10 @@ enum { OUT_LATENCY, OUT_OFFSET, OUT_REPORT, OUTS };
 struct pictures {
     const struct dm_view_config *cfg;
     struct dm_heat_time time;
+    /* Which disk a request is on, found once for the offset map and the
+     * report's -s figures (as many disks as -s keeps: stats.h). */
+    struct dm_disk_index disks;
+    struct dm_disk_id disk_ids[DM_STATS_DISKS];
     struct dm_latmap *lat;       /* NULL: neither --heatmap nor --report */
     struct dm_offmap *off;       /* NULL: neither --offset-map nor --report */
     struct dm_report *report;    /* NULL: no --report */
@@ -67,6 +73,8 @@ static int pictures_create(const struct dm_view_config *cfg, void **view)
     if (p == NULL)
         return DM_ENOMEM;
     p->cfg = cfg;
+    p->disks.ids = p->disk_ids;
+    p->disks.max = DM_STATS_DISKS;
     dm_heat_time_init(&p->time, DM_HEAT_COLS,
                       cfg->heatmap_step_ms != 0 ? cfg->heatmap_step_ms : DM_HEAT_FIRST_STEP_MS);
     for (int i = 0; i < OUTS; i++) {
@@ -76,7 +84,7 @@ static int pictures_create(const struct dm_view_config *cfg, void **view)
     if (path[OUT_LATENCY] != NULL || path[OUT_REPORT] != NULL)
         p->lat = dm_latmap_create(&p->time);
     if (path[OUT_OFFSET] != NULL || path[OUT_REPORT] != NULL)
-        p->off = dm_offmap_create(&p->time);
+        p->off = dm_offmap_create(&p->time, &p->disks, cfg->disk_size, cfg->disk_size_ctx);
     if (path[OUT_REPORT] != NULL)
         p->report = dm_report_create(&p->time, cfg->no_latency);
     if ((p->lat == NULL && (path[OUT_LATENCY] != NULL || path[OUT_REPORT] != NULL)) ||
@@ -100,6 +108,7 @@ static void pictures_add(void *view, const struct dm_event *ev, size_t n)
 
     for (size_t i = 0; i < n; i++) {
         uint32_t col;
+        int disk = p->off != NULL || p->report != NULL ? dm_disk_index_fast(&p->disks, &ev[i]) : -1;
 
         for (unsigned k = dm_heat_time_place(&p->time, ev[i].time_ns, &col); k > 0; k--) {
             if (p->lat != NULL)
@@ -112,9 +121,9 @@ static void pictures_add(void *view, const struct dm_event *ev, size_t n)
         if (p->lat != NULL)
             dm_latmap_count(p->lat, col, &ev[i]);
         if (p->off != NULL)
-            dm_offmap_count(p->off, col, &ev[i]);
+            dm_offmap_count(p->off, col, disk, &ev[i]);
         if (p->report != NULL)
-            dm_report_count(p->report, col, &ev[i]);
+            dm_report_count(p->report, col, &p->disks, disk, &ev[i]);
     }
 }
 

@@ -14,6 +14,7 @@
 
 #define TOP_ROWS 10              /* rows of the top tables */
 #define NO_PROCESS "(unknown)"   /* as --metrics names a request without one */
+#define NO_PID UINT32_MAX        /* the tally's id of a request without a process id */
 #define NS_PER_SEC 1000000000ull
 
 /* The throughput columns' rows. */
@@ -64,11 +65,12 @@ void dm_report_halve(struct dm_report *r)
     dm_heat_grid_halve(&r->rates, r->time->cols);
 }
 
-void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_event *ev)
+void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_disk_index *disks,
+                     int disk, const struct dm_event *ev)
 {
     uint64_t *c;
 
-    dm_stats_add(r->stats, ev);
+    dm_stats_add_on(r->stats, disks, disk, ev);
     c = r->rates.counts + (uint64_t)col * RATE_ROWS;
     c[RATE_READS] += ev->request == DM_REQ_READ;
     c[RATE_WRITES] += ev->request == DM_REQ_WRITE;
@@ -78,11 +80,13 @@ void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_event *e
     if (ev->time_ns > r->last_ns)
         r->last_ns = ev->time_ns;
     r->events++;
+    /* By process id and name (tally.h): the name is compared, not hashed. */
     if ((ev->flags & DM_EV_HAS_PROCESS) && ev->process[0] != '\0') {
         r->named++;
-        dm_tally_add(&r->procs, ev->process, ev->transfer_size);
+        dm_tally_add_id(&r->procs, (ev->flags & DM_EV_HAS_PID) ? ev->pid : NO_PID, ev->process,
+                        ev->transfer_size);
     } else {
-        dm_tally_add(&r->procs, NO_PROCESS, ev->transfer_size);
+        dm_tally_add_id(&r->procs, NO_PID, NO_PROCESS, ev->transfer_size);
     }
     if ((ev->flags & DM_EV_HAS_FILE) && ev->file[0] != '\0') {
         r->with_file++;
@@ -382,9 +386,9 @@ static void throughput(struct dm_svg *s, const struct dm_report *r)
 /* ---- the top tables ------------------------------------------------------------- */
 
 static void top_table(struct dm_svg *s, const struct dm_tally *t, const char *title,
-                      const char *what, uint64_t named)
+                      const char *what, const char *keys, uint64_t named)
 {
-    const struct dm_tally_entry *top[TOP_ROWS];
+    struct dm_tally_entry top[TOP_ROWS];
     size_t n = dm_tally_top(t, top, TOP_ROWS);
     char buf[64];
 
@@ -404,10 +408,10 @@ static void top_table(struct dm_svg *s, const struct dm_tally *t, const char *ti
     dm_svg_close(s);
     for (size_t i = 0; i < n; i++) {
         dm_svg_open(s, "tr");
-        dm_svg_element(s, "td", top[i]->name, "class", "name", NULL);
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)top[i]->requests);
+        dm_svg_element(s, "td", top[i].name, "class", "name", NULL);
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)top[i].requests);
         dm_svg_element(s, "td", buf, NULL);
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)top[i]->bytes);
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)top[i].bytes);
         dm_svg_element(s, "td", buf, NULL);
         dm_svg_close(s);
     }
@@ -416,9 +420,9 @@ static void top_table(struct dm_svg *s, const struct dm_tally *t, const char *ti
     if (t->other_requests > 0) {
         snprintf(buf, sizeof buf, "%llu requests", (unsigned long long)t->other_requests);
         dm_svg_open(s, "p");
-        dm_svg_textf(s, "Past the first %u distinct names, %s (%llu bytes) were counted "
+        dm_svg_textf(s, "Past the first %u distinct %s, %s (%llu bytes) were counted "
                         "together, not by name.",
-                     DM_TALLY_NAMES, buf, (unsigned long long)t->other_bytes);
+                     DM_TALLY_NAMES, keys, buf, (unsigned long long)t->other_bytes);
         dm_svg_close(s);
     }
     dm_svg_close(s);
@@ -461,7 +465,8 @@ void dm_report_render(const struct dm_report *r, const struct dm_report_run *run
     map_section(&s, "Latency heat map", latency_svg);
     map_section(&s, "Disk offset map", offset_svg);
     throughput(&s, r);
-    top_table(&s, &r->procs, "Top processes by bytes", "Process", r->named);
-    top_table(&s, &r->files, "Top files by bytes", "File", r->with_file);
+    top_table(&s, &r->procs, "Top processes by bytes", "Process", "processes (id and name)",
+              r->named);
+    top_table(&s, &r->files, "Top files by bytes", "File", "names", r->with_file);
     dm_svg_end(&s);
 }

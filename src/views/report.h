@@ -36,6 +36,7 @@ struct dm_report_run {
 };
 
 struct dm_heat_time;
+struct dm_disk_index;
 
 /* The page's own counts (the maps are the caller's: pictures_view.c),
  * on the time axis the caller owns and places requests on (heatgrid.h);
@@ -47,7 +48,10 @@ void dm_report_destroy(struct dm_report *r);
 
 /* The axis' step doubled: the throughput columns merge. */
 void dm_report_halve(struct dm_report *r);
-void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_event *ev);
+/* ev in column col; disk its index in the caller's disks (views/disks.h,
+ * DM_STATS_DISKS of them at most, as -s keeps: stats.h), -1 for none. */
+void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_disk_index *disks,
+                     int disk, const struct dm_event *ev);
 
 /* The whole page into t (appended), with the two maps as the caller drew
  * them (SVG, inline as they are; NULL: not drawn). */

@@ -24,7 +24,7 @@
  * SUB_COUNT buckets. */
 #define LAT_BUCKETS (SUB_COUNT + (64 - SUB_BITS) * SUB_COUNT)
 #define LOG2_SLOTS 64
-#define MAX_DISKS 256
+#define MAX_DISKS DM_STATS_DISKS
 #define STARS 40                     /* bar width, as biolatency */
 #define EXACT_MAX 65536              /* durations kept per disk and request (512 KiB) */
 
@@ -142,23 +142,22 @@ static struct disk_stats *find_disk(const struct dm_stats *st, const char *name)
     return NULL;
 }
 
-/* The disk of ev (disks.h), its figures allocated when it is new. NULL
- * when out of memory or past MAX_DISKS. */
-static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_event *ev)
+/* The figures of disk i of the index x (disks.h), allocated when it is
+ * new. NULL when out of memory or past MAX_DISKS (i < 0). */
+static struct disk_stats *disk_of(struct dm_stats *st, const struct dm_disk_index *x, int i)
 {
-    int i = dm_disk_index_of(&st->index, ev);
     struct disk_stats *d;
 
-    if (i < 0)
+    if (i < 0 || i >= MAX_DISKS)
         return NULL;
     if (st->of_index[i] != NULL)
         return st->of_index[i];
     if ((d = calloc(1, sizeof *d)) == NULL)
         return NULL;
     /* The Disk column's text, once per disk. */
-    snprintf(d->name, sizeof d->name, "%s", st->ids[i].text);
-    d->numeric = st->ids[i].numeric;
-    d->number = st->ids[i].number;
+    snprintf(d->name, sizeof d->name, "%s", x->ids[i].text);
+    d->numeric = x->ids[i].numeric;
+    d->number = x->ids[i].number;
     st->disks[st->n_disks++] = d;
     st->of_index[i] = d;
     return d;
@@ -194,18 +193,14 @@ static void keep_exact(struct req_stats *r, uint64_t ns)
         r->exact[r->timed] = ns;
 }
 
-void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
+/* Count ev on disk i of the index x: the per-disk figures. */
+static void add_on(struct dm_stats *st, const struct dm_disk_index *x, int i,
+                   const struct dm_event *ev)
 {
-    struct disk_stats *d;
+    struct disk_stats *d = disk_of(st, x, i);
     struct req_stats *r;
     uint64_t us;
 
-    if (ev->request >= DM_REQ_COUNT)
-        return;
-    st->count++;
-    if (!st->per_disk)
-        return;
-    d = disk_of(st, ev);
     if (d == NULL) {
         st->overflow++;
         return;
@@ -226,6 +221,25 @@ void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
     r->lat[lat_bucket(ev->duration_ns)]++;
     us = round_us(ev->duration_ns); /* the microseconds the text line shows */
     d->log2_us[us == 0 ? 0 : log2_floor(us)]++;
+}
+
+void dm_stats_add(struct dm_stats *st, const struct dm_event *ev)
+{
+    if (ev->request >= DM_REQ_COUNT)
+        return;
+    st->count++;
+    if (st->per_disk)
+        add_on(st, &st->index, dm_disk_index_of(&st->index, ev), ev);
+}
+
+void dm_stats_add_on(struct dm_stats *st, const struct dm_disk_index *x, int i,
+                     const struct dm_event *ev)
+{
+    if (ev->request >= DM_REQ_COUNT)
+        return;
+    st->count++;
+    if (st->per_disk)
+        add_on(st, x, i, ev);
 }
 
 uint64_t dm_stats_count(const struct dm_stats *st)

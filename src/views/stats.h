@@ -12,6 +12,11 @@
 #include "views/view.h"
 
 struct dm_stats;
+struct dm_disk_index;
+
+/* Disks with figures of their own; the events of further disks are
+ * counted as such (the summary's last lines). */
+#define DM_STATS_DISKS 256
 
 /*
  * per_disk: keep the per-disk tables that dm_stats_summary and
@@ -22,6 +27,12 @@ struct dm_stats;
 struct dm_stats *dm_stats_create(int per_disk);
 void dm_stats_destroy(struct dm_stats *st);
 void dm_stats_add(struct dm_stats *st, const struct dm_event *ev);
+/* dm_stats_add for a caller that keeps the disk index itself (the report,
+ * whose maps need the same disk: views/disks.h): i is ev's disk in x, -1
+ * for a disk past its max, which must be DM_STATS_DISKS, so that the
+ * figures are those of dm_stats_add. The same x for every call. */
+void dm_stats_add_on(struct dm_stats *st, const struct dm_disk_index *x, int i,
+                     const struct dm_event *ev);
 
 /* Events added so far. */
 uint64_t dm_stats_count(const struct dm_stats *st);

@@ -72,6 +72,10 @@ struct dm_view_config {
     const char *source_name;     /* its backend: etw, tracefs, perf, replay */
     uint64_t lost_base;          /* events the source had lost at open */
     const struct dm_task_io *task_io; /* live: cache writes per process; NULL: none */
+    /* The size of a disk where the source knows it (dm_source.disk_size,
+     * diskmon.h): the offset map's rows run to it. NULL: never known. */
+    uint64_t (*disk_size)(const void *ctx, uint32_t disk, const char **from);
+    const void *disk_size_ctx;
     /* A filter (-d, -p, -c, --cgroup, --op, --flags, -m) picks the block
      * requests: the views' rows are those requests, Cache-W is not. */
     int requests_filtered;

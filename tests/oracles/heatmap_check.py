@@ -3,6 +3,7 @@
 recounted from diskmon's own -f json rows of the same input and filters.
 
 Usage: heatmap_check.py latency|offset MAP.svg ROWS.json [NAME]
+       heatmap_check.py size MAP.svg SPEC [NAME]
 
 Every cell is one element with data-t0/data-t1 (seconds, whole ms) and
 data-lat0/data-lat1 (ms, whole us) or data-off0/data-off1 (whole bytes)
@@ -13,6 +14,17 @@ they are read as integers of ns) is placed in the cell whose edges hold
 it; a row that no cell holds, a cell whose count differs from the rows it
 holds, overlapping edges, or edges that are not whole ms / us: FAIL.
 The title's "N requests drawn" must be the number of rows too.
+
+"size" checks an offset map's rows against the disks' sizes, which the
+caller gets from a source independent of diskmon (blockdev --getsize64,
+the PerfView baseline's PhyDisk and LogDisk fields). SPEC is "none" (the
+source knows no size: no panel carries data-disk-size and each heading
+says "largest offset seen"), or a comma-separated list of DISK=BYTES (the
+panel's data-disk-size is BYTES, its heading names it, and its rows are
+DM_OFF_ROWS = 64 rows of h bytes, h the least power of two of at least
+4 KiB that covers the disk in 64 rows: every cell is h high) or
+DISK>=BYTES (the size is at least BYTES: where only a lower bound is
+known independently).
 Prints one PASS or FAIL line; exit 0 or 1.
 """
 import bisect
@@ -57,7 +69,52 @@ def find(ivs, starts, v, closed_top):
     return None
 
 
+ROWS = 64          # offmap.h DM_OFF_ROWS: the issue's rows per panel
+MIN_ROW = 4096     # offmap.h: rows of at least 4 KiB
+
+
+def check_size(svg_path, spec, name):
+    root = ET.parse(svg_path).getroot()
+    panels = {g.get("data-disk"): g for g in root.iter(SVG + "g") if g.get("data-disk")}
+    text = " ".join(root.itertext())
+    if spec == "none":
+        sized = [d for d, g in panels.items() if g.get("data-disk-size")]
+        if sized or not panels or text.count("largest offset seen") < len(panels) + 1:
+            raise SystemExit("FAIL %s: expected no disk size, panels %r, sized %r" % (
+                name, sorted(panels), sized))
+        print("PASS %s: no size known, %d panel(s) to the largest offset seen" % (
+            name, len(panels)))
+        return
+    for item in spec.split(","):
+        at_least = ">=" in item
+        disk, want = item.split(">=" if at_least else "=")
+        want = int(want)
+        g = panels.get(disk)
+        if g is None or not g.get("data-disk-size"):
+            raise SystemExit("FAIL %s: disk %s has no panel with a size" % (name, disk))
+        got = int(g.get("data-disk-size"))
+        if (got < want) if at_least else (got != want):
+            raise SystemExit("FAIL %s: disk %s size %d, want %s%d" % (
+                name, disk, got, ">=" if at_least else "", want))
+        if "disk %s: disk size" % disk not in text or ("(%d bytes" % got) not in text:
+            raise SystemExit("FAIL %s: disk %s's heading does not name its size" % (name, disk))
+        h = MIN_ROW
+        while h * ROWS < got:
+            h *= 2
+        heights = {int(c.get("data-off1")) - int(c.get("data-off0"))
+                   for c in g.iter() if c.get("data-count")}
+        if heights - {h}:
+            raise SystemExit("FAIL %s: disk %s rows of %r bytes, want %d (64 rows over %d)" % (
+                name, disk, sorted(heights), h, got))
+        print("PASS %s: disk %s size %d (%s %d), rows of %d bytes" % (
+            name, disk, got, "at least" if at_least else "equal to", want, h))
+
+
 def main():
+    if sys.argv[1] == "size":
+        check_size(sys.argv[2], sys.argv[3],
+                   sys.argv[4] if len(sys.argv) > 4 else "size %s" % sys.argv[2])
+        return
     kind, svg_path, rows_path = sys.argv[1:4]
     name = sys.argv[4] if len(sys.argv) > 4 else "%s %s" % (kind, svg_path)
     lo_attr, hi_attr, dec = (("data-lat0", "data-lat1", 3) if kind == "latency"

@@ -38,9 +38,56 @@ recount() { # name, diskmon args...
         fails=$((fails + 1))
 }
 
+# The disks' sizes, from outside diskmon (heatmap_check.py size): for the
+# win8 sample, PerfView's baseline lists the PhyDisk geometry and the
+# LogDisk partitions (the size: the geometry's product, or the last
+# partition's end where it lies further, as a partition lies on its
+# disk); for the Windows 11 sample nothing independent lists its PhyDisk
+# fields, so the check is a bound: each disk at least as large as the end
+# of its furthest request in the reference decoder's csv.
+size_spec() { # trace -> SPEC
+    python3 - "$ETL/reference/$1" <<'PY'
+import csv, re, sys
+path = sys.argv[1]
+num = lambda s: int(s.replace(",", ""))
+sizes = {}
+if path.endswith(".txt"):
+    t = open(path).read()
+    for m in re.finditer(r"SystemConfig/PhyDisk [^\n]*?DiskNumber=([\d,]+); BytesPerSector=([\d,]+); "
+                         r"SectorsPerTrack=([\d,]+); TracksPerCylinder=([\d,]+); Cylinders=([\d,]+);", t):
+        d, b, s, tr, c = map(num, m.groups())
+        sizes[d] = "%d=%d" % (d, b * s * tr * c)
+        for n in re.finditer(r"SystemConfig/LogDisk [^\n]*?StartOffset=([\d,]+); PartitionSize=([\d,]+); "
+                             r"DiskNumber=([\d,]+);", t):
+            st, ps, dd = map(num, n.groups())
+            if dd == d:
+                sizes[d] = "%d=%d" % (d, max(int(sizes[d].split("=")[1]), st + ps))
+else:
+    ends = {}
+    for r in csv.DictReader(open(path)):
+        if r["ByteOffset"]:
+            d = int(r["DiskNumber"])
+            ends[d] = max(ends.get(d, 0), int(r["ByteOffset"]) + int(r["TransferSize"]))
+    sizes = {d: "%d>=%d" % (d, e) for d, e in ends.items()}
+print(",".join(v for _, v in sorted(sizes.items())))
+PY
+}
+
 for t in perfview-net452-x64-win8 filtrace-diskio-win11; do
     if [ -f "$ETL/$t.etl" ]; then
         recount "$t" -r "$ETL/$t.etl"
+        case $t in
+            *x64*) ref=$t.baseline.txt ;;
+            *) ref=$t.diskio.csv ;;
+        esac
+        if [ -f "$ETL/reference/$ref" ]; then
+            spec=$(size_spec "$ref")
+            echo "   disk sizes from $ref: $spec"
+            python3 "$CHECK" size "$TMP/off.svg" "$spec" "$SUITE/${t}_disk_size" ||
+                fails=$((fails + 1))
+        else
+            echo "SKIP $SUITE/${t}_disk_size: $ETL/reference/$ref is absent"
+        fi
         case $t in
             *x64*) recount "${t}_reads_over_1ms" -r "$ETL/$t.etl" --op read -m 1 ;;
             *) recount "${t}_writes" -r "$ETL/$t.etl" --op write ;;
@@ -55,6 +102,9 @@ GEN=$BUILD/gen_etl
 [ -x "$GEN" ] || cmake --build "$BUILD" --target gen_etl >"$TMP/build.log" 2>&1
 if [ -x "$GEN" ] && "$GEN" --ios 100000 --stretch 8000 "$TMP/long.etl" >/dev/null; then
     recount synthetic_31min -r "$TMP/long.etl"
+    # gen_etl writes no SysConfig records: no size, the largest offset seen
+    python3 "$CHECK" size "$TMP/off.svg" none "$SUITE/synthetic_no_disk_size" ||
+        fails=$((fails + 1))
     # The grid's bound: at most 300 columns of one step, the last one
     # reaching past the last request; the title says the step doubled.
     python3 - "$TMP/lat.svg" "$TMP/rows.json" <<'PY' && pass grid_bound_31min || fail grid_bound_31min "see above"

@@ -8,6 +8,8 @@
 #     from the json rows of the same run (heatmap_check.py);
 #   - the maps are read many times while being rewritten every 0.2 s:
 #     every read parses (the rename is atomic);
+#   - the offset map's rows run to the loop device's size as sysfs gives
+#     it, checked against blockdev --getsize64 (heatmap_check.py size);
 #   - a symbolic link planted at the target before the start is refused
 #     with exit 2, as --metrics refuses it; one planted mid-run is not
 #     followed (its target unchanged) and said once on stderr.
@@ -85,6 +87,15 @@ done
 t=$(map_total "$work/o.svg")
 [ "$t" = "$WRITES" ] && pass "live_offset_map_holds_${WRITES}_writes" ||
     bad "live_offset_map_holds_${WRITES}_writes" "the offset map mid-run holds $t"
+
+# The disk's size from blockdev (BLKGETSIZE64), not from sysfs as diskmon reads it.
+size=$(blockdev --getsize64 "$loop" 2>/dev/null)
+if [ -n "$size" ]; then
+    python3 "$CHECK" size "$work/o.svg" "$name=$size" linux_heatmap/offset_rows_to_disk_size ||
+        fails=$((fails + 1))
+else
+    echo "SKIP linux_heatmap/offset_rows_to_disk_size: blockdev --getsize64 $loop failed"
+fi
 
 # --- a link planted mid-run: not followed ------------------------------------------
 rm -f "$work/o.svg"
