@@ -43,6 +43,7 @@
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/replay.h"
+#include "etl/replay_naming.h"
 #include "platform/platform.h"
 
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
@@ -213,6 +214,12 @@ static enum dm_kclass record_class(struct class_cache *c, const struct dm_etl_re
     return (enum dm_kclass)c->guid_class[i];
 }
 
+/* record_class for dm_replay_naming's reader thread. */
+static enum dm_kclass classify(void *ctx, const struct dm_etl_record *rec)
+{
+    return record_class(ctx, rec);
+}
+
 static void finish(struct dm_source *src, const struct replay *r)
 {
     src->malformed = dm_kdecoder_malformed(r->kd);
@@ -315,18 +322,12 @@ static int on_buffer(void *ctx, uint64_t bytes_done)
 static int naming_pass(struct dm_source *src, struct replay *r, struct pass *p)
 {
     struct dm_etl_select sel;
-    struct dm_etl_record rec;
-    struct dm_krecord kr;
     uint8_t opcodes[DM_ETL_HOOK_BYTES];
-    char err[512];
     int rc;
 
     naming_selection(&sel, opcodes);
     dm_etl_select(r->etl, &sel);
-    while ((rc = dm_etl_next(r->etl, &rec, err, sizeof err)) > 0) {
-        to_krecord(&rec, record_class(&r->classes, &rec), &kr);
-        (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
-    }
+    rc = dm_replay_naming(r->etl, r->kd, classify, &r->classes);
     if (rc == DM_ESTOPPED)
         return 1;
     dm_etl_select(r->etl, NULL);
