@@ -1,6 +1,7 @@
 /*
  * saved_tgids.c - a snapshot of the kernel's saved_tgids (rules in
- * saved_tgids.h).
+ * saved_tgids.h), kept as the text the kernel printed and searched in
+ * place.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,32 +12,10 @@
 #include "linux/saved_tgids.h"
 #include "platform/platform.h"
 
-#define READ_CHUNK (64u << 10)
-
-static int add(struct dm_saved_tgids *s, uint32_t pid, uint32_t tgid)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 1024;
-        struct dm_tgid_pair *p = realloc(s->pairs, cap * sizeof *p);
-
-        if (p == NULL)
-            return DM_ENOMEM;
-        s->pairs = p;
-        s->cap = cap;
-    }
-    s->pairs[s->n].pid = pid;
-    s->pairs[s->n].tgid = tgid;
-    s->n++;
-    return 0;
-}
-
-static int by_pid(const void *a, const void *b)
-{
-    uint32_t x = ((const struct dm_tgid_pair *)a)->pid;
-    uint32_t y = ((const struct dm_tgid_pair *)b)->pid;
-
-    return (x > y) - (x < y);
-}
+/* One read(2) of the file. The kernel prints the entries a read asks for
+ * and no more (seq_read_iter), in pid order, about 12 bytes a line: a read
+ * of 8 KiB is some 700 entries, a few hundredths of a full map. */
+#define READ_CHUNK (8u << 10)
 
 /* One line's decimal number at *p, moving *p past it; -1 when none. */
 static int64_t number(const char **p, const char *end)
@@ -54,102 +33,145 @@ static int64_t number(const char **p, const char *end)
     return v > UINT32_MAX ? -1 : (int64_t)v;
 }
 
-int dm_saved_tgids_parse(struct dm_saved_tgids *s, const char *text, size_t len)
+/* The "PID TGID" line from line to eol: 0, or -1 when malformed. */
+static int parse_line(const char *line, const char *eol, uint32_t *pid, uint32_t *tgid)
 {
-    const char *p = text, *end = text + len;
-    int sorted = 1;
+    int64_t a = number(&line, eol), b = a < 0 ? -1 : number(&line, eol);
 
-    s->n = 0;
-    while (p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        int64_t pid, tgid;
-
-        if (eol == NULL)
-            eol = end;
-        pid = number(&p, eol);
-        tgid = pid < 0 ? -1 : number(&p, eol);
-        /* A malformed line is skipped, as fscanf would not. */
-        if (pid >= 0 && tgid >= 0) {
-            if (s->n > 0 && s->pairs[s->n - 1].pid >= (uint32_t)pid)
-                sorted = 0;
-            if (add(s, (uint32_t)pid, (uint32_t)tgid) != 0)
-                return DM_ENOMEM;
-        }
-        p = eol + (eol < end);
-    }
-    /* The kernel lists its map in pid order; sort anyway if not. */
-    if (!sorted)
-        qsort(s->pairs, s->n, sizeof *s->pairs, by_pid);
+    if (b < 0)
+        return -1;
+    *pid = (uint32_t)a;
+    *tgid = (uint32_t)b;
     return 0;
 }
 
-/* Read the whole file (it is generated, so its size is unknown). */
-static char *slurp(const char *path, size_t *len)
+static void end_read(struct dm_saved_tgids *s)
 {
-    size_t cap = READ_CHUNK, n = 0;
-    char *buf = malloc(cap);
-    int fd;
+    if (s->reading)
+        close(s->fd);
+    s->reading = 0;
+}
 
-    if (buf == NULL)
-        return NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        free(buf);
-        return NULL;
+/* Note the last complete line of the text (its pid: how far the snapshot
+ * reaches); lines_end moves to its end. */
+static void take_lines(struct dm_saved_tgids *s, size_t end)
+{
+    const char *t = s->text, *line;
+    uint32_t pid, tgid;
+
+    if (end <= s->lines_end)
+        return;
+    line = t + end - 1; /* the last line's newline, or its last byte at EOF */
+    while (line > t + s->lines_end && line[-1] != '\n')
+        line--;
+    s->lines_end = end;
+    if (parse_line(line, t + end, &pid, &tgid) == 0) {
+        s->last_pid = pid;
+        s->have_last = 1;
     }
-    for (;;) {
+}
+
+/*
+ * Read on in the open snapshot until it reaches tid (a line of pid tid or
+ * more is in), or the file ends. The entries come in pid order, so the rest
+ * of the map (most of it, as often as not) is not printed for this
+ * question. The text is kept as read; memory running out ends the snapshot
+ * with what it has.
+ */
+static void read_on(struct dm_saved_tgids *s, uint32_t tid)
+{
+    while (s->reading && (!s->have_last || s->last_pid < tid)) {
+        const char *nl;
         ssize_t got;
 
-        if (cap - n < READ_CHUNK) {
-            char *b = realloc(buf, cap * 2);
+        if (s->cap - s->len < READ_CHUNK) {
+            size_t cap = s->cap ? s->cap * 2 : 4 * READ_CHUNK;
+            char *t = realloc(s->text, cap);
 
-            if (b == NULL)
+            if (t == NULL) {
+                end_read(s);
                 break;
-            buf = b;
-            cap *= 2;
+            }
+            s->text = t;
+            s->cap = cap;
         }
-        got = read(fd, buf + n, cap - n);
-        if (got <= 0)
+        got = read(s->fd, s->text + s->len, READ_CHUNK);
+        if (got <= 0) {
+            end_read(s);
+            take_lines(s, s->len); /* a last line without its newline */
             break;
-        n += (size_t)got;
+        }
+        s->len += (size_t)got;
+        for (nl = s->text + s->len; nl > s->text + s->lines_end && nl[-1] != '\n'; nl--)
+            ;
+        take_lines(s, (size_t)(nl - s->text));
     }
-    close(fd);
-    *len = n;
-    return buf;
+}
+
+/* tid's line among the complete lines, by binary search over the text's
+ * bytes (each probe parses the line it falls in); a malformed line, which
+ * the kernel does not print, makes it look at every line of the range. */
+static uint32_t search(const struct dm_saved_tgids *s, uint32_t tid)
+{
+    const char *t = s->text;
+    size_t lo = 0, hi = s->lines_end;
+
+    while (lo < hi) {
+        size_t at = lo + (hi - lo) / 2, start = at;
+        const char *eol;
+        uint32_t pid, tgid;
+
+        while (start > lo && t[start - 1] != '\n')
+            start--;
+        eol = memchr(t + start, '\n', hi - start);
+        if (eol == NULL)
+            eol = t + hi;
+        if (parse_line(t + start, eol, &pid, &tgid) != 0)
+            break;
+        if (pid == tid)
+            return tgid;
+        if (pid < tid)
+            lo = (size_t)(eol - t) + 1;
+        else
+            hi = start;
+    }
+    while (lo < hi) { /* only after a malformed line */
+        const char *eol = memchr(t + lo, '\n', hi - lo);
+        uint32_t pid, tgid;
+
+        if (eol == NULL)
+            eol = t + hi;
+        if (parse_line(t + lo, eol, &pid, &tgid) == 0 && pid == tid)
+            return tgid;
+        lo = (size_t)(eol - t) + 1;
+    }
+    return 0;
 }
 
 uint32_t dm_saved_tgid(struct dm_saved_tgids *s, const char *path, uint32_t tid,
                        uint64_t event_ns)
 {
-    size_t lo = 0, hi;
-
     if (s->taken_ns == 0 || s->taken_ns < event_ns + DM_TGIDS_MARGIN_NS) {
         uint64_t now = dm_monotonic_ns();
-        size_t len = 0;
-        char *text = slurp(path, &len);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-        if (text == NULL)
+        if (fd < 0)
             return 0;
-        if (dm_saved_tgids_parse(s, text, len) != 0)
-            s->n = 0;
-        free(text);
+        end_read(s);
+        s->fd = fd;
+        s->reading = 1;
+        s->len = s->lines_end = 0;
+        s->have_last = 0;
         s->taken_ns = now;
         s->reads++;
     }
-    hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (s->pairs[mid].pid < tid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->pairs[lo].pid == tid ? s->pairs[lo].tgid : 0;
+    read_on(s, tid);
+    return search(s, tid);
 }
 
 void dm_saved_tgids_free(struct dm_saved_tgids *s)
 {
-    free(s->pairs);
+    end_read(s);
+    free(s->text);
     memset(s, 0, sizeof *s);
 }

@@ -10,7 +10,14 @@
  * time. So a snapshot is kept and read again only when it may be too old
  * for the event asked about: the kernel saves a task's tgid at its next
  * context switch after the event, so a snapshot taken a margin after the
- * event holds it (the margin: DM_TGIDS_MARGIN_NS).
+ * event holds it (the margin: DM_TGIDS_MARGIN_NS). The kernel lists the
+ * map in pid order (the file's position is the pid: saved_tgids_start and
+ * saved_tgids_next in kernel/trace/trace.c), which the rest relies on: a
+ * snapshot is read only as far as the thread asked about (a later question
+ * for a higher pid reads on in the same open file; what it prints then is
+ * newer still), and is kept as the text read, searched in place by binary
+ * search, a dozen lines parsed a question rather than every line of the
+ * map a snapshot.
  * Single-threaded: only the reader thread uses it.
  */
 #ifndef DM_SAVED_TGIDS_H
@@ -24,13 +31,14 @@
  * snapshot serves every event. */
 #define DM_TGIDS_MARGIN_NS 10000000ull
 
-struct dm_tgid_pair {
-    uint32_t pid, tgid;
-};
-
 struct dm_saved_tgids {
-    struct dm_tgid_pair *pairs; /* sorted by pid */
-    size_t n, cap;
+    char *text;                 /* the file as read so far in this snapshot */
+    size_t len, cap;
+    size_t lines_end;           /* the end of its last complete line */
+    uint32_t last_pid;          /* that line's pid (have_last) */
+    int have_last;
+    int reading;                /* fd is open: the file is read on as asked */
+    int fd;
     uint64_t taken_ns;          /* CLOCK_MONOTONIC before the read; 0: none */
     uint64_t reads;             /* snapshots read (for the tests) */
 };
@@ -41,10 +49,6 @@ struct dm_saved_tgids {
  * or unreadable. */
 uint32_t dm_saved_tgid(struct dm_saved_tgids *s, const char *path, uint32_t tid,
                        uint64_t event_ns);
-
-/* Parse "PID TGID" lines of text into the snapshot, replacing it. Returns
- * 0 or DM_ENOMEM. */
-int dm_saved_tgids_parse(struct dm_saved_tgids *s, const char *text, size_t len);
 
 void dm_saved_tgids_free(struct dm_saved_tgids *s);
 

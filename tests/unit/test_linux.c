@@ -997,24 +997,6 @@ DM_TEST(pair_table_grows_and_shrinks)
     dm_pairing_free(&p);
 }
 
-/* saved_tgids lines as the kernel prints them ("PID TGID"), in any order,
- * with a malformed line skipped; looked up by binary search. */
-DM_TEST(saved_tgids_parse)
-{
-    static const char text[] = "7 7\n300 12\n12 12\nbad line\n65536 4\n301 12";
-    struct dm_saved_tgids s;
-
-    memset(&s, 0, sizeof s);
-    DM_ASSERT_EQ_INT(dm_saved_tgids_parse(&s, text, sizeof text - 1), 0);
-    DM_ASSERT_EQ_U64(s.n, 5);
-    for (size_t i = 1; i < s.n; i++)
-        DM_ASSERT(s.pairs[i - 1].pid < s.pairs[i].pid);
-    DM_ASSERT_EQ_INT(s.pairs[0].pid, 7);
-    DM_ASSERT_EQ_INT(s.pairs[4].pid, 65536);
-    DM_ASSERT_EQ_INT(s.pairs[4].tgid, 4);
-    dm_saved_tgids_free(&s);
-}
-
 static int write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -1042,12 +1024,16 @@ DM_TEST(saved_tgids_snapshot)
     /* An event 1 s ago: read once, then served from the snapshot. */
     DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 101, t - 1000000000ull), 90);
     DM_ASSERT_EQ_U64(s.reads, 1);
+    /* The snapshot stopped at 101's line: a higher pid reads on in the
+     * same file, which then has what the kernel added (newer still). */
     DM_ASSERT_EQ_INT(write_file(path, "100 90\n101 90\n102 95\n"), 0);
     DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 100, t - 1000000000ull), 90);
-    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, t - 1000000000ull), 0);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, t - 1000000000ull), 95);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 103, t - 1000000000ull), 0);
     DM_ASSERT_EQ_U64(s.reads, 1);
-    /* An event after the snapshot: read again. */
-    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, dm_monotonic_ns()), 95);
+    /* An event after the snapshot: read again from the start. */
+    DM_ASSERT_EQ_INT(write_file(path, "100 90\n101 90\n102 96\n"), 0);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 102, dm_monotonic_ns()), 96);
     DM_ASSERT_EQ_U64(s.reads, 2);
     unlink(path);
     /* Unreadable: 0, the thread keeps its own id. */
@@ -1055,7 +1041,93 @@ DM_TEST(saved_tgids_snapshot)
     dm_saved_tgids_free(&s);
 }
 
+/* A map of 20,000 entries (pid 2k + 1 -> tgid k, the kernel's format):
+ * a low pid is answered from the first reads of the file, not the whole of
+ * it; every pid, across the reads' boundaries (lines cut in two), gets the
+ * tgid written for it, and a pid between entries none. */
+DM_TEST(saved_tgids_read_as_far_as_asked)
+{
+    char path[] = "/tmp/dm_saved_tgids_XXXXXX";
+    struct dm_saved_tgids s;
+    uint64_t old = dm_monotonic_ns() - 1000000000ull;
+    int fd = mkstemp(path), bad = 0;
+    long size;
+    FILE *f;
+
+    DM_ASSERT(fd >= 0);
+    f = fdopen(fd, "w");
+    DM_ASSERT(f != NULL);
+    for (uint32_t k = 1; k <= 20000; k++)
+        fprintf(f, "%u %u\n", 2 * k + 1, k);
+    size = ftell(f);
+    DM_ASSERT_EQ_INT(fclose(f), 0);
+    memset(&s, 0, sizeof s);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 3, old), 1);
+    DM_ASSERT(s.len > 0 && s.len < (size_t)size / 8);
+    for (uint32_t k = 1; k <= 20000; k++) {
+        bad += dm_saved_tgid(&s, path, 2 * k + 1, old) != k;
+        bad += dm_saved_tgid(&s, path, 2 * k, old) != 0;
+    }
+    DM_ASSERT_EQ_INT(bad, 0);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 40002, old), 0);
+    DM_ASSERT_EQ_U64(s.len, (uint64_t)size);
+    DM_ASSERT_EQ_U64(s.reads, 1);
+    unlink(path);
+    dm_saved_tgids_free(&s);
+}
+
+/* Lines as the kernel prints them, one malformed (skipped, the others
+ * still found), the last without its newline. */
+DM_TEST(saved_tgids_malformed_line)
+{
+    char path[] = "/tmp/dm_saved_tgids_XXXXXX";
+    struct dm_saved_tgids s;
+    uint64_t old = dm_monotonic_ns() - 1000000000ull;
+    int fd = mkstemp(path);
+
+    DM_ASSERT(fd >= 0);
+    close(fd);
+    DM_ASSERT_EQ_INT(write_file(path, "7 7\n12 12\nbad line\n300 12\n301 12\n65536 4"), 0);
+    memset(&s, 0, sizeof s);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 65536, old), 4);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 7, old), 7);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 12, old), 12);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 300, old), 12);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 301, old), 12);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 8, old), 0);
+    DM_ASSERT_EQ_INT(dm_saved_tgid(&s, path, 65537, old), 0);
+    unlink(path);
+    dm_saved_tgids_free(&s);
+}
+
 /* ---- the running kernel (root) ----------------------------------------------- */
+
+/* The running kernel's saved_tgids: every entry fscanf reads from the
+ * file (the reference) is found by the snapshot's search with the same
+ * tgid, bar the few the kernel may replace between the two reads. */
+DM_TEST(live_saved_tgids_match_fscanf)
+{
+    char dir[128], err[512], path[160];
+    struct dm_saved_tgids s;
+    unsigned pid, tgid, n = 0, bad = 0;
+    uint64_t old = dm_monotonic_ns() - 1000000000ull;
+    FILE *f;
+
+    DM_REQUIRE(geteuid() == 0, "needs root to read tracefs");
+    DM_ASSERT_EQ_INT(dm_tracefs_locate(dir, sizeof dir, 1, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/saved_tgids", dir);
+    f = fopen(path, "r");
+    DM_REQUIRE(f != NULL, "no saved_tgids in this kernel");
+    memset(&s, 0, sizeof s);
+    while (fscanf(f, "%u %u", &pid, &tgid) == 2) {
+        n++;
+        bad += dm_saved_tgid(&s, path, pid, old) != tgid;
+    }
+    fclose(f);
+    DM_REQUIRE(n > 0, "saved_tgids is empty (nothing traced with record-tgid yet)");
+    DM_ASSERT(bad <= n / 100);
+    dm_saved_tgids_free(&s);
+}
 
 DM_TEST(live_formats_decode)
 {
@@ -1116,8 +1188,10 @@ const struct dmt_case dm_suite_linux[] = {
     {"pair_table_full", pair_table_full},
     {"pair_many_keys", pair_many_keys},
     {"pair_table_grows_and_shrinks", pair_table_grows_and_shrinks},
-    {"saved_tgids_parse", saved_tgids_parse},
     {"saved_tgids_snapshot", saved_tgids_snapshot},
+    {"saved_tgids_read_as_far_as_asked", saved_tgids_read_as_far_as_asked},
+    {"saved_tgids_malformed_line", saved_tgids_malformed_line},
+    {"live_saved_tgids_match_fscanf", live_saved_tgids_match_fscanf},
     {"live_formats_decode", live_formats_decode},
     {NULL, NULL},
 };
