@@ -13,7 +13,10 @@
  * with the samples that arrived, which also catches samples the kernel
  * dropped without any record (it happens under heavy load on 6.18, with
  * perf record too, and for nearly all completions of a virtio disk on a
- * Firecracker guest: docs/linux.md §1).
+ * Firecracker guest: docs/linux.md §1). The kernel can also skip a sample
+ * before counting it (a softirq that interrupts a task running a BPF
+ * tracing program: docs/linux-live.md, "Perf backend losses"); no count
+ * shows those, and the pairing finds them as completions that never came.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -380,7 +383,7 @@ static void perf_wake(void *t)
  * Samples the kernel counted that never reached diskmon: each event's count
  * (read() on its fd) against the samples read. This covers the samples a
  * PERF_RECORD_LOST reported, those whose LOST record was never written, and
- * those the kernel drops without any report.
+ * those the kernel drops without any report after counting them.
  */
 static void perf_losses(void *t, struct dm_blk_losses *l, uint64_t *malformed)
 {

@@ -16,18 +16,26 @@
 # the reason on stderr. On the tracefs backend nothing may be lost at all
 # (its ring drops nothing at this load; a loss there is diskmon's own).
 #
-# Needs root and fio: otherwise "SKIP: why" and exit 77, except under
-# CI=true, where that is a failure.
+# DM_LOAD_ORACLE=bpftrace adds an independent count of what the kernel's
+# tracepoint path delivered: bpftrace sums block_rq_complete's nr_sector
+# for the device from before fio starts until after diskmon stops, and
+# the run prints "bpftrace: K x 4 KiB completed" (linux_load_perf.sh
+# compares it with fio's and diskmon's counts).
+#
+# Needs root and fio (and bpftrace with the oracle): otherwise "SKIP: why"
+# and exit 77, except under CI=true, where that is a failure.
 set -u
 
 DISKMON=${1:?usage: linux_load.sh DISKMON}
 RUNTIME=${DM_LOAD_SECONDS:-5}
 BACKEND=${DM_LOAD_BACKEND:-tracefs}
 SPAN=${DM_LOAD_SPAN:-8M}
+ORACLE=${DM_LOAD_ORACLE:-}
 
 # shellcheck source=../lib/loop_common.sh
 . "$(dirname "$0")/../lib/loop_common.sh"
 command -v fio >/dev/null || skip "fio is not installed (apt-get install fio)"
+[ -z "$ORACLE" ] || command -v bpftrace >/dev/null || skip "bpftrace is not installed"
 make_loop 512M load
 
 "$DISKMON" -d "$name" -s --backend "$BACKEND" >/dev/null 2>"$work/err" &
@@ -46,6 +54,26 @@ capturing() {
 wait_started "$dm" "$work/err" capturing
 sleep 0.3
 
+bp=""
+if [ -n "$ORACLE" ]; then
+    # The kernel's dev_t in the tracepoint: major << 20 | minor.
+    kdev=$(( (16#$(stat -c %t "$loop") << 20) | 16#$(stat -c %T "$loop") ))
+    cat >"$work/oracle.bt" <<BT
+tracepoint:block:block_rq_complete /args->dev == $kdev/ { @sectors = sum(args->nr_sector); }
+BEGIN { printf("READY\n"); }
+BT
+    # bpftrace sets RLIMIT_MEMLOCK itself; a refused raise is harmless.
+    bpftrace "$work/oracle.bt" >"$work/oracle.out" 2>"$work/oracle.err" &
+    bp=$!
+    bg="$bg $bp"
+    for _ in $(seq 400); do
+        grep -q READY "$work/oracle.out" && break
+        kill -0 "$bp" 2>/dev/null || skip "bpftrace did not start: $(head -c 300 "$work/oracle.err")"
+        sleep 0.05
+    done
+    grep -q READY "$work/oracle.out" || fail "bpftrace not ready within 20 s"
+fi
+
 fio --name=load --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \
     --iodepth=32 --direct=1 --size="$SPAN" --runtime="$RUNTIME" --time_based \
     --output-format=json >"$work/fio.json" 2>"$work/fio.err" ||
@@ -54,6 +82,15 @@ fio --name=load --filename="$loop" --rw=randread --bs=4k --ioengine=libaio \
 sleep 0.5
 interrupt "$dm"
 dm=""
+if [ -n "$bp" ]; then
+    kill -INT "$bp"
+    wait "$bp"
+    # The sum is printed as the map at exit: "@sectors: N".
+    sectors=$(sed -n 's/^@sectors: \([0-9]*\)$/\1/p' "$work/oracle.out")
+    [ -n "$sectors" ] || fail "no count from bpftrace: $(head -c 300 "$work/oracle.err")"
+    # 512-byte sectors, 8 to a 4 KiB read.
+    echo "bpftrace: $((sectors / 8)) x 4 KiB completed"
+fi
 
 # fio's JSON: the first "total_ios" after the job's "read" object.
 fio_ios=$(awk '/"read" : \{/ { r = 1 } r && /"total_ios"/ { gsub(/[^0-9]/, "", $3); print $3; exit }' \
