@@ -355,9 +355,9 @@ DM_TEST(process_pairs_per_disk)
 }
 
 /* Per cgroup: bounded by K like the process names, "(other)" for the
- * rest; only a Linux live source's file has the families, from the first
- * write on; a replay's never. */
-DM_TEST(cgroup_families_live_only)
+ * rest; a Linux live source's file has the families from the first write
+ * on; a replay's only once a row named a cgroup (a Linux capture's). */
+DM_TEST(cgroup_families)
 {
     static const struct dm_metrics_run live = {"tracefs", 0, 0};
     struct dm_metrics *m = dm_metrics_create("unused.prom", 1, 1, stderr);
@@ -389,6 +389,17 @@ DM_TEST(cgroup_families_live_only)
                                     "op=\"write\"}"),
                      "512");
     free(text);
+    text = render(m); /* a replay of rows that named cgroups */
+    DM_ASSERT(text != NULL);
+    DM_ASSERT_STR_EQ(value_of(text, "diskmon_cgroup_requests_total{cgroup=\"/system.slice/"
+                                    "docker-1.scope\",op=\"write\"}"),
+                     "2");
+    free(text);
+    dm_metrics_destroy(m);
+
+    m = dm_metrics_create("unused.prom", 1, 1, stderr);
+    DM_ASSERT(m != NULL);
+    dm_metrics_add(m, &none); /* a replay whose rows name none */
     text = render(m);
     DM_ASSERT(text != NULL);
     DM_ASSERT(strstr(text, "diskmon_cgroup") == NULL);
@@ -399,7 +410,7 @@ DM_TEST(cgroup_families_live_only)
 const struct dmt_case dm_suite_metrics[] = {
     {"process_pairs_per_disk", process_pairs_per_disk},
     {"preflush_write_is_one_write", preflush_write_is_one_write},
-    {"cgroup_families_live_only", cgroup_families_live_only},
+    {"cgroup_families", cgroup_families},
     {"label_escaping", label_escaping},
     {"bucket_edges", bucket_edges},
     {"busy_is_the_union", busy_is_the_union},
