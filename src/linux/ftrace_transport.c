@@ -585,4 +585,5 @@ static int ftrace_streams(void *t)
 const struct dm_blk_transport_ops dm_ftrace_transport = {
     "tracefs",      ftrace_open,    ftrace_enable, ftrace_wait,   ftrace_fill, ftrace_next,
     ftrace_release, ftrace_wake,    ftrace_losses, ftrace_streams, ftrace_close,
+    NULL,
 };

@@ -385,6 +385,30 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
     return stopped ? DM_ESTOPPED : more || dm_cpu_merge_cut(&s->merge);
 }
 
+/* How often the tail looks again for the completions it waits for. */
+#define TAIL_POLL_MS 20
+
+/*
+ * perf only (the transport's stop_starts): with the starts off and the
+ * completions still on, read until no request is open that the end would
+ * take for one in flight (requests.h), at most the grace. A completion the
+ * kernel dropped without counting it (docs/linux-live.md, "Perf backend
+ * losses") then leaves its start open past the grace, where it is counted
+ * as lost; a request that was really in flight completes meanwhile.
+ */
+static void tail(struct linux_source *s, struct dm_sink *sink)
+{
+    dm_requests_starts_off(&s->req, dm_monotonic_ns());
+    s->tops->stop_starts(s->t);
+    for (;;) {
+        while (drain(s, sink, 1) == 1)
+            ;
+        if (!dm_requests_open_young(&s->req, dm_monotonic_ns()))
+            return;
+        dm_sleep_ms(TAIL_POLL_MS);
+    }
+}
+
 static int linux_run(struct dm_source *src, struct dm_sink *sink)
 {
     struct linux_source *s = src->impl;
@@ -414,6 +438,8 @@ static int linux_run(struct dm_source *src, struct dm_sink *sink)
             last_expire = now;
         }
     }
+    if (s->tops->stop_starts != NULL)
+        tail(s, sink);
     /* Stop the kernel side, then show what it had already recorded. */
     s->tops->enable(s->t, 0);
     while (drain(s, sink, 1) == 1)

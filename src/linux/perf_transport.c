@@ -286,6 +286,16 @@ static void perf_enable(void *t, int on)
         enable_kind(p, 0, 1);
 }
 
+/* Every event off but block_rq_complete's (transport.h). */
+static void perf_stop_starts(void *t)
+{
+    struct perf_transport *p = t;
+
+    for (int k = 0; k < p->s.n_kinds; k++)
+        if (p->s.kinds[k] != DM_BLK_RQ_COMPLETE)
+            enable_kind(p, k, 0);
+}
+
 /* The longest a perf reader sleeps: the kernel wakes it only at a quarter
  * full ring (wakeup_watermark, fixed at open), so a quiet disk's events are
  * shown by this timeout. */
@@ -420,5 +430,5 @@ static int perf_streams(void *t)
 
 const struct dm_blk_transport_ops dm_perf_transport = {
     "perf",      perf_open,    perf_enable, perf_wait,    perf_fill, perf_next,
-    perf_release, perf_wake,   perf_losses, perf_streams, perf_close,
+    perf_release, perf_wake,   perf_losses, perf_streams, perf_close, perf_stop_starts,
 };

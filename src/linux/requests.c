@@ -255,7 +255,11 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
          * second completion of a write with a flush sequence, or (legacy)
          * the never-issued request behind an empty flush. */
         e.quiet = smp->nr_sector == 0 && smp->op != 'F';
-        if (dm_pairing_done(&r->pairs, &e, 1, &other) != DM_PAIR_MATCHED)
+        /* After the starts are off, a completion without its start is of
+         * a request that started after the capture: not parked. */
+        if (dm_pairing_done(&r->pairs, &e,
+                            r->starts_off_ns == 0 || smp->time_ns < r->starts_off_ns,
+                            &other) != DM_PAIR_MATCHED)
             return 0;
         dev_of(r, smp->dev)->matched++;
         make_event(r, &other, smp->time_ns, sector, smp->nr_sector, ev);
@@ -291,8 +295,25 @@ void dm_requests_expire(struct dm_requests *r, uint64_t now_ns)
     dm_pairing_expire(&r->pairs, now_ns);
 }
 
+void dm_requests_starts_off(struct dm_requests *r, uint64_t now_ns)
+{
+    r->starts_off_ns = now_ns;
+}
+
+int dm_requests_open_young(const struct dm_requests *r, uint64_t now_ns)
+{
+    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
+        const struct dm_pair_entry *e = &r->pairs.slots[i];
+
+        if (e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > now_ns)
+            return 1;
+    }
+    return 0;
+}
+
 void dm_requests_finish(struct dm_requests *r, uint64_t end_ns)
-{    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
+{
+    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
         const struct dm_pair_entry *e = &r->pairs.slots[i];
 
         if (e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > end_ns)

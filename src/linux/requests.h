@@ -75,6 +75,7 @@ struct dm_requests {
     struct dm_cgroups cgroups;    /* the issuers' cgroup v2 paths */
     enum dm_cgroup_source cg_source;
     struct dm_task_cgroups tasks; /* TRACK: each process's cgroup */
+    uint64_t starts_off_ns;       /* dm_requests_starts_off's time, 0: not yet */
 };
 
 /* Returns 0 or DM_ENOMEM. */
@@ -96,6 +97,17 @@ int dm_requests_feed(struct dm_requests *r, const struct dm_blk_sample *smp,
 
 /* Expire old table entries (pairing.h); call now and then with the time. */
 void dm_requests_expire(struct dm_requests *r, uint64_t now_ns);
+
+/*
+ * The start events are off from now_ns (transport.h's stop_starts): a
+ * completion after it that finds no start is of a request that started
+ * after the capture, and is not kept (nor counted as lost).
+ */
+void dm_requests_starts_off(struct dm_requests *r, uint64_t now_ns);
+
+/* Whether a request is still open that dm_requests_finish at now_ns
+ * would take for one in flight (its start less than the grace before). */
+int dm_requests_open_young(const struct dm_requests *r, uint64_t now_ns);
 
 /* Every sample was fed: close the table at end_ns (the last time seen). */
 void dm_requests_finish(struct dm_requests *r, uint64_t end_ns);

@@ -89,6 +89,12 @@ struct dm_blk_transport_ops {
     /* Release everything; the kernel side is gone afterwards (no instance,
      * no perf events). Safe on a half-opened transport. */
     void (*close)(void *t);
+    /* Before enable(0), or NULL: switch every tracepoint off but the
+     * completions, so that the requests still open can complete before
+     * the end (perf, whose kernel may drop a completion without counting
+     * it: linux_source.c's tail; tracefs switches its instance as a whole
+     * and drops nothing uncounted). */
+    void (*stop_starts)(void *t);
 };
 
 extern const struct dm_blk_transport_ops dm_ftrace_transport;
