@@ -11,13 +11,7 @@
  * A record never wraps: when it does not fit before the end of the buffer,
  * the producer fills the rest with a skip record and starts at offset 0.
  * The skip and the record after it are published together, so the consumer
- * never sees a skip alone. The producer also starts again at 0 when it finds
- * the ring empty past REUSE_AFTER bytes into the buffer (a skip over the
- * rest of it): a consumer that keeps up then reads and frees records in
- * the same few tens of KiB, warm in both threads' caches, where stepping
- * through the whole 16 MiB live ring took every line from memory (and a
- * page fault per 4 KiB on the first time round; seen in `perf record` of a
- * live diskmon under fio, docs/benchmarks.md).
+ * never sees a skip alone.
  */
 #include <string.h>
 
@@ -29,12 +23,6 @@
 #define REC_ALIGN 8u
 /* rec_head.file_len of a skip record: longer than any file name. */
 #define REC_SKIP 0xFFFFu
-/* Past this offset, an empty ring starts again at 0; the producer looks at
- * the consumer's index for that once per REUSE_CHECK_EVERY bytes pushed, so
- * that the consumer's cache line moves once per tens of records, not per
- * record. */
-#define REUSE_AFTER (64u << 10)
-#define REUSE_CHECK_EVERY (4u << 10)
 
 _Static_assert(offsetof(struct dm_event, disk_name) == DM_EVENT_FIXED_BYTES,
                "dm_event: the numbers must come first, in DM_EVENT_FIXED_BYTES");
@@ -46,8 +34,8 @@ _Static_assert(DM_FILE_MAX < REC_SKIP && DM_PROCESS_MAX <= 256 &&
                    DM_CGROUP_MAX <= 256,
                "name lengths must fit rec_head");
 
-/* Eight bytes. bytes is 16 bits: a record is at most DM_RING_RECORD_MAX.
- * A skip always runs to the end of the buffer: its bytes are not used. */
+/* Eight bytes. bytes is 16 bits: a record is at most DM_RING_RECORD_MAX,
+ * and a skip is shorter than the record that did not fit after it. */
 struct rec_head {
     uint16_t bytes;        /* the whole record, padded */
     uint16_t file_len;     /* without the NUL; REC_SKIP: a skip record */
@@ -84,7 +72,6 @@ struct dm_ring {
     /* Producer's line: its index, its cached copy of tail, its counters. */
     _Alignas(DM_CACHE_LINE) dm_atomic_u64 head;
     uint64_t tail_cache;
-    uint64_t reuse_check;  /* head at which to look for an empty ring again */
     dm_atomic_u64 pushed;
     dm_atomic_u64 dropped;
     volatile int closed;
@@ -179,7 +166,6 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     uint64_t offset = head & ring->mask, skip, need;
     struct rec_head h;
     unsigned spins = 0;
-    int restart = 0;
     uint8_t *p;
 
     h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
@@ -190,15 +176,8 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     h.bytes = (uint16_t)((REC_FIXED + h.disk_name_len + h.process_len + h.file_len +
                           h.partition_len + h.cgroup_len + 5u + REC_ALIGN - 1) &
                          ~(size_t)(REC_ALIGN - 1));
-    /* Far into the buffer, now and then: is the ring empty (every record
-     * freed: tail has caught up with head)? Then start again at 0 (above). */
-    if (offset >= REUSE_AFTER && head >= ring->reuse_check) {
-        ring->reuse_check = head + REUSE_CHECK_EVERY;
-        ring->tail_cache = dm_atomic_load_acquire(&ring->tail);
-        restart = ring->tail_cache == head;
-    }
     /* A record never wraps: what is left before the end becomes a skip. */
-    skip = restart || h.bytes > size - offset ? size - offset : 0;
+    skip = h.bytes > size - offset ? size - offset : 0;
     need = head + skip + h.bytes;
     /* Re-read tail only when the cached value says the ring is full. */
     while (need - ring->tail_cache > size) {
@@ -220,7 +199,7 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
             dm_sleep_ms(1);
     }
     if (skip != 0) {
-        struct rec_head sh = {0, REC_SKIP, 0, 0, 0, 0};
+        struct rec_head sh = {(uint16_t)skip, REC_SKIP, 0, 0, 0, 0};
 
         memcpy(ring->data + offset, &sh, sizeof sh);
         offset = 0;
@@ -308,13 +287,9 @@ size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)
         struct rec_head h;
 
         memcpy(&h, p, sizeof h);
-        if (h.file_len == REC_SKIP) {
-            /* To the end of the buffer. A record follows: they were
-             * published together. */
-            pos = (pos | ring->mask) + 1;
-            continue;
-        }
         pos += h.bytes;
+        if (h.file_len == REC_SKIP)
+            continue; /* a record follows: they were published together */
         memcpy(&out[n], p + h.bytes - DM_EVENT_FIXED_BYTES, DM_EVENT_FIXED_BYTES);
         names = (const char *)p + sizeof h;
         out[n].disk_name = names;
