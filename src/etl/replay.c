@@ -16,23 +16,19 @@
  * It asks the reader for the Process, Thread, FileIo, SysConfig and DiskIo
  * records only, and of DiskIo the Read and Write completions only
  * (dm_etl_select; DiskIo so that only the rundown file names some request
- * will use are kept, see dm_kdecode_rundown): the reader walks every
- * buffer but skips the other records at the cost of their headers: they
- * are neither merged nor decoded nor handed out. It returns the picked
- * ones in the order the full merge gives them, which is the order
- * dm_kdecode_rundown must see them in. The pass runs on both cores
- * (replay_naming.c), the printer having nothing to print yet: a reader
- * thread reads and merges, this thread decodes the records it picked, in
- * the same order, so the names are the same as on one thread. Then the
- * reader is rewound and the decoding pass takes every record, decodes and
- * emits. A plain file is read twice (the page cache serves the second), a
- * compressed one inflated twice. On the generated trace of 100,000
- * requests (callgrind, docs/benchmarks.md) the naming pass costs this
- * thread 42M instructions and the reader thread 53M plain, 150M
- * compressed (inflating), where one thread took 87M and 183M: the pass
- * ends when the reader does. Memory stays one buffer per CPU and four
- * batches of picked records; the names learned go into the decoder's
- * rundown tables, nothing per event.
+ * will use are kept, see dm_kdecode_rundown): the reader
+ * walks every buffer but skips the other records at the cost of their
+ * headers: they are neither merged nor decoded nor handed out. It returns
+ * the picked ones
+ * in the order the full merge gives them, which is the order
+ * dm_kdecode_rundown must see them in. Then the reader is rewound and the
+ * decoding pass takes every record, decodes and emits. A plain file is read
+ * twice (the page cache serves the second), a compressed one inflated
+ * twice: on generated traces the naming pass costs about half of the
+ * decoding pass's instructions plain, three quarters compressed (it was two
+ * thirds and four fifths while it took the Inits too). Memory stays one
+ * buffer per CPU; the names learned go into the decoder's rundown tables,
+ * nothing per event.
  *
  * Time 0 is the trace header record, as PerfView counts (docs/etw.md §3),
  * and the header's StartTime is the wall clock at that instant.
@@ -47,7 +43,6 @@
 #include "diskmon.h"
 #include "etl/etl.h"
 #include "etl/replay.h"
-#include "etl/replay_naming.h"
 #include "platform/platform.h"
 
 /* FILETIME of 1970-01-01 (100 ns units since 1601). */
@@ -229,12 +224,6 @@ static enum dm_kclass record_class(struct class_cache *c, const struct dm_etl_re
     return (enum dm_kclass)c->guid_class[i];
 }
 
-/* record_class for dm_replay_naming's reader thread. */
-static enum dm_kclass classify(void *ctx, const struct dm_etl_record *rec)
-{
-    return record_class(ctx, rec);
-}
-
 static void finish(struct dm_source *src, const struct replay *r)
 {
     src->malformed = dm_kdecoder_malformed(r->kd);
@@ -292,16 +281,14 @@ struct pass {
 
 /* Progress units: the naming pass reads every byte of the file too, and
  * merges all but the unknown records and the DiskIo Inits (the DiskIo
- * completions too, for dm_kdecode_rundown), but decodes little and emits
- * nothing, and it runs on two threads, so a byte of it takes less time
- * than a byte of the decoding pass. Its time is its reader thread's
- * (replay_naming.c); measured with callgrind on generated traces of
- * 100,000 requests: on a plain file the reader takes about a third of the
- * decoding pass's source thread (53M instructions against 158M), on a
- * compressed one, which it inflates in full, about three fifths (150M
- * against 255M); a byte counts 1/3 and 1/2. */
-#define NAMING_DIVISOR_PLAIN 3u
-#define NAMING_DIVISOR_COMPRESSED 2u
+ * completions too, for dm_kdecode_rundown), but decodes little and emits nothing, so a byte of
+ * it counts less than a byte of the decoding pass. Measured with callgrind
+ * on generated traces of 100,000 requests (the source thread's calls): on
+ * a plain file the naming pass costs about half of the decoding pass (84M
+ * instructions against 153M), on a compressed one, which it inflates in
+ * full, about three quarters (182M against 251M); a byte counts 1/2 and 1. */
+#define NAMING_DIVISOR_PLAIN 2u
+#define NAMING_DIVISOR_COMPRESSED 1u
 
 static unsigned naming_divisor(const struct replay *r)
 {
@@ -333,21 +320,24 @@ static int on_buffer(void *ctx, uint64_t bytes_done)
  * pass. A reader error ends this pass quietly: the decoding pass meets the
  * same error at the same place, after emitting everything before it, and
  * reports it; the selecting reader stops where the full merge would, so
- * both passes see the same records. on_buffer runs on the reader thread
- * meanwhile: the sink's stop flag and progress are atomics, and p is this
- * thread's again once dm_replay_naming has joined that thread. Returns 0,
- * 1 when asked to stop, or the error of reading the file's first buffer
- * again.
+ * both passes see the same records. Returns 0, 1 when asked to stop, or the
+ * error of reading the file's first buffer again.
  */
 static int naming_pass(struct dm_source *src, struct replay *r, struct pass *p)
 {
     struct dm_etl_select sel;
+    struct dm_etl_record rec;
+    struct dm_krecord kr;
     uint8_t opcodes[DM_ETL_HOOK_BYTES];
+    char err[512];
     int rc;
 
     naming_selection(&sel, opcodes);
     dm_etl_select(r->etl, &sel);
-    rc = dm_replay_naming(r->etl, r->kd, classify, &r->classes);
+    while ((rc = dm_etl_next(r->etl, &rec, err, sizeof err)) > 0) {
+        to_krecord(&rec, record_class(&r->classes, &rec), &kr);
+        (void)dm_kdecode_rundown(r->kd, &kr); /* damage: see above */
+    }
     if (rc == DM_ESTOPPED)
         return 1;
     dm_etl_select(r->etl, NULL);
