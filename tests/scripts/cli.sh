@@ -21,8 +21,11 @@ check help_on_stdout grep -q -- "--replay FILE" "$TMP/help"
 check help_no_stderr test ! -s "$TMP/err"
 "$DISKMON" -V >"$TMP/ver"; rc=$?
 check version test "$rc" -eq 0 -a "$(head -n 1 "$TMP/ver" | cut -d' ' -f1)" = diskmon
-# The second line names the build: compiler and target (this machine's).
-check version_build grep -Eqx "built with (GNU|Clang) [0-9.]+ for $(uname -s) $(uname -m)" "$TMP/ver"
+# The second line names the build: compiler and target: this machine's, or
+# i686 for a 32-bit build on x86_64 (the ELF header's class byte, 1: 32-bit).
+cpu=$(uname -m)
+[ "$cpu" = x86_64 ] && [ "$(od -An -tu1 -j4 -N1 "$DISKMON" | tr -d ' ')" = 1 ] && cpu=i686
+check version_build grep -Eqx "built with (GNU|Clang) [0-9.]+ for $(uname -s) $cpu" "$TMP/ver"
 
 for args in "--bogus" "-f xml" "-n 0" "-r" "extra"; do
     # shellcheck disable=SC2086
