@@ -98,9 +98,16 @@ else
 fi
 
 # --- a link planted mid-run: not followed ------------------------------------------
-rm -f "$work/o.svg"
-ln -s victim.txt "$work/o.svg"
-sleep 0.6
+# Planted by rename over the map, as an attacker would: an rm then ln can
+# lose to diskmon's own rewrite between the two ("File exists"). A rewrite
+# already past its last look at the name can still rename over the link
+# (diskmon's refusal is for what stands there when it looks): plant again
+# then, at most three times.
+for _ in 1 2 3; do
+    ln -sfn victim.txt "$work/o.svg.link" && mv -T "$work/o.svg.link" "$work/o.svg"
+    sleep 0.6
+    [ -L "$work/o.svg" ] && break
+done
 interrupt "$dm"
 if [ "$(cat "$work/victim.txt")" = important ] && [ -L "$work/o.svg" ] &&
     [ "$(grep -c "offset map $work/o.svg: it is a symbolic link" "$work/err")" -eq 1 ]; then
