@@ -300,14 +300,18 @@ void dm_requests_starts_off(struct dm_requests *r, uint64_t now_ns)
     r->starts_off_ns = now_ns;
 }
 
+/* A start still open at now_ns that the end takes for a request in flight
+ * (less than the grace old), not for one whose completion never came. */
+static int open_young(const struct dm_pair_entry *e, uint64_t now_ns)
+{
+    return e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > now_ns;
+}
+
 int dm_requests_open_young(const struct dm_requests *r, uint64_t now_ns)
 {
-    for (uint32_t i = 0; i <= r->pairs.mask; i++) {
-        const struct dm_pair_entry *e = &r->pairs.slots[i];
-
-        if (e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > now_ns)
+    for (uint32_t i = 0; i <= r->pairs.mask; i++)
+        if (open_young(&r->pairs.slots[i], now_ns))
             return 1;
-    }
     return 0;
 }
 
@@ -316,7 +320,7 @@ void dm_requests_finish(struct dm_requests *r, uint64_t end_ns)
     for (uint32_t i = 0; i <= r->pairs.mask; i++) {
         const struct dm_pair_entry *e = &r->pairs.slots[i];
 
-        if (e->state == DM_PAIR_START && e->time_ns + OPEN_GRACE_NS > end_ns)
+        if (open_young(e, end_ns))
             dev_of(r, e->dev)->open_young++;
     }
     dm_pairing_finish(&r->pairs);
