@@ -70,28 +70,18 @@ const char *dm_blk_name(struct dm_blk_names *c, uint32_t dev)
     return c->e[i].name;
 }
 
-/* The kernel gives a block device's size in 512-byte units whatever its
- * logical block size (Documentation/ABI/stable/sysfs-block, /sys/block/
- * <disk>/size; include/linux/blk_types.h, SECTOR_SHIFT 9). */
-#define SYSFS_SECTOR_BYTES 512u
-
 uint64_t dm_blk_size(const void *ctx, uint32_t dev, const char **from)
 {
-    char path[64], buf[64], *end;
-    unsigned long long sectors;
+    char path[64];
+    uint64_t sectors;
 
     (void)ctx;
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/size", dev_major(dev), dev_minor(dev));
-    if (dm_read_text(path, buf, sizeof buf) <= 0)
-        return 0;
-    errno = 0;
-    sectors = strtoull(buf, &end, 10);
-    if (errno != 0 || end == buf || (*end != '\n' && *end != '\0') ||
-        sectors > UINT64_MAX / SYSFS_SECTOR_BYTES)
+    if (dm_read_u64(path, &sectors) != 0 || sectors > UINT64_MAX / DM_SYSFS_SECTOR_BYTES)
         return 0;
     if (from != NULL)
         *from = "sysfs";
-    return (uint64_t)sectors * SYSFS_SECTOR_BYTES;
+    return sectors * DM_SYSFS_SECTOR_BYTES;
 }
 
 static int by_name(const void *a, const void *b)

@@ -3,26 +3,14 @@
  * partition by its sector (partitions.h).
  */
 #include <dirent.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "linux/partitions.h"
 #include "linux/tracefs.h"
 
-/* sysfs start and size count 512-byte units (partitions.h). */
-#define SYSFS_SECTOR_BYTES 512u
 /* The least time between two reads of one disk's table. */
 #define REREAD_NS 1000000000ull
-
-static int read_u64(const char *path, uint64_t *v)
-{
-    char buf[32];
-
-    return dm_read_text(path, buf, sizeof buf) >= 0 && sscanf(buf, "%" SCNu64, v) == 1
-               ? 0
-               : -1;
-}
 
 int dm_blk_read_partitions(const char *disk_dir, struct dm_part *parts, int max)
 {
@@ -41,17 +29,17 @@ int dm_blk_read_partitions(const char *disk_dir, struct dm_part *parts, int max)
         if (de->d_name[0] == '.' || len >= sizeof parts[n].name)
             continue;
         snprintf(path, sizeof path, "%s/%s/partition", disk_dir, de->d_name);
-        if (read_u64(path, &number) != 0)
+        if (dm_read_u64(path, &number) != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s/start", disk_dir, de->d_name);
-        if (read_u64(path, &start) != 0)
+        if (dm_read_u64(path, &start) != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s/size", disk_dir, de->d_name);
-        if (read_u64(path, &size) != 0 || size == 0 ||
-            start > UINT64_MAX / SYSFS_SECTOR_BYTES - size)
+        if (dm_read_u64(path, &size) != 0 || size == 0 ||
+            start > UINT64_MAX / DM_SYSFS_SECTOR_BYTES - size)
             continue;
-        parts[n].first = start * SYSFS_SECTOR_BYTES;
-        parts[n].end = (start + size) * SYSFS_SECTOR_BYTES;
+        parts[n].first = start * DM_SYSFS_SECTOR_BYTES;
+        parts[n].end = (start + size) * DM_SYSFS_SECTOR_BYTES;
         memcpy(parts[n].name, de->d_name, len + 1); /* len was checked above */
         n++;
     }

@@ -339,6 +339,21 @@ long dm_read_text(const char *path, char *buf, size_t cap)
     return (long)len;
 }
 
+int dm_read_u64(const char *path, uint64_t *v)
+{
+    char buf[32], *end;
+    unsigned long long n;
+
+    if (dm_read_text(path, buf, sizeof buf) <= 0)
+        return -1;
+    errno = 0;
+    n = strtoull(buf, &end, 10);
+    if (errno != 0 || end == buf || (*end != '\n' && *end != '\0'))
+        return -1;
+    *v = (uint64_t)n;
+    return 0;
+}
+
 /* dm_read_text with a message that says what to do; returns the length or
  * a negative dm_err. */
 static long read_small(const char *path, char *buf, size_t cap, char *err,

@@ -78,6 +78,17 @@ int dm_tracefs_rmdir(const char *dir);
  * into buf, NUL-terminated. Returns the length, or -1 with errno set. */
 long dm_read_text(const char *path, char *buf, size_t cap);
 
+/* A file holding one decimal number and its newline, as sysfs prints its
+ * sizes and counts: 0 with *v, or -1 (unreadable, not one number, or past
+ * UINT64_MAX). */
+int dm_read_u64(const char *path, uint64_t *v);
+
+/* sysfs gives block device and partition sizes and starts in 512-byte
+ * units whatever the logical block size (Documentation/ABI/stable/
+ * sysfs-block, /sys/block/<disk>/size; include/linux/blk_types.h,
+ * SECTOR_SHIFT 9). */
+#define DM_SYSFS_SECTOR_BYTES 512u
+
 /*
  * What to do when diskmon may not use tracefs or perf events: the one
  * privilege advice of the Linux backend, naming this executable. On a
