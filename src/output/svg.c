@@ -103,6 +103,20 @@ void dm_svg_init(struct dm_svg *s, struct dm_text *t)
     s->t = t;
 }
 
+void dm_svg_spill_to(struct dm_svg *s, void (*spill)(void *ctx, struct dm_text *t), void *ctx)
+{
+    s->spill = spill;
+    s->spill_ctx = ctx;
+}
+
+/* After a whole element (or a cell's markup): hand the bytes on when there
+ * are enough of them. */
+static void maybe_spill(struct dm_svg *s)
+{
+    if (s->spill != NULL && s->t->len >= DM_SVG_SPILL_BYTES)
+        s->spill(s->spill_ctx, s->t);
+}
+
 /* End a start tag left open for attributes. */
 static void end_tag(struct dm_svg *s)
 {
@@ -189,6 +203,7 @@ void dm_svg_raw(struct dm_svg *s, const char *markup, size_t len)
 {
     end_tag(s);
     dm_text_put(s->t, markup, len);
+    maybe_spill(s);
 }
 
 void dm_svg_close(struct dm_svg *s)
@@ -199,11 +214,12 @@ void dm_svg_close(struct dm_svg *s)
     if (s->in_tag) {
         dm_text_puts(s->t, "/>");
         s->in_tag = 0;
-        return;
+    } else {
+        dm_text_puts(s->t, "</");
+        dm_text_puts(s->t, s->open[s->depth]);
+        dm_text_putc(s->t, '>');
     }
-    dm_text_puts(s->t, "</");
-    dm_text_puts(s->t, s->open[s->depth]);
-    dm_text_putc(s->t, '>');
+    maybe_spill(s);
 }
 
 void dm_svg_end(struct dm_svg *s)

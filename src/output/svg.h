@@ -35,10 +35,22 @@ struct dm_svg {
     int depth;
     int in_tag;                  /* the last start tag's '>' is not written yet */
     int overflow;                /* more than DM_SVG_DEPTH: elements were dropped */
+    void (*spill)(void *ctx, struct dm_text *t); /* NULL: t grows whole */
+    void *spill_ctx;
 };
 
 /* Start writing into t (appended to). */
 void dm_svg_init(struct dm_svg *s, struct dm_text *t);
+
+/* Past this many bytes in t, the writer hands them on (dm_svg_spill_to):
+ * a 64 KiB buffer stays in the cache and is rewritten in place, where a
+ * whole map of megabytes took a page fault every 4 KiB (docs/benchmarks.md). */
+#define DM_SVG_SPILL_BYTES (64u * 1024)
+
+/* After an element is written and t holds DM_SVG_SPILL_BYTES or more,
+ * spill(ctx, t) takes its bytes and empties it: the document goes out as
+ * it is made (a file, file_out.h) and t never holds it whole. */
+void dm_svg_spill_to(struct dm_svg *s, void (*spill)(void *ctx, struct dm_text *t), void *ctx);
 
 /* The XML declaration a file of its own starts with. */
 #define DM_XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

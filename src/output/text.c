@@ -98,15 +98,20 @@ int dm_text_write(struct dm_text *t, FILE *f)
 
     if (t->len > 0)
         rc = dm_write_all(f, t->data, t->len);
-    t->len = 0;
+    dm_text_empty(t);
     t->failed = 0;
-    if (t->data != NULL)
-        t->data[0] = '\0';
     if (rc == 0 && failed) {
         errno = ENOMEM;
         rc = -1;
     }
     return rc;
+}
+
+void dm_text_empty(struct dm_text *t)
+{
+    t->len = 0;
+    if (t->data != NULL)
+        t->data[0] = '\0';
 }
 
 void dm_text_free(struct dm_text *t)

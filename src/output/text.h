@@ -35,6 +35,8 @@ void dm_text_printf(struct dm_text *t, const char *fmt, ...) DM_PRINTF(2, 3);
 /* Write the text to f (dm_write_all) and empty it. Returns 0, or -1 with
  * errno set (EPIPE: the reader went away; ENOMEM: the text was cut). */
 int dm_text_write(struct dm_text *t, FILE *f);
+/* Empty the text, keeping its room (and failed: bytes lost stay said). */
+void dm_text_empty(struct dm_text *t);
 void dm_text_free(struct dm_text *t);
 
 /* One message to f through dm_write_all. Returns 0 or -1 (errno set). */

@@ -210,10 +210,14 @@ const char *dm_file_not_replaceable(const char *path);
 int dm_file_same(const char *a, const char *b);
 
 /*
- * Replace the file at path with len bytes of data so that a reader sees
- * either the old file or the new one, never part of one. Refused (DM_EUSAGE)
- * when dm_file_not_replaceable(path) says why, looked at before the
- * temporary file is made and again just before the rename. The bytes go to
+ * Replace the file at path so that a reader sees either the old file or
+ * the new one, never part of one, in steps, so that a file of megabytes
+ * is written as it is made and never held whole: dm_replace_open makes
+ * the temporary file, dm_replace_write adds bytes, dm_replace_commit puts
+ * it in place, dm_replace_abort (after a failure of the caller's) removes it.
+ *
+ * Refused (DM_EUSAGE) when dm_file_not_replaceable(path) says why, looked
+ * at in dm_replace_open and again just before the rename. The bytes go to
  * a temporary file made new in the same folder (so on the same file
  * system): PATH.<12 random letters and digits>.tmp, never *.prom, so a
  * textfile collector ignores it. POSIX: open(2) with O_CREAT | O_EXCL |
@@ -229,13 +233,18 @@ int dm_file_same(const char *a, const char *b);
  * printer's write returned (it holds the results lock, printer.h); only
  * SIGKILL or a crash can leave one behind.
  *
- * Returns 0, or a negative dm_err with why (at most why_len bytes) saying
- * what failed: "it is a symbolic link: not replacing it", or the step and
- * the OS's message ("creating a temporary file in its folder failed: No
- * such file or directory").
+ * dm_replace_open and dm_replace_commit return 0, or a negative dm_err
+ * with why (at most why_len bytes) saying what failed: "it is a symbolic
+ * link: not replacing it", or the step and the OS's message ("creating a
+ * temporary file in its folder failed: No such file or directory"). A
+ * failed write is kept and said by dm_replace_commit, which then removes
+ * the temporary file. path must stay valid until the commit or abort.
  */
-int dm_file_replace(const char *path, const void *data, size_t len, char *why,
-                    size_t why_len);
+struct dm_replace;
+int dm_replace_open(struct dm_replace **r, const char *path, char *why, size_t why_len);
+void dm_replace_write(struct dm_replace *r, const void *data, size_t len);
+int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len);
+void dm_replace_abort(struct dm_replace *r);
 
 /*
  * An input read in pieces as it arrives, for the line formats (-r FILE,

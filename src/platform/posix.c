@@ -651,68 +651,114 @@ static int refused(const char *what, char *why, size_t why_len)
     return DM_EUSAGE;
 }
 
-int dm_file_replace(const char *path, const void *data, size_t len, char *why,
-                    size_t why_len)
-{
-    const char *p = data, *what = dm_file_not_replaceable(path), *step = NULL;
-    size_t cap = strlen(path) + TMP_EXTRA;
-    char *tmp;
-    int fd, e = 0, rc;
+struct dm_replace {
+    const char *path;
+    char *tmp;                   /* the temporary file's name */
+    int fd;
+    int e;                       /* the first failure's errno (0: none) */
+    const char *step;            /* and the step it failed in */
+};
 
+int dm_replace_open(struct dm_replace **out, const char *path, char *why, size_t why_len)
+{
+    const char *what = dm_file_not_replaceable(path);
+    size_t cap = strlen(path) + TMP_EXTRA;
+    struct dm_replace *r;
+    int rc;
+
+    *out = NULL;
     if (what != NULL)
         return refused(what, why, why_len);
-    tmp = malloc(cap);
-    if (tmp == NULL)
+    r = calloc(1, sizeof *r);
+    if (r == NULL || (r->tmp = malloc(cap)) == NULL) {
+        free(r);
         return replace_failed(ENOMEM, "making the temporary file's name", why, why_len);
-    fd = create_temp(path, tmp, cap);
-    if (fd < 0) {
+    }
+    r->path = path;
+    r->fd = create_temp(path, r->tmp, cap);
+    if (r->fd < 0) {
         rc = replace_failed(errno, "creating a temporary file in its folder", why, why_len);
-        free(tmp);
+        free(r->tmp);
+        free(r);
         return rc;
     }
     /* 0644: the textfile collector runs as another user and must read it,
      * whatever umask diskmon was started with. */
-    if (fchmod(fd, 0644) != 0) {
-        e = errno;
-        step = "setting the temporary file's mode";
+    if (fchmod(r->fd, 0644) != 0) {
+        r->e = errno;
+        r->step = "setting the temporary file's mode";
     }
-    while (e == 0 && len > 0) {
-        ssize_t n = write(fd, p, len);
+    *out = r;
+    return 0;
+}
 
-        if (n < 0 && errno == EINTR)
+void dm_replace_write(struct dm_replace *r, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (r->e == 0 && len > 0) {
+        ssize_t done = write(r->fd, p, len);
+
+        if (done < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            e = n < 0 ? errno : EIO;
-            step = "writing the temporary file";
+        if (done <= 0) {
+            r->e = done < 0 ? errno : EIO;
+            r->step = "writing the temporary file";
             break;
         }
-        p += n;
-        len -= (size_t)n;
+        p += done;
+        len -= (size_t)done;
     }
+}
+
+/* The temporary file closed and removed, r freed. */
+static void replace_free(struct dm_replace *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    unlink(r->tmp);
+    free(r->tmp);
+    free(r);
+}
+
+void dm_replace_abort(struct dm_replace *r)
+{
+    if (r != NULL)
+        replace_free(r);
+}
+
+int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
+{
+    const char *what = NULL;
+    int rc;
+
     /* On disk before the rename: after a crash the name holds the old
      * file or the new one, not an empty one. */
-    if (e == 0 && fsync(fd) != 0) {
-        e = errno;
-        step = "fsync of the temporary file";
+    if (r->e == 0 && fsync(r->fd) != 0) {
+        r->e = errno;
+        r->step = "fsync of the temporary file";
     }
-    if (close(fd) != 0 && e == 0) {
-        e = errno;
-        step = "closing the temporary file";
+    if (close(r->fd) != 0 && r->e == 0) {
+        r->e = errno;
+        r->step = "closing the temporary file";
     }
+    r->fd = -1;
     /* Looked at again: it may have become a symbolic link or a device since.
      * rename(2) would replace the link itself, not follow it, but what was
      * put there is not diskmon's to replace. */
-    what = e == 0 ? dm_file_not_replaceable(path) : NULL;
-    if (e == 0 && what == NULL && rename(tmp, path) != 0) {
-        e = errno;
-        step = "renaming it over the file";
+    what = r->e == 0 ? dm_file_not_replaceable(r->path) : NULL;
+    if (r->e == 0 && what == NULL) {
+        if (rename(r->tmp, r->path) == 0) {
+            free(r->tmp);
+            free(r);
+            return 0;
+        }
+        r->e = errno;
+        r->step = "renaming it over the file";
     }
-    if (e != 0 || what != NULL)
-        unlink(tmp);
-    free(tmp);
-    if (what != NULL)
-        return refused(what, why, why_len);
-    return e != 0 ? replace_failed(e, step, why, why_len) : 0;
+    rc = what != NULL ? refused(what, why, why_len) : replace_failed(r->e, r->step, why, why_len);
+    replace_free(r);
+    return rc;
 }
 
 int dm_file_size(FILE *f, uint64_t *size)

@@ -284,69 +284,114 @@ static HANDLE create_temp(const char *path, wchar_t **wtmp, DWORD *e)
     return h;
 }
 
-int dm_file_replace(const char *path, const void *data, size_t len, char *why,
-                    size_t why_len)
-{
-    const char *p = data, *what = dm_file_not_replaceable(path), *step = NULL;
-    wchar_t *wpath, *wtmp = NULL;
-    DWORD e = 0;
+struct dm_replace {
+    const char *path;
+    wchar_t *wpath, *wtmp;       /* the target's and the temporary file's names */
     HANDLE h;
+    DWORD e;                     /* the first failure (0: none) */
+    const char *step;            /* and the step it failed in */
+};
+
+int dm_replace_open(struct dm_replace **out, const char *path, char *why, size_t why_len)
+{
+    const char *what = dm_file_not_replaceable(path);
+    struct dm_replace *r;
+    DWORD e = 0;
     int rc;
 
+    *out = NULL;
     if (what != NULL)
         return refused(what, why, why_len);
-    wpath = wide_path(path);
-    if (wpath == NULL)
+    r = calloc(1, sizeof *r);
+    if (r == NULL || (r->wpath = wide_path(path)) == NULL) {
+        free(r);
         return replace_failed(ERROR_NOT_ENOUGH_MEMORY, "converting its name", why, why_len);
-    h = create_temp(path, &wtmp, &e);
-    if (h == INVALID_HANDLE_VALUE) {
+    }
+    r->path = path;
+    r->h = create_temp(path, &r->wtmp, &e);
+    if (r->h == INVALID_HANDLE_VALUE) {
         rc = replace_failed(e, "creating a temporary file in its folder", why, why_len);
-        free(wtmp);
-        free(wpath);
+        free(r->wtmp);
+        free(r->wpath);
+        free(r);
         return rc;
     }
-    while (len > 0) {
+    *out = r;
+    return 0;
+}
+
+void dm_replace_write(struct dm_replace *r, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (r->e == 0 && len > 0) {
+        /* WriteFile takes a DWORD: a GiB at a time. */
         DWORD chunk = len > 0x40000000u ? 0x40000000u : (DWORD)len, done = 0;
 
-        if (!WriteFile(h, p, chunk, &done, NULL) || done == 0) {
-            e = GetLastError();
-            if (e == 0)
-                e = ERROR_WRITE_FAULT;
-            step = "writing the temporary file";
+        if (!WriteFile(r->h, p, chunk, &done, NULL) || done == 0) {
+            r->e = GetLastError();
+            if (r->e == 0)
+                r->e = ERROR_WRITE_FAULT;
+            r->step = "writing the temporary file";
             break;
         }
         p += done;
         len -= done;
     }
+}
+
+/* The temporary file closed and removed, r freed. */
+static void replace_free(struct dm_replace *r)
+{
+    if (r->h != INVALID_HANDLE_VALUE)
+        CloseHandle(r->h);
+    DeleteFileW(r->wtmp);
+    free(r->wtmp);
+    free(r->wpath);
+    free(r);
+}
+
+void dm_replace_abort(struct dm_replace *r)
+{
+    if (r != NULL)
+        replace_free(r);
+}
+
+int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
+{
+    const char *what;
+    int rc;
+
     /* On disk before the rename, as fsync on POSIX. */
-    if (e == 0 && !FlushFileBuffers(h)) {
-        e = GetLastError();
-        step = "flushing the temporary file";
+    if (r->e == 0 && !FlushFileBuffers(r->h)) {
+        r->e = GetLastError();
+        r->step = "flushing the temporary file";
     }
-    if (!CloseHandle(h) && e == 0) {
-        e = GetLastError();
-        step = "closing the temporary file";
+    if (!CloseHandle(r->h) && r->e == 0) {
+        r->e = GetLastError();
+        r->step = "closing the temporary file";
     }
+    r->h = INVALID_HANDLE_VALUE;
     /* Looked at again: it may have become a link or a device since. */
-    what = e == 0 ? dm_file_not_replaceable(path) : NULL;
-    for (int i = 0; e == 0 && what == NULL; i++) {
-        if (MoveFileExW(wtmp, wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-            break;
-        e = GetLastError();
-        step = "renaming it over the file";
+    what = r->e == 0 ? dm_file_not_replaceable(r->path) : NULL;
+    for (int i = 0; r->e == 0 && what == NULL; i++) {
+        if (MoveFileExW(r->wtmp, r->wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+            free(r->wtmp);
+            free(r->wpath);
+            free(r);
+            return 0;
+        }
+        r->e = GetLastError();
+        r->step = "renaming it over the file";
         if (i + 1 < REPLACE_TRIES &&
-            (e == ERROR_ACCESS_DENIED || e == ERROR_SHARING_VIOLATION)) {
+            (r->e == ERROR_ACCESS_DENIED || r->e == ERROR_SHARING_VIOLATION)) {
             Sleep(REPLACE_WAIT_MS);
-            e = 0;
+            r->e = 0;
         }
     }
-    if (e != 0 || what != NULL)
-        DeleteFileW(wtmp);
-    free(wpath);
-    free(wtmp);
-    if (what != NULL)
-        return refused(what, why, why_len);
-    return e != 0 ? replace_failed(e, step, why, why_len) : 0;
+    rc = what != NULL ? refused(what, why, why_len) : replace_failed(r->e, r->step, why, why_len);
+    replace_free(r);
+    return rc;
 }
 
 enum dm_file_kind dm_file_kind(const char *path, uint64_t *size)

@@ -5,10 +5,9 @@
  * One view for the three because they share their counts: one time axis
  * (heatgrid.h) on which each request is placed once, one latency map and
  * one offset map however many of the files ask for them, each map drawn
- * once per write and the same bytes written as the SVG file and inline in
- * the report. Every request is counted once in each structure, so the
- * three files cost little more than the most expensive one alone
- * (docs/benchmarks.md).
+ * from them into its SVG file and again inline in the report. Every
+ * request is counted once in each structure, so the three files cost
+ * little more than the most expensive one alone (docs/benchmarks.md).
  *
  * Live, the files are rewritten every cfg->heat_ns on the capture clock
  * (10 s, or the --top/--metrics interval) and once at the end, through
@@ -42,7 +41,7 @@ struct pictures {
     struct dm_report *report;    /* NULL: no --report */
     struct dm_file_out out[OUTS];
     int wanted[OUTS];
-    struct dm_text lat_svg, off_svg, page; /* reused from write to write */
+    struct dm_text buf;          /* a file's bytes on their way out (svg.h's spill) */
     struct dm_report_run run;
     uint64_t next_ns;            /* live: the next write, on the capture clock */
 };
@@ -54,9 +53,7 @@ static void pictures_destroy(void *view)
     dm_latmap_destroy(p->lat);
     dm_offmap_destroy(p->off);
     dm_report_destroy(p->report);
-    dm_text_free(&p->lat_svg);
-    dm_text_free(&p->off_svg);
-    dm_text_free(&p->page);
+    dm_text_free(&p->buf);
     free(p);
 }
 
@@ -127,47 +124,53 @@ static void pictures_add(void *view, const struct dm_event *ev, size_t n)
     }
 }
 
-/* One file's bytes, or the out-of-memory failure said for it. */
-static void write_one(struct dm_file_out *f, const struct dm_text *t, size_t skip)
+static void spill(void *ctx, struct dm_text *t)
 {
-    dm_file_out_write(f, t->failed ? "" : t->data + skip, t->failed ? 0 : t->len - skip,
-                      t->failed);
+    dm_file_out_spill(ctx, t);
 }
 
-/* Draw each map once (as a file of its own: the XML declaration first)
- * and write the files asked for; the report takes the maps' drawings
- * after their declaration. */
-static void write_all(struct pictures *p)
+/* The report's maps, drawn inline. */
+static void draw_map(void *ctx, enum dm_report_map map, struct dm_svg *s)
+{
+    struct pictures *p = ctx;
+
+    if (map == DM_REPORT_LATENCY_MAP)
+        dm_latmap_draw(p->lat, s, 0, p->cfg->source_label, p->cfg->start_wall_ns);
+    else
+        dm_offmap_draw(p->off, s, 0, p->cfg->source_label, p->cfg->start_wall_ns);
+}
+
+/* One file drawn anew, its bytes going out as they are made: a map of
+ * megabytes never whole in memory, and a map in the report drawn again
+ * rather than kept (drawing is cheap, docs/benchmarks.md). */
+static void write_file(struct pictures *p, int which)
 {
     const char *source = p->cfg->source_label;
     uint64_t wall = p->cfg->start_wall_ns;
-    size_t decl = strlen(DM_XML_DECL);
+    struct dm_file_out *f = &p->out[which];
     struct dm_svg s;
 
-    if (p->lat != NULL) {
-        p->lat_svg.len = 0;
-        p->lat_svg.failed = 0;
-        dm_svg_init(&s, &p->lat_svg);
+    if (dm_file_out_begin(f) != 0)
+        return;
+    p->buf.failed = 0;
+    dm_text_empty(&p->buf);
+    dm_svg_init(&s, &p->buf);
+    dm_svg_spill_to(&s, spill, f);
+    if (which == OUT_LATENCY)
         dm_latmap_draw(p->lat, &s, 1, source, wall);
-    }
-    if (p->off != NULL) {
-        p->off_svg.len = 0;
-        p->off_svg.failed = 0;
-        dm_svg_init(&s, &p->off_svg);
+    else if (which == OUT_OFFSET)
         dm_offmap_draw(p->off, &s, 1, source, wall);
-    }
-    if (p->wanted[OUT_LATENCY])
-        write_one(&p->out[OUT_LATENCY], &p->lat_svg, 0);
-    if (p->wanted[OUT_OFFSET])
-        write_one(&p->out[OUT_OFFSET], &p->off_svg, 0);
-    if (p->wanted[OUT_REPORT]) {
-        p->page.len = 0;
-        p->page.failed = 0;
-        dm_report_render(p->report, &p->run,
-                         p->lat_svg.failed ? NULL : p->lat_svg.data + decl,
-                         p->off_svg.failed ? NULL : p->off_svg.data + decl, &p->page);
-        write_one(&p->out[OUT_REPORT], &p->page, 0);
-    }
+    else
+        dm_report_render(p->report, &p->run, draw_map, p, &s);
+    dm_file_out_end(f, &p->buf);
+}
+
+/* The files asked for, each drawn from the counts so far. */
+static void write_all(struct pictures *p)
+{
+    for (int i = 0; i < OUTS; i++)
+        if (p->wanted[i])
+            write_file(p, i);
 }
 
 /* Live: the files so far, with the losses known now; the next write on

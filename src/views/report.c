@@ -428,45 +428,47 @@ static void top_table(struct dm_svg *s, const struct dm_tally *t, const char *ti
     dm_svg_close(s);
 }
 
-/* A map as the caller drew it, or why there is none. */
-static void map_section(struct dm_svg *s, const char *title, const char *svg)
+/* A map's section, the map drawn by the caller as a document of its own
+ * (its writer closes all it opened) into the same text. */
+static void map_section(struct dm_svg *s, const char *title, dm_report_draw_map *draw_map,
+                        void *ctx, enum dm_report_map map)
 {
+    struct dm_svg drawing;
+
     section(s, title);
-    if (svg != NULL)
-        dm_svg_raw(s, svg, strlen(svg));
-    else
-        dm_svg_element(s, "p", "not drawn (out of memory)", NULL);
+    dm_svg_raw(s, "", 0); /* the section's start tag ended before the drawing */
+    dm_svg_init(&drawing, s->t);
+    dm_svg_spill_to(&drawing, s->spill, s->spill_ctx);
+    draw_map(ctx, map, &drawing);
     dm_svg_close(s);
 }
 
 void dm_report_render(const struct dm_report *r, const struct dm_report_run *run,
-                      const char *latency_svg, const char *offset_svg, struct dm_text *t)
+                      dm_report_draw_map *draw_map, void *ctx, struct dm_svg *s)
 {
-    struct dm_svg s;
     char title[600];
 
-    dm_svg_init(&s, t);
-    dm_text_puts(t, "<!DOCTYPE html>\n");
-    dm_svg_open(&s, "html");
-    dm_svg_attr(&s, "lang", "en");
-    dm_svg_open(&s, "head");
-    dm_svg_element(&s, "meta", NULL, "charset", "utf-8", NULL);
-    dm_svg_element(&s, "meta", NULL, "name", "viewport", "content",
+    dm_text_puts(s->t, "<!DOCTYPE html>\n");
+    dm_svg_open(s, "html");
+    dm_svg_attr(s, "lang", "en");
+    dm_svg_open(s, "head");
+    dm_svg_element(s, "meta", NULL, "charset", "utf-8", NULL);
+    dm_svg_element(s, "meta", NULL, "name", "viewport", "content",
                    "width=device-width, initial-scale=1", NULL);
     snprintf(title, sizeof title, "diskmon report: %s", run->source);
-    dm_svg_element(&s, "title", title, NULL);
-    dm_svg_element(&s, "style", style, NULL);
-    dm_svg_close(&s);
-    dm_svg_open(&s, "body");
-    dm_svg_element(&s, "h1", title, NULL);
-    about(&s, r, run);
-    summary(&s, r, run);
-    histograms(&s, r);
-    map_section(&s, "Latency heat map", latency_svg);
-    map_section(&s, "Disk offset map", offset_svg);
-    throughput(&s, r);
-    top_table(&s, &r->procs, "Top processes by bytes", "Process", "processes (id and name)",
+    dm_svg_element(s, "title", title, NULL);
+    dm_svg_element(s, "style", style, NULL);
+    dm_svg_close(s);
+    dm_svg_open(s, "body");
+    dm_svg_element(s, "h1", title, NULL);
+    about(s, r, run);
+    summary(s, r, run);
+    histograms(s, r);
+    map_section(s, "Latency heat map", draw_map, ctx, DM_REPORT_LATENCY_MAP);
+    map_section(s, "Disk offset map", draw_map, ctx, DM_REPORT_OFFSET_MAP);
+    throughput(s, r);
+    top_table(s, &r->procs, "Top processes by bytes", "Process", "processes (id and name)",
               r->named);
-    top_table(&s, &r->files, "Top files by bytes", "File", "names", r->with_file);
-    dm_svg_end(&s);
+    top_table(s, &r->files, "Top files by bytes", "File", "names", r->with_file);
+    dm_svg_end(s);
 }

@@ -23,6 +23,8 @@
 #include "output/text.h"
 #include "views/view.h"
 
+struct dm_svg;
+
 struct dm_report;
 
 /* What the page says about the run besides the events. */
@@ -53,9 +55,17 @@ void dm_report_halve(struct dm_report *r);
 void dm_report_count(struct dm_report *r, uint32_t col, const struct dm_disk_index *disks,
                      int disk, const struct dm_event *ev);
 
-/* The whole page into t (appended), with the two maps as the caller drew
- * them (SVG, inline as they are; NULL: not drawn). */
+/* The maps a page holds inline, in the page's order. */
+enum dm_report_map { DM_REPORT_LATENCY_MAP, DM_REPORT_OFFSET_MAP };
+
+/* Draws one of the maps inline where the page wants it: an <svg> element
+ * without the XML declaration, through s, a writer of its own on the
+ * page's text. */
+typedef void dm_report_draw_map(void *ctx, enum dm_report_map map, struct dm_svg *s);
+
+/* The whole page through s (whose text may be handed on as it grows,
+ * svg.h), each map drawn in its place by draw_map. */
 void dm_report_render(const struct dm_report *r, const struct dm_report_run *run,
-                      const char *latency_svg, const char *offset_svg, struct dm_text *t);
+                      dm_report_draw_map *draw_map, void *ctx, struct dm_svg *s);
 
 #endif /* DM_REPORT_H */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+
 #include "cli/options.h"
 #include "core/pipeline.h"
 #include "diskmon.h"
@@ -211,7 +213,97 @@ DM_TEST(live_options_of_another_os)
     DM_ASSERT(dm_replay_source.refuse == NULL);
 }
 
-/* dm_file_replace writes a new file and replaces an existing one whole;
+/* The file at path replaced with len bytes of data, in one write. */
+static int replace(const char *path, const char *data, size_t len, char *why, size_t why_len)
+{
+    struct dm_replace *r;
+    int rc = dm_replace_open(&r, path, why, why_len);
+
+    if (rc != 0)
+        return rc;
+    dm_replace_write(r, data, len);
+    return dm_replace_commit(r, why, why_len);
+}
+
+/* Temporary files of path's replacing left in its folder: PATH.*.tmp. */
+static int temporaries_of(const char *path)
+{
+    char dir[512], prefix[512];
+    const char *slash = strrchr(path, '/');
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    if (slash == NULL)
+        return -1;
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    snprintf(prefix, sizeof prefix, "%s.", slash + 1);
+    d = opendir(dir);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len > 4 &&
+             strcmp(e->d_name + len - 4, ".tmp") == 0;
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* Written in steps, the file appears whole at the commit and not before;
+ * an abort leaves the old file as it was and no temporary file. */
+DM_TEST(replace_in_steps_and_abort)
+{
+    char a[512], why[256];
+    struct dm_replace *r;
+
+    temp_path(a, sizeof a, "s.prom");
+    remove(a);
+    DM_ASSERT_EQ_INT(replace(a, "old\n", 4, why, sizeof why), 0);
+    DM_ASSERT_EQ_INT(dm_replace_open(&r, a, why, sizeof why), 0);
+    dm_replace_write(r, "ab", 2);
+    dm_replace_write(r, "", 0);
+    dm_replace_write(r, "cde\n", 4);
+    DM_ASSERT(file_equals(a, "old\n"));
+    DM_ASSERT_EQ_INT(temporaries_of(a), 1);
+    DM_ASSERT_EQ_INT(dm_replace_commit(r, why, sizeof why), 0);
+    DM_ASSERT(file_equals(a, "abcde\n"));
+    DM_ASSERT_EQ_INT(temporaries_of(a), 0);
+    DM_ASSERT_EQ_INT(dm_replace_open(&r, a, why, sizeof why), 0);
+    dm_replace_write(r, "never\n", 6);
+    dm_replace_abort(r);
+    DM_ASSERT(file_equals(a, "abcde\n"));
+    DM_ASSERT_EQ_INT(temporaries_of(a), 0);
+    remove(a);
+}
+
+#ifndef DM_TEST_WIN32
+/* A symbolic link put at the target while the file was being written is
+ * refused at the commit: the link stays, pointing where it did, the file
+ * it points at is untouched, and the temporary file is gone. */
+DM_TEST(replace_refuses_link_made_while_writing)
+{
+    char a[512], victim[512], why[256];
+    struct dm_replace *r;
+
+    temp_path(a, sizeof a, "l.prom");
+    temp_path(victim, sizeof victim, "victim.txt");
+    remove(a);
+    DM_ASSERT_EQ_INT(write_file(victim, "important\n"), 0);
+    DM_ASSERT_EQ_INT(dm_replace_open(&r, a, why, sizeof why), 0);
+    dm_replace_write(r, "new\n", 4);
+    DM_ASSERT_EQ_INT(symlink(victim, a), 0);
+    DM_ASSERT_EQ_INT(dm_replace_commit(r, why, sizeof why), DM_EUSAGE);
+    DM_ASSERT(strstr(why, "symbolic link") != NULL);
+    DM_ASSERT(dm_file_not_replaceable(a) != NULL);
+    DM_ASSERT(file_equals(victim, "important\n"));
+    DM_ASSERT_EQ_INT(temporaries_of(a), 0);
+    remove(a);
+    remove(victim);
+}
+#endif
+
+/* dm_replace_* writes a new file and replaces an existing one whole;
  * a directory is refused with the reason, and left a directory. */
 DM_TEST(replace_writes_and_refuses_directory)
 {
@@ -221,14 +313,14 @@ DM_TEST(replace_writes_and_refuses_directory)
 
     temp_path(a, sizeof a, "r.prom");
     remove(a);
-    DM_ASSERT_EQ_INT(dm_file_replace(a, "first\n", 6, why, sizeof why), 0);
+    DM_ASSERT_EQ_INT(replace(a, "first\n", 6, why, sizeof why), 0);
     DM_ASSERT(file_equals(a, "first\n"));
-    DM_ASSERT_EQ_INT(dm_file_replace(a, "2\n", 2, why, sizeof why), 0);
+    DM_ASSERT_EQ_INT(replace(a, "2\n", 2, why, sizeof why), 0);
     DM_ASSERT(file_equals(a, "2\n"));
     DM_ASSERT(dm_file_not_replaceable(a) == NULL);
     remove(a);
     snprintf(a, sizeof a, "%s", dir != NULL && dir[0] != '\0' ? dir : ".");
-    DM_ASSERT_EQ_INT(dm_file_replace(a, "x", 1, why, sizeof why), DM_EUSAGE);
+    DM_ASSERT_EQ_INT(replace(a, "x", 1, why, sizeof why), DM_EUSAGE);
     DM_ASSERT(strstr(why, "a directory") != NULL);
     DM_ASSERT_EQ_INT(dm_file_kind(a, &size), DM_FILE_DIRECTORY);
 }
@@ -284,6 +376,10 @@ DM_TEST(same_names_not_created_yet)
 
 const struct dmt_case dm_suite_files[] = {
     {"replace_writes_and_refuses_directory", replace_writes_and_refuses_directory},
+    {"replace_in_steps_and_abort", replace_in_steps_and_abort},
+#ifndef DM_TEST_WIN32
+    {"replace_refuses_link_made_while_writing", replace_refuses_link_made_while_writing},
+#endif
     {"devices_not_replaceable", devices_not_replaceable},
     {"same_names_not_created_yet", same_names_not_created_yet},
     {"identity_same_file_and_hard_link", identity_same_file_and_hard_link},
