@@ -14,7 +14,6 @@
  * file_out.h (the --metrics rules).
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "output/svg.h"
 #include "platform/platform.h"
