@@ -126,7 +126,7 @@ step_deps() {
 step_clang() {
     if command -v clang >/dev/null 2>&1; then
         if build clang clang; then
-            run_ctest clang -E '^(linux_load|quickstart)$'
+            run_ctest clang -E '^(linux_load|linux_load_pictures|quickstart)$'
         fi
     else
         echo "SKIP build/clang: clang is not installed (apt-get install clang)" >"$LOG/clang.result"
@@ -146,7 +146,7 @@ step_replay_only() {
 step_asan() {
     if build asan asan; then
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-            run_ctest asan -E '^(linux_load|quickstart)$'
+            run_ctest asan -E '^(linux_load|linux_load_pictures|quickstart)$'
     fi
 }
 

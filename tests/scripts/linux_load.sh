@@ -16,6 +16,10 @@
 # the reason on stderr. On the tracefs backend nothing may be lost at all
 # (its ring drops nothing at this load; a loss there is diskmon's own).
 #
+# DM_LOAD_PICTURES=1 runs diskmon with --heatmap, --offset-map and --report
+# as well (issue 37: drawing must lose nothing more at full speed): the
+# same checks, and each map's cells add up to the reads diskmon counted.
+#
 # DM_LOAD_ORACLE=bpftrace adds an independent count of what the kernel's
 # tracepoint path delivered: bpftrace sums block_rq_complete's nr_sector
 # for the device from before fio starts until after diskmon stops, and
@@ -31,6 +35,7 @@ RUNTIME=${DM_LOAD_SECONDS:-5}
 BACKEND=${DM_LOAD_BACKEND:-tracefs}
 SPAN=${DM_LOAD_SPAN:-8M}
 ORACLE=${DM_LOAD_ORACLE:-}
+PICTURES=${DM_LOAD_PICTURES:-}
 
 # shellcheck source=../lib/loop_common.sh
 . "$(dirname "$0")/../lib/loop_common.sh"
@@ -38,7 +43,10 @@ command -v fio >/dev/null || skip "fio is not installed (apt-get install fio)"
 [ -z "$ORACLE" ] || command -v bpftrace >/dev/null || skip "bpftrace is not installed"
 make_loop 512M load
 
-"$DISKMON" -d "$name" -s --backend "$BACKEND" >/dev/null 2>"$work/err" &
+pictures=()
+[ -z "$PICTURES" ] ||
+    pictures=(--heatmap "$work/h.svg" --offset-map "$work/o.svg" --report "$work/r.html")
+"$DISKMON" -d "$name" -s --backend "$BACKEND" "${pictures[@]}" >/dev/null 2>"$work/err" &
 dm=$!
 bg="$bg $dm"
 # Capturing once its tracefs instance or perf event fds exist (both are
@@ -129,6 +137,17 @@ echo "fio: $fio_ios reads ($fio_iops IOPS); diskmon ($BACKEND): $lines lines, $c
     fail "diskmon showed $count and counted $source_lost lost, fio did $fio_ios reads"
 [ "$BACKEND" != tracefs ] || [ "$source_lost" = 0 ] ||
     fail "$source_lost lost on the tracefs backend: $why"
+if [ -n "$PICTURES" ]; then
+    # Every read in one cell of each map: the cells' data-count add up to
+    # the -s table's count (requests, not 4 KiB units).
+    for map in h.svg o.svg; do
+        cells=$(grep -o 'data-count="[0-9]*"' "$work/$map" | tr -dc '0-9\n' |
+            awk '{ n += $1 } END { print n + 0 }')
+        [ "$cells" = "$lines" ] || fail "$map's cells add up to $cells, the -s table says $lines"
+    done
+    grep -q '</html>' "$work/r.html" || fail "the report is not whole"
+    echo "pictures: both maps' cells add up to $lines, the report written"
+fi
 if [ "$source_lost" = 0 ]; then
     [ "$rc" = 0 ] || fail "exit code $rc with nothing lost: $(cat "$work/err")"
     [ -z "$why" ] || fail "a loss line with nothing lost: $why"
