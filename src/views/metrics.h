@@ -12,7 +12,7 @@
  * minute.
  *
  * The file is written whole to a new temporary file in the same folder
- * and renamed over FILE (dm_file_replace, platform.h), so a collector never
+ * and renamed over FILE (dm_replace_commit, platform.h), so a collector never
  * reads half a file; FILE must be a regular file or not exist yet (never a
  * symbolic link, a device, a pipe or a directory).
  */

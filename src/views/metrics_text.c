@@ -1,8 +1,9 @@
 /*
  * metrics_text.c - the --metrics file: the counters of metrics.c in the
  * Prometheus text format (0.0.4), built in one buffer with the shared
- * number writers and label escaper, then handed to dm_file_replace
- * (platform.h), the one safe way to replace an output file.
+ * number writers and label escaper, then handed to dm_file_out_write
+ * (file_out.h, over platform.h's dm_replace_*), the one safe way to
+ * replace an output file.
  *
  * Every family has its # HELP and # TYPE and all its samples together;
  * every series exists from the first write on (zeros included), so none
