@@ -17,7 +17,7 @@
 # (its ring drops nothing at this load; a loss there is diskmon's own).
 #
 # DM_LOAD_PICTURES=1 runs diskmon with --heatmap, --offset-map and --report
-# as well (issue 37: drawing must lose nothing more at full speed): the
+# as well (drawing must lose nothing more at full speed): the
 # same checks, and each map's cells add up to the reads diskmon counted.
 #
 # DM_LOAD_ORACLE=bpftrace adds an independent count of what the kernel's
