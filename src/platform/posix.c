@@ -711,9 +711,10 @@ void dm_replace_write(struct dm_replace *r, const void *data, size_t len)
     }
 }
 
-/* The temporary file closed and removed, r freed. */
-static void replace_free(struct dm_replace *r)
+void dm_replace_abort(struct dm_replace *r)
 {
+    if (r == NULL)
+        return;
     if (r->fd >= 0)
         close(r->fd);
     unlink(r->tmp);
@@ -721,15 +722,9 @@ static void replace_free(struct dm_replace *r)
     free(r);
 }
 
-void dm_replace_abort(struct dm_replace *r)
-{
-    if (r != NULL)
-        replace_free(r);
-}
-
 int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
 {
-    const char *what = NULL;
+    const char *what;
     int rc;
 
     /* On disk before the rename: after a crash the name holds the old
@@ -757,7 +752,7 @@ int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
         r->step = "renaming it over the file";
     }
     rc = what != NULL ? refused(what, why, why_len) : replace_failed(r->e, r->step, why, why_len);
-    replace_free(r);
+    dm_replace_abort(r);
     return rc;
 }
 

@@ -340,21 +340,16 @@ void dm_replace_write(struct dm_replace *r, const void *data, size_t len)
     }
 }
 
-/* The temporary file closed and removed, r freed. */
-static void replace_free(struct dm_replace *r)
+void dm_replace_abort(struct dm_replace *r)
 {
+    if (r == NULL)
+        return;
     if (r->h != INVALID_HANDLE_VALUE)
         CloseHandle(r->h);
     DeleteFileW(r->wtmp);
     free(r->wtmp);
     free(r->wpath);
     free(r);
-}
-
-void dm_replace_abort(struct dm_replace *r)
-{
-    if (r != NULL)
-        replace_free(r);
 }
 
 int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
@@ -390,7 +385,7 @@ int dm_replace_commit(struct dm_replace *r, char *why, size_t why_len)
         }
     }
     rc = what != NULL ? refused(what, why, why_len) : replace_failed(r->e, r->step, why, why_len);
-    replace_free(r);
+    dm_replace_abort(r);
     return rc;
 }
 
