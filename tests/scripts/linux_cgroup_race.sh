@@ -14,7 +14,9 @@
 #     continued after they exited, so the reader sees their requests only
 #     once they are gone. Every write dd reports ("N+0 records out") must be
 #     a line, each short dd exactly its 2, the long dd its 25, all naming
-#     /a, nothing else, exit 0 and no unknown count.
+#     /a, nothing else, exit 0 and no unknown count. The one exception, on
+#     perf only: samples the kernel never delivered, which diskmon counts
+#     and says (exit 3); then the lines and the count add up to dd's writes.
 #   moved: one dd in cgroup a writes 4 blocks, is moved to b (its pid
 #     written into b's cgroup.procs from outside), writes 4 more and exits,
 #     with diskmon stopped throughout: the csv shows its first 4 lines in a
@@ -116,7 +118,17 @@ round() {
     kill -CONT "$dm_sel"
     sleep 0.3
     stop sel
-    [ "$rc" = 0 ] || why="$why exit $rc: $(head -c 300 "$work/sel.err");"
+    # The perf backend's own kernel losses (docs/linux-live.md, "Perf
+    # backend losses": samples the kernel counted or dropped and never
+    # delivered), said by diskmon with exit 3, as linux_load_perf.sh takes
+    # them: then every write is shown or among those counted, never more.
+    local kernel_lost=0
+    if [ "$backend" = perf ] && [ "$rc" = 3 ] &&
+        grep -q 'lost before diskmon saw .*block tracepoints via perf' "$work/sel.err"; then
+        kernel_lost=$(sed -n 's/^diskmon: \([0-9]*\) events\{0,1\} lost (.*/\1/p' "$work/sel.err")
+        kernel_lost=${kernel_lost:-0}
+    fi
+    [ "$rc" = 0 ] || [ "$kernel_lost" -gt 0 ] || why="$why exit $rc: $(head -c 300 "$work/sel.err");"
     grep -q 'unknown' "$work/sel.err" && why="$why $(grep unknown "$work/sel.err");"
     want_total=0
     for k in 1 2 3 4 5; do
@@ -124,15 +136,20 @@ round() {
             why="$why short dd $k: $(cat "$work/short.$k.err");"
         local n
         n=$(lines "$work/sel.csv" "$(cat "$work/short.$k.pid")" "$rel_a")
-        [ "$n" = 2 ] || why="$why short dd $k: $n of its 2 writes shown in $rel_a;"
+        [ "$n" = 2 ] || { [ "$kernel_lost" -gt 0 ] && [ "$n" -lt 2 ]; } ||
+            why="$why short dd $k: $n of its 2 writes shown in $rel_a;"
         want_total=$((want_total + 2))
     done
     grep -q "^$LONG_N+0 records out" "$work/long.err" || why="$why long dd: $(cat "$work/long.err");"
     n=$(lines "$work/sel.csv" "$(cat "$work/long.pid")" "$rel_a")
-    [ "$n" = $LONG_N ] || why="$why long dd: $n of its $LONG_N writes shown;"
+    [ "$n" = $LONG_N ] || { [ "$kernel_lost" -gt 0 ] && [ "$n" -lt $LONG_N ]; } ||
+        why="$why long dd: $n of its $LONG_N writes shown;"
     want_total=$((want_total + LONG_N))
     total=$(($(wc -l <"$work/sel.csv") - 1))
-    [ "$total" = "$want_total" ] || why="$why $total lines under --cgroup, dd wrote $want_total;"
+    [ $((total + kernel_lost)) = "$want_total" ] ||
+        why="$why $total lines under --cgroup and $kernel_lost counted lost, dd wrote $want_total;"
+    [ -n "$why" ] || [ "$kernel_lost" = 0 ] ||
+        echo "# round $i on perf: the kernel lost $kernel_lost, counted (exit 3): $total shown + $kernel_lost = $want_total" >&2
     echo "$why"
 }
 
