@@ -73,6 +73,8 @@ extern const char *const dm_request_names[DM_REQ_COUNT]; /* "Read", ... */
  * "-", csv an empty cell, json no duration_ms); the heat map leaves such
  * requests out and says how many. */
 #define DM_EV_NO_DURATION 0x100u
+/* The *_len fields hold each name's length (below). */
+#define DM_EV_NAME_LENS 0x200u
 
 /*
  * dm_event.req_flags: what the request itself said about how to carry it
@@ -149,7 +151,16 @@ struct dm_event {
     uint8_t request;         /* enum dm_request */
     uint8_t priority;        /* I/O priority 0-7, with DM_EV_HAS_PRIORITY */
     uint16_t req_flags;      /* DM_RQ_* */
-    uint8_t reserved[6];     /* zero: the names start at 72 on 32-bit too */
+    /* Each name's length in bytes without its NUL, with DM_EV_NAME_LENS
+     * only: the ring's reader has them at hand and sets them, so that the
+     * printer measures no name again. Zero without the flag; whoever
+     * changes a name of an event that has the flag clears it. The six
+     * bytes also put the names at 72 on 32-bit. */
+    uint16_t file_len;
+    uint8_t disk_name_len;
+    uint8_t process_len;
+    uint8_t partition_len;
+    uint8_t cgroup_len;
     /* names: see above */
     const char *disk_name;   /* Linux: "sda"; "" = print the disk number */
     const char *process;
@@ -162,6 +173,15 @@ struct dm_event {
 
 /* Bytes of dm_event before the names: the same 72 on 32- and 64-bit. */
 #define DM_EVENT_FIXED_BYTES 72u
+
+/* An event whose names' lengths are not given (the flag cleared, the
+ * lengths zero). */
+static inline void dm_event_no_lens(struct dm_event *ev)
+{
+    ev->flags &= (uint16_t)~DM_EV_NAME_LENS;
+    ev->file_len = 0;
+    ev->disk_name_len = ev->process_len = ev->partition_len = ev->cgroup_len = 0;
+}
 
 /*
  * A Windows time-zone rule (TIME_ZONE_INFORMATION, as a trace header records

@@ -147,6 +147,12 @@ static inline size_t name_len(const char *s, size_t max)
     return n < max ? n : max - 1; /* the source's contract says it never is */
 }
 
+/* A length the source gave (DM_EV_NAME_LENS), held to the same bound. */
+static inline size_t given_len(size_t n, size_t max)
+{
+    return n < max ? n : max - 1;
+}
+
 /* Copy a name and its NUL; returns where the next one goes. */
 static inline uint8_t *put_name(uint8_t *p, const char *s, size_t n)
 {
@@ -168,11 +174,19 @@ static inline int push(struct dm_ring *ring, const struct dm_event *ev,
     unsigned spins = 0;
     uint8_t *p;
 
-    h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
-    h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
-    h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
-    h.partition_len = (uint8_t)name_len(ev->partition, DM_PARTITION_MAX);
-    h.cgroup_len = (uint8_t)name_len(ev->cgroup, DM_CGROUP_MAX);
+    if (ev->flags & DM_EV_NAME_LENS) {
+        h.disk_name_len = (uint8_t)given_len(ev->disk_name_len, DM_DISK_NAME_MAX);
+        h.process_len = (uint8_t)given_len(ev->process_len, DM_PROCESS_MAX);
+        h.file_len = (uint16_t)given_len(ev->file_len, DM_FILE_MAX);
+        h.partition_len = (uint8_t)given_len(ev->partition_len, DM_PARTITION_MAX);
+        h.cgroup_len = (uint8_t)given_len(ev->cgroup_len, DM_CGROUP_MAX);
+    } else {
+        h.disk_name_len = (uint8_t)name_len(ev->disk_name, DM_DISK_NAME_MAX);
+        h.process_len = (uint8_t)name_len(ev->process, DM_PROCESS_MAX);
+        h.file_len = (uint16_t)name_len(ev->file, DM_FILE_MAX);
+        h.partition_len = (uint8_t)name_len(ev->partition, DM_PARTITION_MAX);
+        h.cgroup_len = (uint8_t)name_len(ev->cgroup, DM_CGROUP_MAX);
+    }
     h.bytes = (uint16_t)((REC_FIXED + h.disk_name_len + h.process_len + h.file_len +
                           h.partition_len + h.cgroup_len + 5u + REC_ALIGN - 1) &
                          ~(size_t)(REC_ALIGN - 1));
@@ -291,6 +305,13 @@ size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max)
         if (h.file_len == REC_SKIP)
             continue; /* a record follows: they were published together */
         memcpy(&out[n], p + h.bytes - DM_EVENT_FIXED_BYTES, DM_EVENT_FIXED_BYTES);
+        /* The lengths are in the head: the printer need not measure. */
+        out[n].flags |= DM_EV_NAME_LENS;
+        out[n].disk_name_len = h.disk_name_len;
+        out[n].process_len = h.process_len;
+        out[n].file_len = h.file_len;
+        out[n].partition_len = h.partition_len;
+        out[n].cgroup_len = h.cgroup_len;
         names = (const char *)p + sizeof h;
         out[n].disk_name = names;
         names += h.disk_name_len + 1u;

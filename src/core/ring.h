@@ -142,8 +142,10 @@ void dm_ring_destroy(struct dm_ring *ring);
 /* Bytes of record space. */
 size_t dm_ring_capacity(const struct dm_ring *ring);
 
-/* Producer. Copies ev and its names in. Returns 1 if queued, 0 if the ring
- * was full (the event is dropped and counted). Never blocks. */
+/* Producer. Copies ev and its names in: with DM_EV_NAME_LENS the lengths
+ * ev gives (each held below its DM_*_MAX), else each name measured.
+ * Returns 1 if queued, 0 if the ring was full (the event is dropped and
+ * counted). Never blocks. */
 int dm_ring_try_push(struct dm_ring *ring, const struct dm_event *ev);
 
 /* Producer. Waits for room unless *stop becomes nonzero (then returns 0
@@ -156,7 +158,8 @@ void dm_ring_close(struct dm_ring *ring);
 
 /* Consumer. Fills out[0..] with up to max of the next events, in order, and
  * returns their count (0 if none yet). Their names point into the ring:
- * valid until dm_ring_release. Call dm_ring_release before the next peek. */
+ * valid until dm_ring_release; each carries its names' lengths
+ * (DM_EV_NAME_LENS). Call dm_ring_release before the next peek. */
 size_t dm_ring_peek(struct dm_ring *ring, struct dm_event *out, size_t max);
 /* Consumer: frees the events the last dm_ring_peek returned. */
 void dm_ring_release(struct dm_ring *ring);

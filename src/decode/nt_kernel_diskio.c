@@ -99,16 +99,17 @@ static int lookup_thread(const struct dm_kdecoder *kd, uint32_t tid,
 }
 
 /* The image name of pid, or NULL when unknown or empty. */
-static const char *lookup_process(const struct dm_kdecoder *kd, uint32_t pid)
+static const struct process_slot *lookup_process(const struct dm_kdecoder *kd,
+                                                 uint32_t pid)
 {
     const struct names *nm[2] = {&kd->names, kd->rundown};
 
     for (int i = 0; i < 2 && nm[i] != NULL; i++) {
         size_t s = dm_kt_find(&nm[i]->processes, pid);
         if (s != DM_KT_NONE) {
-            const char *name = process_at(&nm[i]->processes, s)->name;
-            if (name[0] != '\0')
-                return name;
+            const struct process_slot *p = process_at(&nm[i]->processes, s);
+            if (p->name_len != 0)
+                return p;
         }
     }
     return NULL;
@@ -167,7 +168,7 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     struct dm_diskio d;
     const struct irp_slot *init = NULL;
     const struct file_slot *f;
-    const char *name;
+    const struct process_slot *proc;
     int rc, has_tid = 0, has_pid = 0;
     uint32_t tid = 0, pid = 0;
     size_t irp_slot;
@@ -203,21 +204,27 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     ev->irp_flags = d.irp_flags;
     ev->pid = 0;
     ev->tid = 0;
-    ev->flags = DM_EV_HAS_IRP_FLAGS | DM_EV_HAS_PRIORITY;
+    /* Each name's length is set with the name (DM_EV_NAME_LENS): the ring
+     * then measures none. */
+    ev->flags = DM_EV_HAS_IRP_FLAGS | DM_EV_HAS_PRIORITY | DM_EV_NAME_LENS;
     ev->request = rec->opcode == DM_DISKIO_READ    ? DM_REQ_READ
                   : rec->opcode == DM_DISKIO_WRITE ? DM_REQ_WRITE
                                                    : DM_REQ_FLUSH;
     ev->req_flags = dm_diskio_req_flags(d.irp_flags);
     ev->priority = dm_diskio_priority(d.irp_flags);
-    memset(ev->reserved, 0, sizeof ev->reserved);
     ev->disk_name = "";
+    ev->disk_name_len = 0;
     ev->process = "";
+    ev->process_len = 0;
     ev->file = "";
+    ev->file_len = 0;
     ev->partition = kd->skip_partitions
                         ? ""
                         : dm_partmap_name(&kd->disk_volumes, ev->disk, ev->byte_offset,
                                           ev->transfer_size);
+    ev->partition_len = kd->skip_partitions ? 0 : (uint8_t)strlen(ev->partition);
     ev->cgroup = "";
+    ev->cgroup_len = 0;
 
     /* (uint32_t)-1 is ETW's "no thread" (docs/etw.md §2). */
     if (d.has_issuing_tid && d.issuing_tid != UINT32_MAX) {
@@ -251,9 +258,10 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
     if (has_pid) {
         ev->pid = pid;
         ev->flags |= DM_EV_HAS_PID;
-        name = lookup_process(kd, pid);
-        if (name != NULL) {
-            ev->process = name;
+        proc = lookup_process(kd, pid);
+        if (proc != NULL) {
+            ev->process = proc->name;
+            ev->process_len = proc->name_len;
             ev->flags |= DM_EV_HAS_PROCESS;
         }
     }
@@ -269,8 +277,10 @@ int dm_kdecoder__on_diskio(struct dm_kdecoder *kd, const struct dm_krecord *rec,
             cut = dm_volumes_store_path(&kd->volumes, kd->path, DM_FILE_MAX,
                                         f->name, f->name_len, &mapped);
             ev->file = kd->path;
+            ev->file_len = (uint16_t)strlen(kd->path); /* < DM_FILE_MAX */
         } else {
             ev->file = f->name;
+            ev->file_len = f->name_len;
         }
         ev->flags |= DM_EV_HAS_FILE;
         if (cut)

@@ -76,7 +76,7 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
 {
     const uint8_t *b = rec->payload;
     size_t len = rec->payload_len, ps = rec->pointer_size;
-    size_t sid_off, name_off, end;
+    size_t sid_off, name_off, end, n;
     uint32_t pid;
     char *dst;
 
@@ -129,16 +129,16 @@ int dm_kdecoder__on_process(struct dm_kdecoder *kd, struct names *nm,
     p = process_at(&nm->processes, dm_kt_put(&nm->processes, pid, ++kd->clock));
     p->end = THREAD_ALIVE;
     dst = p->name;
-    for (size_t i = 0; i < DM_PROCESS_MAX - 1 && name_off + i < end; i++) {
-        unsigned char c = b[name_off + i];
+    n = 0;
+    for (; n < DM_PROCESS_MAX - 1 && name_off + n < end; n++) {
+        unsigned char c = b[name_off + n];
         /* The name is in the system's 8-bit code page, which we cannot
          * convert portably: keep ASCII, mark the rest. Control bytes are
          * kept too: each output shows them its own way (text as \x1b,
          * json escaped, csv quoted; output/escape.h), as for file names. */
-        dst[i] = c < 0x80 ? (char)c : '?';
-        dst[i + 1] = '\0';
+        dst[n] = c < 0x80 ? (char)c : '?';
     }
-    if (end == name_off)
-        dst[0] = '\0';
+    dst[n] = '\0';
+    p->name_len = (uint8_t)n;
     return 0;
 }

@@ -69,6 +69,7 @@ struct process_slot {
     struct dm_kslot k;  /* key: process id */
     uint64_t end;       /* timestamp of the forward End, or THREAD_ALIVE */
     char name[DM_PROCESS_MAX];
+    uint8_t name_len;   /* bytes, without the NUL */
 };
 
 struct file_slot {

@@ -108,7 +108,7 @@ static void make_event(struct dm_requests *r, const struct dm_pair_entry *start,
      * starts at block_rq_issue with its own rwbs. */
     ev->req_flags = start->rq_flags;
     ev->priority = 0;
-    memset(ev->reserved, 0, sizeof ev->reserved);
+    dm_event_no_lens(ev);
     if (start->has_comm) {
         while (n < sizeof start->comm && start->comm[n] != '\0')
             n++;

@@ -271,6 +271,31 @@ static DM_INLINE char *put_term_left(char *p, unsigned width, const char *s, siz
     return p;
 }
 
+/* The lengths an event from the ring carries (DM_EV_NAME_LENS), or
+ * measured. */
+static void names_of(const struct dm_event *ev, struct names *nm)
+{
+    int known = (ev->flags & DM_EV_NAME_LENS) != 0;
+    size_t disk_len = known ? ev->disk_name_len : strlen(ev->disk_name);
+
+    nm->disk = disk_len != 0 ? ev->disk_name : NULL;
+    nm->disk_len = disk_len;
+    nm->process = "";
+    nm->process_len = 0;
+    if (ev->flags & DM_EV_HAS_PROCESS) {
+        nm->process = ev->process;
+        nm->process_len = known ? ev->process_len : strlen(ev->process);
+    }
+    nm->file = "";
+    nm->file_len = 0;
+    if (ev->flags & DM_EV_HAS_FILE) {
+        nm->file = ev->file;
+        nm->file_len = known ? ev->file_len : strlen(ev->file);
+    }
+    nm->partition_len = known ? ev->partition_len : strlen(ev->partition);
+    nm->cgroup_len = known ? ev->cgroup_len : strlen(ev->cgroup);
+}
+
 static char *text_event(char *p, const struct dm_format_opts *fo, uint64_t seq,
                         const struct dm_event *ev, const struct names *nm)
 {
@@ -488,26 +513,7 @@ size_t dm_format_event_fit(char *buf, size_t cap, const struct dm_format_opts *f
     size_t bound;
     char *end;
 
-    nm.disk = NULL;
-    nm.disk_len = 0;
-    if (ev->disk_name[0] != '\0') {
-        nm.disk = ev->disk_name;
-        nm.disk_len = strlen(ev->disk_name);
-    }
-    nm.process = "";
-    nm.process_len = 0;
-    if (ev->flags & DM_EV_HAS_PROCESS) {
-        nm.process = ev->process;
-        nm.process_len = strlen(ev->process);
-    }
-    nm.file = "";
-    nm.file_len = 0;
-    if (ev->flags & DM_EV_HAS_FILE) {
-        nm.file = ev->file;
-        nm.file_len = strlen(ev->file);
-    }
-    nm.partition_len = ev->partition[0] != '\0' ? strlen(ev->partition) : 0;
-    nm.cgroup_len = ev->cgroup[0] != '\0' ? strlen(ev->cgroup) : 0;
+    names_of(ev, &nm);
     bound = FIXED_MAX + DM_DIGITS_SLACK +
             DM_ESCAPE_MAX * (nm.disk_len + nm.process_len + nm.file_len +
                              nm.partition_len + nm.cgroup_len);
