@@ -74,6 +74,8 @@ struct linux_source {
     struct dm_requests req;
     struct dm_blk_names names;
     struct dm_blk_parts parts;     /* each disk's partitions */
+    int read_partition;            /* something reads ev.partition
+                                      (dm_options_read_partition) */
     struct dm_cpu_merge merge;
     struct dm_event ev;            /* reused for every emit */
     enum dm_cgroup_source cg_source; /* set by the transport's open */
@@ -291,6 +293,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
         return DM_ENOMEM;
     s->setup.notes = &src->notes;
     s->setup.info = &src->info;
+    s->read_partition = dm_options_read_partition(opt);
     /* -d first: a disk that does not exist is a usage error, whoever runs
      * diskmon. */
     rc = dm_blk_filter(opt->disks, opt->n_disks, s->filter, sizeof s->filter,
@@ -368,8 +371,12 @@ static int drain(struct linux_source *s, struct dm_sink *sink, int keep_going)
         if (dm_requests_feed(&s->req, smp, &s->ev)) {
             /* Cache names are NUL-terminated within DM_DISK_NAME_MAX. */
             s->ev.disk_name = dm_blk_name(&s->names, s->ev.disk);
-            s->ev.partition = dm_blk_partition(&s->parts, s->ev.disk, s->ev.byte_offset,
-                                               s->ev.transfer_size, s->ev.time_ns);
+            /* Nothing asked for the partition: leave it "" (the lookup
+             * was 2% of the reader's CPU at full speed). */
+            if (s->read_partition)
+                s->ev.partition = dm_blk_partition(&s->parts, s->ev.disk,
+                                                   s->ev.byte_offset,
+                                                   s->ev.transfer_size, s->ev.time_ns);
             if (dm_sink_emit(sink, &s->ev) == DM_ESTOPPED) {
                 stopped = 1;
                 if (!keep_going)
