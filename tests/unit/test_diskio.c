@@ -362,9 +362,22 @@ DM_TEST(sizes_short_and_long)
 #define FREQ UINT64_C(10000000)      /* 10 MHz, as both samples */
 #define START UINT64_C(1942608875)   /* header timestamp of the win8 sample */
 
+/* Decodes r; an event it gives carries its names' lengths
+ * (DM_EV_NAME_LENS), which must be what strlen says, or the ring would
+ * cut or overrun a name: a wrong one fails the running case. */
 static int feed(struct dm_kdecoder *kd, struct dm_krecord r, struct dm_event *ev)
 {
-    return dm_kdecode(kd, &r, ev);
+    int rc = dm_kdecode(kd, &r, ev);
+
+    if (rc == 1 &&
+        (!(ev->flags & DM_EV_NAME_LENS) || ev->disk_name_len != strlen(ev->disk_name) ||
+         ev->process_len != strlen(ev->process) || ev->file_len != strlen(ev->file) ||
+         ev->partition_len != strlen(ev->partition) || ev->cgroup_len != strlen(ev->cgroup)))
+        dmt_fail_at(__FILE__, __LINE__, "name lengths: flag %d, file %u for %zu bytes, "
+                    "process %u for %zu", (ev->flags & DM_EV_NAME_LENS) != 0,
+                    (unsigned)ev->file_len, strlen(ev->file), (unsigned)ev->process_len,
+                    strlen(ev->process));
+    return rc;
 }
 
 /* One volume mapping record: NtPath, DosPath as UTF-16. */
@@ -423,7 +436,7 @@ DM_TEST(attribution_v3_issuing_thread)
     DM_ASSERT_STR_EQ(ev.file, "C:\\Users\\brianrob\\AppData\\x.log");
     DM_ASSERT_EQ_INT(ev.flags, DM_EV_HAS_PID | DM_EV_HAS_TID | DM_EV_HAS_PROCESS |
                                    DM_EV_HAS_FILE | DM_EV_HAS_IRP_FLAGS |
-                                   DM_EV_HAS_PRIORITY);
+                                   DM_EV_HAS_PRIORITY | DM_EV_NAME_LENS);
     /* IrpFlags 0x20002: IRP_PAGING_IO (0x2), priority field (bits 17-19) 1. */
     DM_ASSERT_EQ_INT(ev.req_flags, DM_RQ_PAGING);
     DM_ASSERT_EQ_INT(ev.priority, 1);
