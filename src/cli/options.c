@@ -225,6 +225,13 @@ int dm_options_read_partition(const struct dm_options *opt)
            opt->metrics_path != NULL;
 }
 
+int dm_options_read_cgroup(const struct dm_options *opt)
+{
+    return opt->format != DM_FMT_TEXT || opt->n_cgroups > 0 ||
+           (opt->top_ns != 0 && opt->top_by == DM_TOP_BY_CGROUP) ||
+           opt->metrics_path != NULL;
+}
+
 int dm_options_parse(struct dm_options *opt, int argc, char **argv, char *err,
                      size_t errlen)
 {

@@ -115,6 +115,14 @@ struct dm_options {
 int dm_options_read_partition(const struct dm_options *opt);
 
 /*
+ * The same for an event's cgroup: the csv and json lines print it,
+ * --cgroup filters on it, --top --by cgroup groups by it and --metrics
+ * counts per cgroup. The Linux source follows no process's cgroup when
+ * this is 0.
+ */
+int dm_options_read_cgroup(const struct dm_options *opt);
+
+/*
  * Parse argv into *opt (which it initialises). Returns 0, or DM_EUSAGE after
  * writing one line (no trailing newline) into err that names the bad
  * argument.

@@ -287,12 +287,18 @@ static void note_setup(struct ftrace_transport *f, enum dm_ftrace_path want,
 /* The lifetime events (task_cgroups.h), in an instance of their own
  * (ftrace_tasks.h), so that a request's cgroup is where its process was
  * when it started; without them, the /proc reading (requests.h), with the
- * reason in cg_why. Returns 0 or DM_ENOMEM. */
+ * reason in cg_why; none when nothing reads cgroups. Returns 0 or
+ * DM_ENOMEM. */
 static int open_task_events(struct ftrace_transport *f)
 {
-    int rc = dm_ftrace_tasks_open(&f->tasks, &f->s, f->dir, &f->layout, f->s.cg_why,
-                                  f->s.cg_why_len);
+    int rc;
 
+    if (!f->s.want_cgroups) {
+        *f->s.cg_source = DM_CGROUPS_NONE;
+        return 0;
+    }
+    rc = dm_ftrace_tasks_open(&f->tasks, &f->s, f->dir, &f->layout, f->s.cg_why,
+                              f->s.cg_why_len);
     *f->s.cg_source = rc == 0 ? DM_CGROUPS_TRACK : DM_CGROUPS_PROC;
     f->tasks_on = rc == 0;
     if (rc == 0 && f->s.info != NULL)

@@ -251,6 +251,9 @@ static void describe(struct dm_source *src, const struct linux_source *s)
     if (s->cg_source == DM_CGROUPS_PROC)
         dm_note(&src->info, "cgroups: read from /proc/PID/cgroup as requests are read (%s)\n",
                 s->cg_why);
+    else if (s->cg_source == DM_CGROUPS_NONE)
+        dm_note(&src->info, "cgroups: not followed (no output, filter or view of this run "
+                "reads them)\n");
 }
 
 /* DM_LINUX_CGROUPS=proc: the fallback reading even where the kernel gives
@@ -260,7 +263,8 @@ static void force_cgroup_fallback(struct linux_source *s)
 {
     const char *env = getenv("DM_LINUX_CGROUPS");
 
-    if (env != NULL && strcmp(env, "proc") == 0 && s->cg_source != DM_CGROUPS_PROC) {
+    if (env != NULL && strcmp(env, "proc") == 0 && s->cg_source != DM_CGROUPS_PROC &&
+        s->cg_source != DM_CGROUPS_NONE) {
         s->cg_source = DM_CGROUPS_PROC;
         snprintf(s->cg_why, sizeof s->cg_why, "DM_LINUX_CGROUPS=proc");
     }
@@ -323,6 +327,7 @@ static int linux_open(struct dm_source *src, const struct dm_options *opt)
     if (dm_requests_init(&s->req, s->legacy, opt->queue, dm_monotonic_ns()) != 0)
         return DM_ENOMEM;
     s->setup.cgroups = &s->req.cgroups;
+    s->setup.want_cgroups = dm_options_read_cgroup(opt);
     s->setup.cg_source = &s->cg_source;
     s->setup.cg_why = s->cg_why;
     s->setup.cg_why_len = sizeof s->cg_why;

@@ -183,13 +183,18 @@ static void perf_close(void *t)
 }
 
 /* PERF_SAMPLE_CGROUP's ids mapped through the cgroup2 mount, when they are
- * v2 ids (cgroup_ids.h); else the reason in cg_why. */
+ * v2 ids (cgroup_ids.h); else the reason in cg_why. Not asked for when
+ * nothing reads cgroups. */
 static int open_cgroup_ids(struct perf_transport *p)
 {
     enum { MOUNTS_MAX = 1 << 16 };
-    char *mounts = malloc(MOUNTS_MAX), self[4096];
+    char *mounts, self[4096];
     int rc = DM_ENOMEM;
 
+    p->with_cgroup = 0;
+    if (!p->s.want_cgroups)
+        return 0;
+    mounts = malloc(MOUNTS_MAX);
     if (mounts != NULL) {
         if (dm_read_text("/proc/self/mounts", mounts, MOUNTS_MAX) < 0)
             mounts[0] = '\0';
@@ -256,7 +261,9 @@ static int perf_open(void **out, const struct dm_blk_setup *s, char *err, size_t
         perf_close(p);
         return rc;
     }
-    *s->cg_source = p->with_cgroup ? DM_CGROUPS_SAMPLE : DM_CGROUPS_PROC;
+    *s->cg_source = !s->want_cgroups ? DM_CGROUPS_NONE
+                    : p->with_cgroup ? DM_CGROUPS_SAMPLE
+                                     : DM_CGROUPS_PROC;
     if (s->info != NULL && p->with_cgroup)
         dm_note(s->info, "cgroups: PERF_SAMPLE_CGROUP ids, mapped through %s "
                 "(%" PRIu64 " cgroups)\n", p->ids.mount, (uint64_t)p->ids.used);

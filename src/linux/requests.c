@@ -156,6 +156,8 @@ static uint16_t start_cgroup(struct dm_requests *r, const struct dm_blk_sample *
                              const char *comm)
 {
     switch (r->cg_source) {
+    case DM_CGROUPS_NONE:
+        return 0;
     case DM_CGROUPS_SAMPLE:
         return smp->cgroup;
     case DM_CGROUPS_TRACK:

@@ -53,7 +53,12 @@
  *   TRACK   the fork and move events fed in time order (tracefs:
  *           task_cgroups.h), /proc only for processes older than the
  *           capture */
-enum dm_cgroup_source { DM_CGROUPS_PROC = 0, DM_CGROUPS_SAMPLE, DM_CGROUPS_TRACK };
+enum dm_cgroup_source {
+    DM_CGROUPS_PROC = 0,
+    DM_CGROUPS_SAMPLE,
+    DM_CGROUPS_TRACK,
+    DM_CGROUPS_NONE     /* nothing reads them (dm_options_read_cgroup) */
+};
 
 /* Per device: what started and what completed. */
 struct dm_req_dev {

@@ -43,6 +43,9 @@ struct dm_blk_setup {
      * *cg_source and *cg_why (the reason for DM_CGROUPS_PROC, cg_why_len
      * bytes). */
     struct dm_cgroups *cgroups;
+    /* 0: nothing reads a request's cgroup; open() follows and samples
+     * none, and sets *cg_source to DM_CGROUPS_NONE. */
+    int want_cgroups;
     enum dm_cgroup_source *cg_source;
     char *cg_why;
     size_t cg_why_len;

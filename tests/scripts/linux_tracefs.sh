@@ -11,8 +11,10 @@
 #      diskmon-PID-tasks) after every way of ending: -n, -t, SIGINT,
 #      SIGTERM, SIGHUP, a closed pipe, and an error after it was made
 #      (output to /dev/full; strace sees the instance made and removed).
-#   3. After SIGKILL the instance stays; the next diskmon removes it (and
-#      its lifetime instance) with a note; `diskmon --cleanup` removes one and exits 0 without capturing.
+#   3. A text run makes no lifetime instance (its lines carry no cgroup, so
+#      none is followed); a -f csv run does. After SIGKILL of it the
+#      instance stays; the next diskmon removes it (and its lifetime
+#      instance) with a note; `diskmon --cleanup` removes one and exits 0 without capturing.
 #   4. Two diskmons at once on a loop device both see every request.
 #   5. When no instance can be made (tracefs read-only, in a private mount
 #      namespace), diskmon uses perf and says so in one note.
@@ -162,15 +164,35 @@ rc=$?
 no_instance "$dm" "closed pipe"
 echo "ok: closed pipe: exit 0, instance removed"
 
+# --- cgroups are followed only where the run reads them -----------------------
+# The lifetime instance (diskmon-PID-tasks) follows each process's cgroup;
+# text lines print no cgroup, so a text run makes none. csv does (below,
+# the SIGKILL case), on a kernel with the lifetime events.
+"$DISKMON" -d "$name" >/dev/null 2>"$work/text.err" &
+dm=$!
+wait_instance "$dm" || fail "no instance for the text run: $(cat "$work/text.err")"
+sleep 0.5
+[ -d "$T/instances/diskmon-$dm-tasks" ] &&
+    fail "a text run made diskmon-$dm-tasks: it follows cgroups nothing reads"
+kill -INT "$dm"
+wait "$dm"
+echo "ok: a text run follows no cgroup (no diskmon-PID-tasks)"
+
 # --- 3. SIGKILL, then the next run and --cleanup remove the leftover ---------
-"$DISKMON" -d "$name" >/dev/null 2>&1 &
+# -f csv: its lines carry the cgroup, so the lifetime instance is made too.
+"$DISKMON" -d "$name" -f csv >/dev/null 2>&1 &
 dm=$!
 wait_instance "$dm" || fail "no instance for the SIGKILL case"
+tasks_left=0
+for _ in $(seq 40); do
+    [ -d "$T/instances/diskmon-$dm-tasks" ] && { tasks_left=1; break; }
+    sleep 0.05
+done
+[ "$tasks_left" = 1 ] || [ ! -d "$T/events/cgroup/cgroup_attach_task" ] ||
+    fail "-f csv: no diskmon-$dm-tasks, though this kernel has cgroup:cgroup_attach_task"
 kill -KILL "$dm"
 wait "$dm" 2>/dev/null
 [ -d "$T/instances/diskmon-$dm" ] || fail "SIGKILL: the instance vanished by itself?"
-tasks_left=0
-[ -d "$T/instances/diskmon-$dm-tasks" ] && tasks_left=1
 "$DISKMON" -d "$name" -t 0.5 >/dev/null 2>"$work/next.err" || fail "next run failed: $(cat "$work/next.err")"
 no_instance "$dm" "the run after SIGKILL"
 grep -q "removed the tracefs instance .*diskmon-$dm left by diskmon process $dm" "$work/next.err" ||
