@@ -135,22 +135,19 @@ size_t dm_ring_capacity(const struct dm_ring *ring)
     return (size_t)ring->mask + 1;
 }
 
+/* A name's length held below its maximum, whether the source gave it
+ * (DM_EV_NAME_LENS) or the ring measured it: the source's contract says it
+ * never is that long, and the record must not outgrow DM_RING_RECORD_MAX. */
+static inline size_t given_len(size_t n, size_t max)
+{
+    return n < max ? n : max - 1;
+}
+
 /* A name's length without its NUL. Empty names are common (no disk name on
  * Windows, no file on Linux): no call for those. */
 static inline size_t name_len(const char *s, size_t max)
 {
-    size_t n;
-
-    if (s[0] == '\0')
-        return 0;
-    n = strlen(s);
-    return n < max ? n : max - 1; /* the source's contract says it never is */
-}
-
-/* A length the source gave (DM_EV_NAME_LENS), held to the same bound. */
-static inline size_t given_len(size_t n, size_t max)
-{
-    return n < max ? n : max - 1;
+    return s[0] == '\0' ? 0 : given_len(strlen(s), max);
 }
 
 /* Copy a name and its NUL; returns where the next one goes. */

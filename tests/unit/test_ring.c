@@ -143,25 +143,50 @@ DM_TEST(holds_several_times_the_events_of_fixed_slots)
     DM_ASSERT(windows_like >= 2 * fixed_slots);
 }
 
+/* Gives the ring ev's names' lengths, as a source that knows them does
+ * (DM_EV_NAME_LENS). */
+static void give_lengths(struct dm_event *ev)
+{
+    ev->flags |= DM_EV_NAME_LENS;
+    ev->disk_name_len = (uint8_t)strlen(ev->disk_name);
+    ev->process_len = (uint8_t)strlen(ev->process);
+    ev->file_len = (uint16_t)strlen(ev->file);
+    ev->partition_len = (uint8_t)strlen(ev->partition);
+    ev->cgroup_len = (uint8_t)strlen(ev->cgroup);
+}
+
+/* An event handed out carries its names' lengths, equal to strlen's. */
+static int lengths_match(const struct dm_event *e)
+{
+    return (e->flags & DM_EV_NAME_LENS) && e->disk_name_len == strlen(e->disk_name) &&
+           e->process_len == strlen(e->process) && e->file_len == strlen(e->file) &&
+           e->partition_len == strlen(e->partition) && e->cgroup_len == strlen(e->cgroup);
+}
+
 DM_TEST(names_round_trip_at_every_length)
 {
     struct dm_ring *ring = dm_ring_create(4096);
     struct dm_event batch[8];
     uint64_t next = 0, expect = 0;
 
-    /* Every length of every name, across many wraps of a small ring. */
+    /* Every length of every name, across many wraps of a small ring; every
+     * other event gives its lengths (as the Windows decoder does), the
+     * rest leave them to the ring. Each comes out with them. */
     while (expect < 3000) {
         for (int i = 0; i < 5; i++) {
             struct dm_event ev = ev_with(next);
             struct names nm;
 
-            names_for(next++, &nm, &ev);
+            names_for(next, &nm, &ev);
+            if (next++ % 2)
+                give_lengths(&ev);
             DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
         }
         for (size_t n; (n = dm_ring_peek(ring, batch, 8)) > 0;) {
             for (size_t i = 0; i < n; i++) {
                 DM_ASSERT_EQ_U64(batch[i].byte_offset, expect);
                 DM_ASSERT(names_match(expect, &batch[i]));
+                DM_ASSERT(lengths_match(&batch[i]));
                 expect++;
             }
             dm_ring_release(ring);
@@ -173,96 +198,37 @@ DM_TEST(names_round_trip_at_every_length)
     dm_ring_destroy(ring);
 }
 
-/* The names' lengths: a source may give them (DM_EV_NAME_LENS, as the
- * Windows decoder does) or leave them to the ring; either way every event
- * handed out carries them, equal to strlen of its names. */
-DM_TEST(lengths_given_or_measured_come_out_with_every_event)
+/* Names longer than their maximum, measured by the ring or given with
+ * lengths past it: either way each is cut to its maximum, and the record
+ * never outgrows DM_RING_RECORD_MAX. */
+DM_TEST(overlong_names_are_cut_not_overflowed)
 {
-    struct dm_ring *ring = dm_ring_create(4096);
-    struct dm_event batch[8];
-    uint64_t next = 0, expect = 0;
-
-    while (expect < 3000) {
-        for (int i = 0; i < 5; i++) {
-            struct dm_event ev = ev_with(next);
-            struct names nm;
-
-            names_for(next, &nm, &ev);
-            if (next++ % 2) {
-                ev.flags |= DM_EV_NAME_LENS;
-                ev.disk_name_len = (uint8_t)strlen(nm.disk);
-                ev.process_len = (uint8_t)strlen(nm.process);
-                ev.file_len = (uint16_t)strlen(nm.file);
-                ev.partition_len = (uint8_t)strlen(nm.partition);
-                ev.cgroup_len = (uint8_t)strlen(nm.cgroup);
-            }
-            DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
-        }
-        for (size_t n; (n = dm_ring_peek(ring, batch, 8)) > 0;) {
-            for (size_t i = 0; i < n; i++) {
-                const struct dm_event *e = &batch[i];
-
-                DM_ASSERT_EQ_U64(e->byte_offset, expect);
-                DM_ASSERT(names_match(expect, e));
-                DM_ASSERT(e->flags & DM_EV_NAME_LENS);
-                DM_ASSERT_EQ_U64(e->disk_name_len, strlen(e->disk_name));
-                DM_ASSERT_EQ_U64(e->process_len, strlen(e->process));
-                DM_ASSERT_EQ_U64(e->file_len, strlen(e->file));
-                DM_ASSERT_EQ_U64(e->partition_len, strlen(e->partition));
-                DM_ASSERT_EQ_U64(e->cgroup_len, strlen(e->cgroup));
-                expect++;
-            }
-            dm_ring_release(ring);
-        }
-    }
-    dm_ring_destroy(ring);
-}
-
-/* A given length past a name's maximum is held to it, as a measured one:
- * the record never outgrows DM_RING_RECORD_MAX. */
-DM_TEST(given_overlong_lengths_are_cut)
-{
-    struct dm_ring *ring = dm_ring_create(4096);
-    struct dm_event ev = ev_with(1), out;
     char longp[300], longf[DM_FILE_MAX + 50];
 
     memset(longp, 'p', sizeof longp - 1);
     longp[sizeof longp - 1] = '\0';
     memset(longf, 'f', sizeof longf - 1);
     longf[sizeof longf - 1] = '\0';
-    ev.process = longp;
-    ev.file = longf;
-    ev.flags |= DM_EV_NAME_LENS;
-    ev.process_len = 255;
-    ev.file_len = (uint16_t)(sizeof longf - 1);
-    DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
-    DM_ASSERT_EQ_U64(dm_ring_peek(ring, &out, 1), 1);
-    DM_ASSERT_EQ_U64(strlen(out.process), DM_PROCESS_MAX - 1);
-    DM_ASSERT_EQ_U64(out.process_len, DM_PROCESS_MAX - 1);
-    DM_ASSERT_EQ_U64(strlen(out.file), DM_FILE_MAX - 1);
-    DM_ASSERT_EQ_U64(out.file_len, DM_FILE_MAX - 1);
-    dm_ring_release(ring);
-    dm_ring_destroy(ring);
-}
+    for (int given = 0; given < 2; given++) {
+        struct dm_ring *ring = dm_ring_create(4096);
+        struct dm_event ev = ev_with(1), out;
 
-DM_TEST(overlong_names_are_cut_not_overflowed)
-{
-    struct dm_ring *ring = dm_ring_create(4096);
-    struct dm_event ev = ev_with(1), out;
-    char longp[100], longf[DM_FILE_MAX + 50];
-
-    memset(longp, 'p', sizeof longp - 1);
-    longp[sizeof longp - 1] = '\0';
-    memset(longf, 'f', sizeof longf - 1);
-    longf[sizeof longf - 1] = '\0';
-    ev.process = longp;
-    ev.file = longf;
-    DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
-    DM_ASSERT_EQ_U64(dm_ring_peek(ring, &out, 1), 1);
-    DM_ASSERT_EQ_U64(strlen(out.process), DM_PROCESS_MAX - 1);
-    DM_ASSERT_EQ_U64(strlen(out.file), DM_FILE_MAX - 1);
-    dm_ring_release(ring);
-    dm_ring_destroy(ring);
+        ev.process = longp;
+        ev.file = longf;
+        if (given) {
+            ev.flags |= DM_EV_NAME_LENS;
+            ev.process_len = 255;
+            ev.file_len = (uint16_t)(sizeof longf - 1);
+        }
+        DM_ASSERT(dm_ring_try_push(ring, &ev) == 1);
+        DM_ASSERT_EQ_U64(dm_ring_peek(ring, &out, 1), 1);
+        DM_ASSERT_EQ_U64(strlen(out.process), DM_PROCESS_MAX - 1);
+        DM_ASSERT_EQ_U64(out.process_len, DM_PROCESS_MAX - 1);
+        DM_ASSERT_EQ_U64(strlen(out.file), DM_FILE_MAX - 1);
+        DM_ASSERT_EQ_U64(out.file_len, DM_FILE_MAX - 1);
+        dm_ring_release(ring);
+        dm_ring_destroy(ring);
+    }
 }
 
 DM_TEST(full_ring_drops_and_counts)
@@ -631,9 +597,6 @@ const struct dmt_case dm_suite_ring[] = {
     {"holds_several_times_the_events_of_fixed_slots",
      holds_several_times_the_events_of_fixed_slots},
     {"names_round_trip_at_every_length", names_round_trip_at_every_length},
-    {"lengths_given_or_measured_come_out_with_every_event",
-     lengths_given_or_measured_come_out_with_every_event},
-    {"given_overlong_lengths_are_cut", given_overlong_lengths_are_cut},
     {"overlong_names_are_cut_not_overflowed", overlong_names_are_cut_not_overflowed},
     {"full_ring_drops_and_counts", full_ring_drops_and_counts},
     {"record_at_the_end_goes_to_the_start", record_at_the_end_goes_to_the_start},
